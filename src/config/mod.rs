@@ -1,0 +1,396 @@
+//! Configuration: defaults embedded in the binary, the user's TOML merged over them.
+//!
+//! Every key is optional for the user; unknown keys and wrong types are errors that
+//! name the file, line and key, because a silently ignored typo in a config file is
+//! the worst kind of bug to chase. API keys are never in the file: a provider names
+//! the environment variable that holds its key.
+
+mod paths;
+
+pub use paths::{Env, Paths, ProcessEnv};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The built-in defaults, merged under every user config.
+pub const DEFAULT_CONFIG: &str = include_str!("../../assets/default-config.toml");
+const DEFAULTS_NAME: &str = "<built-in defaults>";
+
+/// Where a value came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    pub line: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}")]
+    Read { path: PathBuf, source: std::io::Error },
+    /// Syntax errors, unknown keys and wrong types, as the TOML parser reports them.
+    #[error("{file}:{line}:{column}: {message}\n  {line} | {snippet}")]
+    Parse { file: String, line: usize, column: usize, message: String, snippet: String },
+    #[error("{at}: {message}")]
+    Invalid { at: Location, message: String },
+    #[error(
+        "{at}: api_key_env = \"{var}\" (provider `{provider}`) names an environment variable that is not set; export it or remove api_key_env"
+    )]
+    MissingEnv { at: Location, var: String, provider: String },
+}
+
+/// The kind of backend a provider talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible HTTP server: OpenAI, Ollama, llama.cpp server, vLLM, LM Studio.
+    Openai,
+    /// The built-in CPU models.
+    Local,
+}
+
+/// Whether cognitive triage asks the lightweight model or only uses heuristics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TriageMode {
+    Llm,
+    Heuristic,
+}
+
+/// The roles the cognition stack calls models by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Primary,
+    Lightweight,
+    Strong,
+    Embedding,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Primary, Role::Lightweight, Role::Strong, Role::Embedding];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Primary => "primary",
+            Role::Lightweight => "lightweight",
+            Role::Strong => "strong",
+            Role::Embedding => "embedding",
+        }
+    }
+}
+
+/// A value that remembers the file and line it was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located<T> {
+    pub value: T,
+    pub at: Location,
+}
+
+impl<T: Serialize> Serialize for Located<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Provider {
+    pub kind: ProviderKind,
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (never the key itself).
+    pub api_key_env: Option<Located<String>>,
+}
+
+/// A role's target: `provider/model`. Model names may contain `/` themselves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelRef {
+    pub provider: String,
+    pub model: String,
+    #[serde(skip)]
+    pub at: Location,
+}
+
+impl fmt::Display for ModelRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.provider, self.model)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Models {
+    pub primary: ModelRef,
+    pub lightweight: ModelRef,
+    pub strong: ModelRef,
+    pub embedding: ModelRef,
+}
+
+impl Models {
+    pub fn get(&self, role: Role) -> &ModelRef {
+        match role {
+            Role::Primary => &self.primary,
+            Role::Lightweight => &self.lightweight,
+            Role::Strong => &self.strong,
+            Role::Embedding => &self.embedding,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LlmSettings {
+    pub triage: TriageMode,
+    pub triage_timeout_ms: u64,
+    pub request_timeout_ms: u64,
+    pub max_retries: u32,
+}
+
+/// The resolved configuration: defaults with the user's file merged over them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Config {
+    pub providers: BTreeMap<String, Provider>,
+    pub models: Models,
+    pub llm: LlmSettings,
+    /// True when the user's file assigned at least one role; without that, start-up may
+    /// switch every role to a local Ollama that answers (see design.md).
+    #[serde(skip)]
+    pub roles_from_user: bool,
+    /// The user file that was merged, if one existed.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+// ---- the on-disk shape: every key optional, unknown keys rejected ----
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Layer {
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderLayer>,
+    #[serde(default)]
+    models: ModelsLayer,
+    #[serde(default)]
+    llm: LlmLayer,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderLayer {
+    kind: ProviderKind,
+    base_url: Option<String>,
+    api_key_env: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelsLayer {
+    primary: Option<Spanned<String>>,
+    lightweight: Option<Spanned<String>>,
+    strong: Option<Spanned<String>>,
+    embedding: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LlmLayer {
+    triage: Option<TriageMode>,
+    triage_timeout_ms: Option<u64>,
+    request_timeout_ms: Option<u64>,
+    max_retries: Option<u32>,
+}
+
+/// One parsed file: its layer plus the text needed to turn spans into line numbers.
+struct Parsed<'a> {
+    name: String,
+    text: &'a str,
+    layer: Layer,
+}
+
+impl Parsed<'_> {
+    fn parse<'a>(name: &str, text: &'a str) -> Result<Parsed<'a>, ConfigError> {
+        let layer: Layer = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map(|s| s.start).unwrap_or(0);
+            let (line, column) = line_col(text, offset);
+            ConfigError::Parse {
+                file: name.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+                snippet: text.lines().nth(line - 1).unwrap_or("").trim_end().to_string(),
+            }
+        })?;
+        Ok(Parsed { name: name.to_string(), text, layer })
+    }
+
+    fn locate<T: Clone>(&self, v: &Spanned<T>) -> Located<T> {
+        let (line, _) = line_col(self.text, v.span().start);
+        Located { value: v.get_ref().clone(), at: Location { file: self.name.clone(), line } }
+    }
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(before.len(), |nl| before.len() - nl - 1) + 1;
+    (line, column)
+}
+
+impl Config {
+    /// The built-in defaults alone.
+    pub fn defaults() -> Config {
+        Self::build(&[]).unwrap_or_else(|e| panic!("built-in default config is invalid: {e}"))
+    }
+
+    /// Load the user's file (if present) over the defaults and validate it against `env`.
+    /// A missing file is fine unless it was named explicitly.
+    pub fn load(paths: &Paths, env: &dyn Env) -> Result<Config, ConfigError> {
+        let path = &paths.config_file;
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !paths.config_explicit => None,
+            Err(e) => return Err(ConfigError::Read { path: path.clone(), source: e }),
+        };
+        let config = match &text {
+            Some(t) => Self::from_user_toml(path, t)?,
+            None => Self::defaults(),
+        };
+        config.check_env(env)?;
+        Ok(config)
+    }
+
+    /// Merge one user document over the defaults (no environment checks).
+    pub fn from_user_toml(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let mut config = Self::build(&[(path.display().to_string(), text)])?;
+        config.source = Some(path.to_path_buf());
+        Ok(config)
+    }
+
+    fn build(user: &[(String, &str)]) -> Result<Config, ConfigError> {
+        let mut layers = vec![Parsed::parse(DEFAULTS_NAME, DEFAULT_CONFIG)?];
+        for (name, text) in user {
+            layers.push(Parsed::parse(name, text)?);
+        }
+
+        let mut providers = BTreeMap::new();
+        let mut roles: [Option<Located<String>>; 4] = Default::default();
+        let mut roles_from_user = false;
+        let mut llm = LlmLayer::default();
+        for (i, p) in layers.iter().enumerate() {
+            for (name, prov) in &p.layer.providers {
+                providers.insert(
+                    name.clone(),
+                    Provider {
+                        kind: prov.kind,
+                        base_url: prov.base_url.clone(),
+                        api_key_env: prov.api_key_env.as_ref().map(|v| p.locate(v)),
+                    },
+                );
+            }
+            let m = &p.layer.models;
+            for (slot, v) in roles.iter_mut().zip([&m.primary, &m.lightweight, &m.strong, &m.embedding]) {
+                if let Some(v) = v {
+                    *slot = Some(p.locate(v));
+                    roles_from_user |= i > 0;
+                }
+            }
+            let l = &p.layer.llm;
+            llm.triage = l.triage.or(llm.triage);
+            llm.triage_timeout_ms = l.triage_timeout_ms.or(llm.triage_timeout_ms);
+            llm.request_timeout_ms = l.request_timeout_ms.or(llm.request_timeout_ms);
+            llm.max_retries = l.max_retries.or(llm.max_retries);
+        }
+
+        let [primary, lightweight, strong, embedding] = roles;
+        let role = |r: Role, v: Option<Located<String>>| -> Result<ModelRef, ConfigError> {
+            let v = v.ok_or_else(|| ConfigError::Invalid {
+                at: Location { file: DEFAULTS_NAME.into(), line: 0 },
+                message: format!("no model for role `{}`", r.as_str()),
+            })?;
+            parse_model_ref(r, &v, &providers)
+        };
+        let models = Models {
+            primary: role(Role::Primary, primary)?,
+            lightweight: role(Role::Lightweight, lightweight)?,
+            strong: role(Role::Strong, strong)?,
+            embedding: role(Role::Embedding, embedding)?,
+        };
+        let missing = |key: &str| ConfigError::Invalid {
+            at: Location { file: DEFAULTS_NAME.into(), line: 0 },
+            message: format!("missing [llm] {key}"),
+        };
+        let llm = LlmSettings {
+            triage: llm.triage.ok_or_else(|| missing("triage"))?,
+            triage_timeout_ms: llm.triage_timeout_ms.ok_or_else(|| missing("triage_timeout_ms"))?,
+            request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,
+            max_retries: llm.max_retries.ok_or_else(|| missing("max_retries"))?,
+        };
+        Ok(Config { providers, models, llm, roles_from_user, source: None })
+    }
+
+    /// Every provider a role uses must have its API key variable set, if it names one.
+    pub fn check_env(&self, env: &dyn Env) -> Result<(), ConfigError> {
+        for role in Role::ALL {
+            self.api_key(role, env)?;
+        }
+        Ok(())
+    }
+
+    /// The API key for a role's provider, read from the variable the config names.
+    /// Never log the returned value.
+    pub fn api_key(&self, role: Role, env: &dyn Env) -> Result<Option<String>, ConfigError> {
+        let target = self.models.get(role);
+        let Some(provider) = self.providers.get(&target.provider) else {
+            return Ok(None);
+        };
+        match &provider.api_key_env {
+            None => Ok(None),
+            Some(var) => env.var(&var.value).map(Some).ok_or_else(|| ConfigError::MissingEnv {
+                at: var.at.clone(),
+                var: var.value.clone(),
+                provider: target.provider.clone(),
+            }),
+        }
+    }
+
+    /// A stable fingerprint of the effective configuration, for session-log headers.
+    /// Contains no secrets: the config never holds keys, only variable names.
+    pub fn digest(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        let hash = Sha256::digest(&json);
+        hash.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+fn parse_model_ref(
+    role: Role,
+    v: &Located<String>,
+    providers: &BTreeMap<String, Provider>,
+) -> Result<ModelRef, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid { at: v.at.clone(), message };
+    let Some((provider, model)) = v.value.split_once('/') else {
+        return Err(invalid(format!("models.{} = \"{}\" must be \"provider/model\"", role.as_str(), v.value)));
+    };
+    if provider.is_empty() || model.is_empty() {
+        return Err(invalid(format!("models.{} = \"{}\" must be \"provider/model\"", role.as_str(), v.value)));
+    }
+    if !providers.contains_key(provider) {
+        let known: Vec<_> = providers.keys().map(String::as_str).collect();
+        return Err(invalid(format!(
+            "models.{} names provider `{provider}`, which is not defined (known: {})",
+            role.as_str(),
+            known.join(", ")
+        )));
+    }
+    Ok(ModelRef { provider: provider.to_string(), model: model.to_string(), at: v.at.clone() })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+use super::*;
+use std::collections::HashMap;
+
+struct MapEnv(HashMap<&'static str, &'static str>);
+impl Env for MapEnv {
+    fn var(&self, key: &str) -> Option<String> {
+        self.0.get(key).map(|s| s.to_string())
+    }
+}
+
+fn user(text: &str) -> Result<Config, ConfigError> {
+    Config::from_user_toml(Path::new("/home/u/.config/chalie-tui/config.toml"), text)
+}
+
+fn paths_for(dir: &Path, explicit: bool) -> Paths {
+    Paths {
+        config_file: dir.join("config.toml"),
+        config_explicit: explicit,
+        data_dir: dir.to_path_buf(),
+        db_file: dir.join("chalie.db"),
+        models_dir: dir.join("models"),
+    }
+}
+
+#[test]
+fn defaults_use_builtin_models() {
+    let c = Config::defaults();
+    assert_eq!(c.models.primary.to_string(), "local/smollm2-135m-instruct");
+    assert_eq!(c.models.embedding.to_string(), "local/all-minilm-l6-v2");
+    assert_eq!(c.llm.triage, TriageMode::Llm);
+    assert_eq!(c.llm.triage_timeout_ms, 500);
+    assert!(!c.roles_from_user);
+    assert_eq!(c.providers["ollama"].base_url.as_deref(), Some("http://localhost:11434/v1"));
+}
+
+#[test]
+fn user_file_merges_over_defaults() {
+    let c = user(
+        r#"
+[providers.ollama]
+kind = "openai"
+base_url = "http://gpu-box:11434/v1"
+
+[models]
+primary = "ollama/qwen3:8b"
+
+[llm]
+triage = "heuristic"
+"#,
+    )
+    .unwrap();
+    assert_eq!(c.models.primary.provider, "ollama");
+    assert_eq!(c.models.primary.model, "qwen3:8b");
+    assert_eq!(c.models.primary.at.line, 7);
+    // Untouched roles and settings keep their defaults.
+    assert_eq!(c.models.lightweight.to_string(), "local/smollm2-135m-instruct");
+    assert_eq!(c.llm.triage, TriageMode::Heuristic);
+    assert_eq!(c.llm.request_timeout_ms, 60000);
+    assert_eq!(c.providers["ollama"].base_url.as_deref(), Some("http://gpu-box:11434/v1"));
+    assert!(c.providers.contains_key("local"));
+    assert!(c.roles_from_user);
+}
+
+#[test]
+fn model_names_may_contain_slashes() {
+    let c = user(
+        "[providers.router]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\n[models]\nstrong = \"router/meta/llama-3\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.models.strong.provider, "router");
+    assert_eq!(c.models.strong.model, "meta/llama-3");
+}
+
+#[test]
+fn bad_toml_names_file_and_line() {
+    let err = user("[models]\nprimary = \"ollama/x\"\nlightweight = \n").unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ConfigError::Parse { line: 3, .. }), "{msg}");
+    assert!(msg.starts_with("/home/u/.config/chalie-tui/config.toml:3:"), "{msg}");
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let err = user("[llm]\ntriage = \"llm\"\ntriage_timout_ms = 300\n").unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ConfigError::Parse { line: 3, .. }), "{msg}");
+    assert!(msg.contains("triage_timout_ms"), "{msg}");
+    assert!(msg.contains("config.toml:3:"), "{msg}");
+
+    let err = user("[colours]\nfg = \"red\"\n").unwrap_err();
+    assert!(err.to_string().contains("colours"), "{err}");
+
+    let err = user("[providers.x]\nkind = \"openai\"\nurl = \"http://x\"\n").unwrap_err();
+    assert!(matches!(err, ConfigError::Parse { line: 3, .. }), "{err}");
+    assert!(err.to_string().contains("url"), "{err}");
+}
+
+#[test]
+fn wrong_type_names_line_and_shows_key() {
+    let err = user("[llm]\n\ntriage_timeout_ms = \"fast\"\n").unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ConfigError::Parse { line: 3, .. }), "{msg}");
+    assert!(msg.contains("triage_timeout_ms = \"fast\""), "{msg}");
+
+    let err = user("[llm]\ntriage = \"sometimes\"\n").unwrap_err();
+    assert!(err.to_string().contains("sometimes"), "{err}");
+
+    let err = user("[providers.x]\nkind = \"grpc\"\n").unwrap_err();
+    assert!(matches!(err, ConfigError::Parse { line: 2, .. }), "{err}");
+}
+
+#[test]
+fn bad_model_refs_are_rejected_with_line() {
+    let err = user("\n[models]\nprimary = \"qwen3\"\n").unwrap_err();
+    assert!(matches!(&err, ConfigError::Invalid { at, .. } if at.line == 3), "{err}");
+    assert!(err.to_string().contains("provider/model"), "{err}");
+
+    let err = user("[models]\nprimary = \"nowhere/qwen3\"\n").unwrap_err();
+    assert!(err.to_string().contains("`nowhere`"), "{err}");
+    assert!(err.to_string().contains("config.toml:2"), "{err}");
+}
+
+#[test]
+fn missing_key_env_var_is_an_error_naming_the_line() {
+    let text = "[providers.openai]\nkind = \"openai\"\nbase_url = \"https://api.example.com/v1\"\napi_key_env = \"CHALIE_TEST_KEY\"\n[models]\nprimary = \"openai/gpt\"\n";
+    let c = user(text).unwrap();
+    let err = c.check_env(&MapEnv(HashMap::new())).unwrap_err();
+    assert!(matches!(&err, ConfigError::MissingEnv { at, .. } if at.line == 4), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("CHALIE_TEST_KEY") && msg.contains("config.toml:4"), "{msg}");
+
+    let env = MapEnv(HashMap::from([("CHALIE_TEST_KEY", "sk-secret")]));
+    c.check_env(&env).unwrap();
+    assert_eq!(c.api_key(Role::Primary, &env).unwrap().as_deref(), Some("sk-secret"));
+    assert_eq!(c.api_key(Role::Embedding, &env).unwrap(), None);
+}
+
+#[test]
+fn unused_provider_needs_no_key() {
+    let c = user("[providers.openai]\nkind = \"openai\"\napi_key_env = \"UNSET_VAR\"\n").unwrap();
+    c.check_env(&MapEnv(HashMap::new())).unwrap();
+}
+
+#[test]
+fn digest_is_stable_and_secret_free() {
+    let text = "[providers.openai]\nkind = \"openai\"\napi_key_env = \"K\"\n[models]\nprimary = \"openai/gpt\"\n";
+    let a = user(text).unwrap();
+    let b = user(text).unwrap();
+    assert_eq!(a.digest(), b.digest());
+    assert_ne!(a.digest(), Config::defaults().digest());
+    assert_eq!(a.digest().len(), 16);
+}
+
+#[test]
+fn load_handles_missing_and_explicit_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = MapEnv(HashMap::new());
+    // No file at the default location: defaults.
+    let c = Config::load(&paths_for(dir.path(), false), &env).unwrap();
+    assert_eq!(c, Config::defaults());
+    // An explicitly named file that is missing is an error.
+    let err = Config::load(&paths_for(dir.path(), true), &env).unwrap_err();
+    assert!(matches!(err, ConfigError::Read { .. }));
+    // A present file is merged.
+    std::fs::write(dir.path().join("config.toml"), "[llm]\nmax_retries = 5\n").unwrap();
+    let c = Config::load(&paths_for(dir.path(), false), &env).unwrap();
+    assert_eq!(c.llm.max_retries, 5);
+    assert_eq!(c.source.as_deref(), Some(dir.path().join("config.toml").as_path()));
+}

@@ -1,0 +1,27 @@
+//! chalie-tui: a terminal personal assistant whose mind you can watch.
+//!
+//! Start with `design.md` in the shared docs, then [`runtime`] (how the pieces are
+//! wired), [`events`] (the one stream everything reports to) and [`store`].
+
+pub mod cli;
+pub mod config;
+pub mod events;
+pub mod logging;
+pub mod runtime;
+pub mod session;
+pub mod store;
+pub mod tui;
+
+/// An error and its causes on one line ("cannot read x: permission denied"), for
+/// notices and logs. Library errors keep causes out of their own message (the Rust
+/// convention), so anything shown to a person goes through here or `{:#}` of anyhow.
+pub fn describe(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}

@@ -1,0 +1,88 @@
+//! Wiring: the pieces every front-end (TUI, `ask`, `audit`) shares.
+
+use crate::config::{Config, Paths};
+use crate::events::{EngineEvent, EventBus, NoticeLevel};
+use crate::session::{Header, SessionWriter, spawn_writer};
+use crate::store::{ChatRepo, Db, JobsRepo, StoreError};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A started program: configuration, database thread, event bus and session log.
+/// Cloning is cheap: the database and bus are shared handles.
+#[derive(Clone)]
+pub struct Runtime {
+    pub paths: Paths,
+    pub config: Config,
+    pub db: Db,
+    pub bus: EventBus,
+    pub session_log: PathBuf,
+    writer: Arc<Mutex<Option<JoinHandle<()>>>>,
+}
+
+impl Runtime {
+    /// Open (and migrate) the database, resume interrupted work and start the
+    /// session log. Synchronous: call before entering the async world, or from
+    /// `spawn_blocking`.
+    pub fn start(paths: Paths, config: Config) -> anyhow::Result<Runtime> {
+        let db = Db::open(&paths.db_file)?;
+        let bus = EventBus::new();
+        let header = Header::new(&config.digest());
+        let writer = SessionWriter::create(&paths.sessions_dir(), &header)?;
+        let session_log = writer.path().to_path_buf();
+        let writer = Arc::new(Mutex::new(Some(spawn_writer(writer, bus.subscribe()))));
+        tracing::info!(db = %paths.db_file.display(), session_log = %session_log.display(), "runtime started");
+
+        let resumed = db.call_blocking(|c| JobsRepo(c).recover_interrupted())?;
+        if resumed > 0 {
+            bus.notice(NoticeLevel::Info, format!("resumed {resumed} memory job(s) interrupted last time"));
+        }
+        Ok(Runtime { paths, config, db, bus, session_log, writer })
+    }
+
+    /// Take in a user message: it is stored and announced before any processing, so
+    /// nothing that happens later can lose it. Returns `(thread_id, exchange_id)`.
+    pub async fn intake(&self, thread: Option<String>, text: String) -> Result<(String, String), StoreError> {
+        let exchange_id = uuid::Uuid::now_v7().to_string();
+        let xid = exchange_id.clone();
+        let body = text.clone();
+        let thread_id = self
+            .db
+            .call(move |c| {
+                let repo = ChatRepo(c);
+                let thread_id = match thread {
+                    Some(t) => t,
+                    None => repo.latest_thread()?.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+                };
+                repo.append(&thread_id, &xid, "user", &body, None, None)?;
+                Ok(thread_id)
+            })
+            .await?;
+        self.bus.emit(EngineEvent::UserMessage {
+            thread_id: thread_id.clone(),
+            exchange_id: exchange_id.clone(),
+            text,
+        });
+        Ok((thread_id, exchange_id))
+    }
+
+    /// Close this handle's end of the bus and wait (briefly) for the session log to
+    /// write everything already emitted. Call last, after every other clone is gone.
+    pub fn finish(self) {
+        let Runtime { bus, writer, .. } = self;
+        drop(bus);
+        let handle = writer.lock().ok().and_then(|mut w| w.take());
+        if let Some(handle) = handle {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !handle.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if handle.is_finished() {
+                let _ = handle.join();
+            } else {
+                tracing::warn!("session log writer still busy at exit");
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Session logs: the event stream as JSONL, one file per session.
+//!
+//! Line 1 is a header (program version, config digest, schema); every other line is
+//! one [`Stamped`] event. Lines are flushed as written, so a crash loses at most the
+//! line being written, and the reader skips a torn last line with a warning.
+
+mod reader;
+mod writer;
+
+pub use reader::{LogEntry, SessionLog, read_log};
+pub use writer::{SessionWriter, spawn_writer};
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped when the meaning of logged events changes incompatibly.
+pub const LOG_SCHEMA: u32 = 1;
+
+/// The first line of every session log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Always "session_header": what tells a session log from any other JSONL file.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub ts: chrono::DateTime<chrono::Utc>,
+    pub version: String,
+    pub schema: u32,
+    pub session_id: String,
+    /// Fingerprint of the effective config; the config itself holds no secrets.
+    pub config_digest: String,
+}
+
+impl Header {
+    pub const KIND: &'static str = "session_header";
+
+    pub fn new(config_digest: &str) -> Header {
+        Header {
+            kind: Self::KIND.to_string(),
+            ts: chrono::Utc::now(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            schema: LOG_SCHEMA,
+            session_id: uuid::Uuid::now_v7().to_string(),
+            config_digest: config_digest.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot write session log {path}")]
+    Write { path: std::path::PathBuf, source: std::io::Error },
+    #[error("cannot read {path}")]
+    Read { path: std::path::PathBuf, source: std::io::Error },
+    #[error("{path} is not a chalie-tui session log: {reason}")]
+    NotASessionLog { path: std::path::PathBuf, reason: String },
+}
+
+#[cfg(test)]
+mod tests;

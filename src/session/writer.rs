@@ -1,0 +1,76 @@
+use super::{Header, SessionError};
+use crate::events::Stamped;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use tokio::sync::broadcast::{self, error::RecvError};
+
+/// Appends events to one session log file, flushing each line.
+pub struct SessionWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl SessionWriter {
+    /// Create `<dir>/<timestamp>-<id>.jsonl` and write its header.
+    pub fn create(dir: &Path, header: &Header) -> Result<SessionWriter, SessionError> {
+        let err = |source| SessionError::Write { path: dir.to_path_buf(), source };
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let stamp = header.ts.format("%Y%m%d-%H%M%S");
+        let short = header.session_id.get(header.session_id.len().saturating_sub(8)..).unwrap_or("session");
+        let path = dir.join(format!("{stamp}-{short}.jsonl"));
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| SessionError::Write { path: path.clone(), source })?;
+        let mut w = SessionWriter { path, out: BufWriter::new(file) };
+        w.write_json(header)?;
+        Ok(w)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn write(&mut self, event: &Stamped) -> Result<(), SessionError> {
+        self.write_json(event)
+    }
+
+    fn write_json<T: serde::Serialize>(&mut self, value: &T) -> Result<(), SessionError> {
+        let err = |source| SessionError::Write { path: self.path.clone(), source };
+        let mut line = serde_json::to_vec(value).map_err(|e| err(e.into()))?;
+        line.push(b'\n');
+        self.out.write_all(&line).map_err(err)?;
+        self.out.flush().map_err(err)
+    }
+}
+
+/// Record every event from `rx` on a dedicated thread until the bus closes.
+/// Returns the join handle so callers can wait for the final flush.
+pub fn spawn_writer(mut writer: SessionWriter, mut rx: broadcast::Receiver<Stamped>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        loop {
+            match rx.blocking_recv() {
+                Ok(ev) => {
+                    if let Err(e) = writer.write(&ev) {
+                        tracing::error!("{}; session logging stops", crate::describe(&e));
+                        return;
+                    }
+                }
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "session log fell behind the event bus");
+                    let gap = crate::events::Stamped {
+                        ts: chrono::Utc::now(),
+                        event: crate::events::EngineEvent::Notice {
+                            level: crate::events::NoticeLevel::Warn,
+                            message: format!("session log missed {n} events"),
+                        },
+                    };
+                    let _ = writer.write(&gap);
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    })
+}

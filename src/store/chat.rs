@@ -1,0 +1,81 @@
+//! Threads and the chat history shown in the chat pane.
+
+use super::{StoreError, now_ts};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChatMessage {
+    pub id: i64,
+    pub thread_id: String,
+    pub exchange_id: String,
+    pub role: String,
+    pub content: String,
+    pub mode: Option<String>,
+    pub topic: Option<String>,
+    pub created_at: i64,
+}
+
+pub struct ChatRepo<'c>(pub &'c Connection);
+
+impl ChatRepo<'_> {
+    /// Create the thread if it does not exist and mark it active.
+    pub fn touch_thread(&self, thread_id: &str) -> Result<(), StoreError> {
+        let now = now_ts();
+        self.0.execute(
+            "INSERT INTO threads (id, created_at, last_active_at) VALUES (?1, ?2, ?2)
+             ON CONFLICT(id) DO UPDATE SET last_active_at = excluded.last_active_at",
+            params![thread_id, now],
+        )?;
+        Ok(())
+    }
+
+    /// The most recently active thread, if any.
+    pub fn latest_thread(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .0
+            .query_row("SELECT id FROM threads ORDER BY last_active_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Append one message (creating its thread). Returns the row id.
+    pub fn append(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        role: &str,
+        content: &str,
+        mode: Option<&str>,
+        topic: Option<&str>,
+    ) -> Result<i64, StoreError> {
+        self.touch_thread(thread_id)?;
+        self.0.execute(
+            "INSERT INTO chat_history (thread_id, exchange_id, role, content, mode, topic, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![thread_id, exchange_id, role, content, mode, topic, now_ts()],
+        )?;
+        Ok(self.0.last_insert_rowid())
+    }
+
+    /// The last `limit` messages of a thread, oldest first.
+    pub fn recent(&self, thread_id: &str, limit: usize) -> Result<Vec<ChatMessage>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, thread_id, exchange_id, role, content, mode, topic, created_at FROM (
+                 SELECT * FROM chat_history WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?2
+             ) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![thread_id, limit as i64], |r| {
+            Ok(ChatMessage {
+                id: r.get(0)?,
+                thread_id: r.get(1)?,
+                exchange_id: r.get(2)?,
+                role: r.get(3)?,
+                content: r.get(4)?,
+                mode: r.get(5)?,
+                topic: r.get(6)?,
+                created_at: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

@@ -1,0 +1,40 @@
+//! Versioned schema migrations from `migrations/*.sql`, tracked in `PRAGMA user_version`.
+
+use super::StoreError;
+use rusqlite::Connection;
+
+pub struct Migration {
+    pub version: u32,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+/// Every migration, in order. Append only: a shipped migration never changes.
+pub const MIGRATIONS: &[Migration] =
+    &[Migration { version: 1, name: "0001_init", sql: include_str!("../../migrations/0001_init.sql") }];
+
+pub fn latest_version() -> u32 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+/// Apply every pending migration, each in its own transaction together with its
+/// version bump, so a crash mid-migration leaves the previous version intact.
+/// Returns the number applied.
+pub fn migrate(conn: &mut Connection) -> Result<usize, StoreError> {
+    let current: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let supported = latest_version();
+    if current > supported {
+        return Err(StoreError::TooNew { found: current, supported });
+    }
+    let mut applied = 0;
+    for m in MIGRATIONS.iter().filter(|m| m.version > current) {
+        let wrap = |source| StoreError::Migration { name: m.name, source };
+        let tx = conn.transaction().map_err(wrap)?;
+        tx.execute_batch(m.sql).map_err(wrap)?;
+        tx.pragma_update(None, "user_version", m.version).map_err(wrap)?;
+        tx.commit().map_err(wrap)?;
+        tracing::info!(migration = m.name, "applied schema migration");
+        applied += 1;
+    }
+    Ok(applied)
+}

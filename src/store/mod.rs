@@ -1,0 +1,103 @@
+//! The one SQLite file (WAL, sqlite-vec loaded) and the repositories over it.
+//!
+//! Repositories are small types borrowing a `&Connection`, so they are plain
+//! synchronous code that tests call directly. Async code reaches the database through
+//! [`Db`], which owns the connection on a dedicated thread: SQLite calls never block a
+//! tokio worker.
+
+mod browse;
+mod chat;
+mod db;
+mod jobs;
+mod migrate;
+mod routing;
+mod vectors;
+
+pub use browse::{MemoryLayer, list_layer};
+pub use chat::{ChatMessage, ChatRepo};
+pub use db::Db;
+pub use jobs::{Job, JobsRepo};
+pub use migrate::{MIGRATIONS, latest_version, migrate};
+pub use routing::{RoutingRecord, RoutingRepo};
+pub use vectors::{EMBEDDING_DIM, VecTable, VectorRepo};
+
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot create the data directory {path}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("migration {name} failed")]
+    Migration { name: &'static str, source: rusqlite::Error },
+    #[error(
+        "the database is at schema version {found}, newer than this program understands ({supported}); upgrade chalie-tui"
+    )]
+    TooNew { found: u32, supported: u32 },
+    #[error("stored JSON is malformed")]
+    Json(#[from] serde_json::Error),
+    #[error("embedding has {got} dimensions, the vector tables hold {expected}")]
+    Dimension { expected: usize, got: usize },
+    #[error("the database thread has stopped")]
+    Closed,
+}
+
+static VEC_EXTENSION: Once = Once::new();
+
+/// Register sqlite-vec for every connection this process opens.
+fn register_sqlite_vec() {
+    VEC_EXTENSION.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature SQLite expects of an extension
+        // entry point; auto_extension only stores the pointer and calls it on open.
+        unsafe {
+            let init: unsafe extern "C" fn(
+                *mut rusqlite::ffi::sqlite3,
+                *mut *mut std::os::raw::c_char,
+                *const rusqlite::ffi::sqlite3_api_routines,
+            ) -> std::os::raw::c_int = std::mem::transmute(sqlite_vec::sqlite3_vec_init as *const ());
+            rusqlite::ffi::sqlite3_auto_extension(Some(init));
+        }
+    });
+}
+
+/// Open (creating if needed) the database at `path`, configure it and apply migrations.
+pub fn open(path: &Path) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
+    }
+    register_sqlite_vec();
+    let mut conn = Connection::open(path)?;
+    configure(&conn)?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+/// An in-memory database with the full schema, for tests and benches.
+pub fn open_in_memory() -> Result<Connection, StoreError> {
+    register_sqlite_vec();
+    let mut conn = Connection::open_in_memory()?;
+    configure(&conn)?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+fn configure(conn: &Connection) -> Result<(), StoreError> {
+    // WAL lets readers proceed while a turn commits; NORMAL is durable at each
+    // checkpoint and crash-consistent, which is what a chat history needs.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(())
+}
+
+/// Seconds since the Unix epoch: the time unit of every table.
+pub fn now_ts() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+//! The routing audit trail: one row per routing decision (seed 000, parameters §4.5).
+
+use super::{StoreError, now_ts};
+use rusqlite::{Connection, Row, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One routing decision as stored and as `audit --json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutingRecord {
+    pub id: String,
+    pub thread_id: Option<String>,
+    pub topic: String,
+    pub exchange_id: Option<String>,
+    /// The mode actually delivered (never a mode that was overridden later).
+    pub selected_mode: String,
+    pub router_confidence: Option<f64>,
+    pub scores: Value,
+    /// True when a social exit or forced mode decided before the scorer.
+    pub pre_routed: bool,
+    pub tiebreaker_used: bool,
+    pub tiebreaker_candidates: Option<Value>,
+    pub margin: Option<f64>,
+    pub effective_margin: Option<f64>,
+    pub signal_snapshot: Value,
+    pub weight_snapshot: Option<Value>,
+    pub weights_version: Option<i64>,
+    pub routing_time_ms: Option<f64>,
+    /// Which fallback fired, if any (e.g. "triage_timeout", "tiebreaker_invalid_json").
+    pub fallback: Option<String>,
+    pub reasoning: Option<String>,
+    pub feedback: Option<Value>,
+    pub reflection: Option<Value>,
+    pub previous_mode: Option<String>,
+    pub created_at: i64,
+}
+
+pub struct RoutingRepo<'c>(pub &'c Connection);
+
+const COLUMNS: &str = "id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
+    tiebreaker_used, tiebreaker_candidates, margin, effective_margin, signal_snapshot, weight_snapshot,
+    weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at";
+
+fn json(v: &Option<Value>) -> Option<String> {
+    v.as_ref().map(Value::to_string)
+}
+
+fn parse(s: Option<String>) -> rusqlite::Result<Option<Value>> {
+    s.map(|s| {
+        serde_json::from_str(&s)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
+    })
+    .transpose()
+}
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
+    Ok(RoutingRecord {
+        id: r.get(0)?,
+        thread_id: r.get(1)?,
+        topic: r.get(2)?,
+        exchange_id: r.get(3)?,
+        selected_mode: r.get(4)?,
+        router_confidence: r.get(5)?,
+        scores: parse(r.get(6)?)?.unwrap_or(Value::Null),
+        pre_routed: r.get(7)?,
+        tiebreaker_used: r.get(8)?,
+        tiebreaker_candidates: parse(r.get(9)?)?,
+        margin: r.get(10)?,
+        effective_margin: r.get(11)?,
+        signal_snapshot: parse(r.get(12)?)?.unwrap_or(Value::Null),
+        weight_snapshot: parse(r.get(13)?)?,
+        weights_version: r.get(14)?,
+        routing_time_ms: r.get(15)?,
+        fallback: r.get(16)?,
+        reasoning: r.get(17)?,
+        feedback: parse(r.get(18)?)?,
+        reflection: parse(r.get(19)?)?,
+        previous_mode: r.get(20)?,
+        created_at: r.get(21)?,
+    })
+}
+
+impl RoutingRepo<'_> {
+    pub fn insert(&self, d: &RoutingRecord) -> Result<(), StoreError> {
+        self.0.execute(
+            &format!("INSERT INTO routing_decisions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"),
+            params![
+                d.id,
+                d.thread_id,
+                d.topic,
+                d.exchange_id,
+                d.selected_mode,
+                d.router_confidence,
+                d.scores.to_string(),
+                d.pre_routed,
+                d.tiebreaker_used,
+                json(&d.tiebreaker_candidates),
+                d.margin,
+                d.effective_margin,
+                d.signal_snapshot.to_string(),
+                json(&d.weight_snapshot),
+                d.weights_version,
+                d.routing_time_ms,
+                d.fallback,
+                d.reasoning,
+                json(&d.feedback),
+                json(&d.reflection),
+                d.previous_mode,
+                if d.created_at == 0 { now_ts() } else { d.created_at },
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The newest decisions first, optionally only those that delivered `mode`.
+    pub fn recent(&self, limit: usize, mode: Option<&str>) -> Result<Vec<RoutingRecord>, StoreError> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM routing_decisions
+             WHERE ?1 IS NULL OR selected_mode = ?1 COLLATE NOCASE
+             ORDER BY created_at DESC, rowid DESC LIMIT ?2"
+        ))?;
+        let rows = stmt.query_map(params![mode, limit as i64], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Fill the post-exchange feedback label of a decision.
+    pub fn set_feedback(&self, id: &str, feedback: &Value) -> Result<bool, StoreError> {
+        let n = self
+            .0
+            .execute("UPDATE routing_decisions SET feedback = ?2 WHERE id = ?1", params![id, feedback.to_string()])?;
+        Ok(n == 1)
+    }
+}

@@ -1,0 +1,259 @@
+use super::*;
+use serde_json::json;
+
+/// Every store the seeds name must exist after migration.
+const TABLES: &[&str] = &[
+    "threads",
+    "chat_history",
+    "working_memory",
+    "topics",
+    "boundary_state",
+    "gists",
+    "facts",
+    "world_state",
+    "fok",
+    "episodes",
+    "episodes_fts",
+    "semantic_concepts",
+    "semantic_relationships",
+    "user_traits",
+    "identity_vectors",
+    "memory_deletions",
+    "episode_vec",
+    "concept_vec",
+    "trait_vec",
+    "uncertainties",
+    "routing_decisions",
+    "router_weights",
+    "routing_adjustments",
+    "triage_calibration",
+    "cortex_iterations",
+    "interaction_log",
+    "lists",
+    "list_items",
+    "list_history",
+    "reminders",
+    "focus_sessions",
+    "persistent_tasks",
+    "drift_thoughts",
+    "regulator_state",
+    "kv_state",
+    "jobs",
+];
+
+fn tables(conn: &Connection) -> Vec<String> {
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+}
+
+fn columns(conn: &Connection, table: &str) -> Vec<String> {
+    let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})")).unwrap();
+    stmt.query_map([], |r| r.get(1)).unwrap().collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn migrates_from_empty_to_full_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/dir/chalie.db");
+    let conn = open(&path).unwrap();
+    let have = tables(&conn);
+    for t in TABLES {
+        assert!(have.iter().any(|h| h == t), "missing table {t}");
+    }
+    let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, latest_version());
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    for t in ["user_traits", "episodes", "semantic_concepts"] {
+        assert!(columns(&conn, t).contains(&"reliability".to_string()), "{t} lacks reliability");
+    }
+    for t in ["working_memory", "gists", "facts"] {
+        assert!(columns(&conn, t).contains(&"expires_at".to_string()), "{t} lacks expires_at");
+    }
+    let rd = columns(&conn, "routing_decisions");
+    for c in [
+        "topic",
+        "selected_mode",
+        "router_confidence",
+        "scores",
+        "tiebreaker_used",
+        "tiebreaker_candidates",
+        "margin",
+        "effective_margin",
+        "signal_snapshot",
+        "weight_snapshot",
+        "routing_time_ms",
+        "feedback",
+        "reflection",
+        "previous_mode",
+        "created_at",
+    ] {
+        assert!(rd.contains(&c.to_string()), "routing_decisions lacks {c}");
+    }
+}
+
+#[test]
+fn migration_rerun_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chalie.db");
+    {
+        let conn = open(&path).unwrap();
+        ChatRepo(&conn).append("t1", "x1", "user", "keep me", None, None).unwrap();
+    }
+    let mut conn = open(&path).unwrap();
+    assert_eq!(migrate(&mut conn).unwrap(), 0);
+    assert_eq!(ChatRepo(&conn).recent("t1", 10).unwrap()[0].content, "keep me");
+}
+
+#[test]
+fn refuses_a_database_from_a_newer_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chalie.db");
+    {
+        let conn = open(&path).unwrap();
+        conn.pragma_update(None, "user_version", latest_version() + 1).unwrap();
+    }
+    assert!(matches!(open(&path), Err(StoreError::TooNew { .. })));
+}
+
+#[test]
+fn chat_round_trip() {
+    let conn = open_in_memory().unwrap();
+    let repo = ChatRepo(&conn);
+    assert_eq!(repo.latest_thread().unwrap(), None);
+    for i in 0..5 {
+        repo.append("t1", &format!("x{i}"), "user", &format!("m{i}"), Some("RESPOND"), Some("topic")).unwrap();
+    }
+    repo.append("t2", "y", "assistant", "other", None, None).unwrap();
+    let last3 = repo.recent("t1", 3).unwrap();
+    assert_eq!(last3.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), ["m2", "m3", "m4"]);
+    assert_eq!(last3[0].mode.as_deref(), Some("RESPOND"));
+    assert_eq!(repo.latest_thread().unwrap().as_deref(), Some("t2"));
+}
+
+fn record(id: &str, mode: &str, created_at: i64) -> RoutingRecord {
+    RoutingRecord {
+        id: id.into(),
+        thread_id: Some("t1".into()),
+        topic: "weather-plans".into(),
+        exchange_id: Some("x1".into()),
+        selected_mode: mode.into(),
+        router_confidence: Some(0.42),
+        scores: json!({"RESPOND": 0.8, "CLARIFY": 0.3}),
+        pre_routed: false,
+        tiebreaker_used: true,
+        tiebreaker_candidates: Some(json!(["RESPOND", "CLARIFY"])),
+        margin: Some(0.1),
+        effective_margin: Some(0.2),
+        signal_snapshot: json!({"context_warmth": 0.5}),
+        weight_snapshot: Some(json!({"respond.base": 0.5})),
+        weights_version: Some(1),
+        routing_time_ms: Some(0.03),
+        fallback: None,
+        reasoning: None,
+        feedback: None,
+        reflection: None,
+        previous_mode: None,
+        created_at,
+    }
+}
+
+#[test]
+fn routing_round_trip_and_filter() {
+    let conn = open_in_memory().unwrap();
+    let repo = RoutingRepo(&conn);
+    let a = record("a", "RESPOND", 100);
+    let b = record("b", "CLARIFY", 200);
+    repo.insert(&a).unwrap();
+    repo.insert(&b).unwrap();
+    let all = repo.recent(10, None).unwrap();
+    assert_eq!(all, vec![b.clone(), a.clone()]);
+    assert_eq!(repo.recent(10, Some("respond")).unwrap(), vec![a]);
+    assert!(repo.set_feedback("b", &json!({"label": "correct_route"})).unwrap());
+    assert_eq!(repo.recent(1, None).unwrap()[0].feedback, Some(json!({"label": "correct_route"})));
+    assert!(!repo.set_feedback("missing", &json!({})).unwrap());
+}
+
+#[test]
+fn jobs_survive_a_crash_and_give_up_eventually() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chalie.db");
+    let id = {
+        let conn = open(&path).unwrap();
+        let jobs = JobsRepo(&conn);
+        let id = jobs.enqueue("encode", &json!({"exchange_id": "x1"}), 2).unwrap();
+        let job = jobs.claim("encode").unwrap().unwrap();
+        assert_eq!(job.payload["exchange_id"], "x1");
+        assert!(jobs.claim("encode").unwrap().is_none(), "a running job is not handed out twice");
+        id
+        // the process "dies" here with the job running
+    };
+    let conn = open(&path).unwrap();
+    let jobs = JobsRepo(&conn);
+    assert_eq!(jobs.recover_interrupted().unwrap(), 1);
+    let job = jobs.claim("encode").unwrap().unwrap();
+    assert_eq!((job.id, job.attempts), (id, 2));
+    jobs.fail(id, "model returned junk", 0).unwrap();
+    assert!(jobs.claim("encode").unwrap().is_none(), "out of attempts: failed, not retried forever");
+    let state: String = conn.query_row("SELECT state FROM jobs WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+    assert_eq!(state, "failed");
+
+    let id2 = jobs.enqueue("encode", &json!({}), 3).unwrap();
+    jobs.claim("encode").unwrap().unwrap();
+    jobs.complete(id2).unwrap();
+    assert_eq!(jobs.pending_count().unwrap(), 0);
+}
+
+fn unit(hot: usize, mix: f32) -> Vec<f32> {
+    let mut v = vec![0.0f32; EMBEDDING_DIM];
+    v[hot] = 1.0;
+    v[(hot + 1) % EMBEDDING_DIM] = mix;
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / n).collect()
+}
+
+#[test]
+fn vec0_knn_finds_nearest_by_cosine() {
+    let conn = open_in_memory().unwrap();
+    let repo = VectorRepo(&conn);
+    repo.upsert(VecTable::Episodes, 1, &unit(0, 0.0)).unwrap();
+    repo.upsert(VecTable::Episodes, 2, &unit(0, 0.5)).unwrap();
+    repo.upsert(VecTable::Episodes, 3, &unit(7, 0.0)).unwrap();
+    repo.upsert(VecTable::Concepts, 9, &unit(0, 0.0)).unwrap();
+    let hits = repo.knn(VecTable::Episodes, &unit(0, 0.1), 2).unwrap();
+    assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
+    assert!(hits[0].1 < hits[1].1 && hits[0].1 < 0.01);
+    // Replacing a vector keeps one row per id.
+    repo.upsert(VecTable::Episodes, 1, &unit(7, 0.0)).unwrap();
+    let hits = repo.knn(VecTable::Episodes, &unit(7, 0.0), 5).unwrap();
+    assert_eq!(hits.len(), 3);
+    assert_eq!(hits.iter().filter(|h| h.0 == 1).count(), 1);
+    repo.delete(VecTable::Episodes, 1).unwrap();
+    assert_eq!(repo.knn(VecTable::Episodes, &unit(7, 0.0), 5).unwrap().len(), 2);
+    assert!(matches!(repo.upsert(VecTable::Traits, 1, &[1.0, 0.0]), Err(StoreError::Dimension { got: 2, .. })));
+}
+
+#[test]
+fn episodes_are_full_text_indexed() {
+    let conn = open_in_memory().unwrap();
+    let now = now_ts();
+    conn.execute(
+        "INSERT INTO episodes (gist, action, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+        rusqlite::params!["User planned a trip to Lisbon", "booked flights", now],
+    )
+    .unwrap();
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM episodes_fts WHERE episodes_fts MATCH 'lisbon'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[tokio::test]
+async fn async_handle_runs_on_its_own_thread() {
+    let db = Db::spawn(open_in_memory().unwrap());
+    db.call(|c| ChatRepo(c).append("t", "x", "user", "hi", None, None)).await.unwrap();
+    let msgs = db.call(|c| ChatRepo(c).recent("t", 5)).await.unwrap();
+    assert_eq!(msgs.len(), 1);
+    let err = db.call(|c| VectorRepo(c).knn(VecTable::Traits, &[0.0], 1)).await.unwrap_err();
+    assert!(matches!(err, StoreError::Dimension { .. }));
+}

@@ -1,0 +1,135 @@
+//! TUI state and its reactions. Pure: no I/O, so every state renders in a test.
+
+use super::keymap::{self, Command, Focus};
+use crate::events::{EngineEvent, NoticeLevel, Stamped};
+use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
+
+/// What the app asks its owner to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    /// Send a user message to the engine.
+    Send(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatLine {
+    pub role: Role,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Static facts shown in the status bar.
+#[derive(Debug, Clone, Default)]
+pub struct StatusInfo {
+    /// e.g. "primary local/smollm2-135m-instruct (built-in)".
+    pub models: String,
+    pub log_file: String,
+}
+
+pub struct App {
+    pub chat: Vec<ChatLine>,
+    pub input: String,
+    pub focus: Focus,
+    pub show_help: bool,
+    /// Lines scrolled up from the bottom of the chat.
+    pub chat_scroll: u16,
+    pub notice: Option<(NoticeLevel, String)>,
+    pub status: StatusInfo,
+    /// Set by anything that changes what is on screen; cleared by a render.
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn new(status: StatusInfo) -> App {
+        App {
+            chat: Vec::new(),
+            input: String::new(),
+            focus: Focus::Input,
+            show_help: false,
+            chat_scroll: 0,
+            notice: None,
+            status,
+            dirty: true,
+        }
+    }
+
+    /// React to a terminal event.
+    pub fn on_terminal(&mut self, event: Event) -> Option<Action> {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => {
+                self.dirty = true;
+                if let Some(cmd) = keymap::command_for(key, self.focus) {
+                    return self.run(cmd);
+                }
+                if self.focus == Focus::Input {
+                    match key.code {
+                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => self.input.push(c),
+                        KeyCode::Backspace => {
+                            self.input.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                None
+            }
+            Event::Paste(text) if self.focus == Focus::Input => {
+                self.input.push_str(&text);
+                self.dirty = true;
+                None
+            }
+            Event::Mouse(m) => {
+                match m.kind {
+                    MouseEventKind::ScrollUp => self.scroll(3),
+                    MouseEventKind::ScrollDown => self.scroll(-3),
+                    _ => return None,
+                }
+                self.dirty = true;
+                None
+            }
+            Event::Resize(..) => {
+                self.dirty = true;
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn run(&mut self, cmd: Command) -> Option<Action> {
+        match cmd {
+            Command::Quit => return Some(Action::Quit),
+            Command::Help => self.show_help = !self.show_help,
+            Command::Close => self.show_help = false,
+            Command::FocusNext => self.focus = self.focus.next(),
+            Command::ScrollUp => self.scroll(10),
+            Command::ScrollDown => self.scroll(-10),
+            Command::Send => {
+                let text = self.input.trim().to_string();
+                if !text.is_empty() {
+                    self.input.clear();
+                    self.chat_scroll = 0;
+                    return Some(Action::Send(text));
+                }
+            }
+        }
+        None
+    }
+
+    fn scroll(&mut self, by: i32) {
+        self.chat_scroll = (i32::from(self.chat_scroll) + by).clamp(0, i32::from(u16::MAX)) as u16;
+    }
+
+    /// React to an engine event.
+    pub fn on_engine(&mut self, event: &Stamped) {
+        match &event.event {
+            EngineEvent::UserMessage { text, .. } => self.chat.push(ChatLine { role: Role::User, text: text.clone() }),
+            EngineEvent::Notice { level, message } => self.notice = Some((*level, message.clone())),
+        }
+        self.dirty = true;
+    }
+}
