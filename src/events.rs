@@ -4,6 +4,7 @@
 //! never wait for consumers: the bus is a broadcast channel, and a consumer that falls
 //! behind is told how many events it missed instead of slowing the engine down.
 
+use crate::config::Role;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
@@ -26,6 +27,29 @@ pub enum EngineEvent {
     UserMessage { thread_id: String, exchange_id: String, text: String },
     /// A one-line status for the user: a fallback fired, an endpoint is down, work resumed.
     Notice { level: NoticeLevel, message: String },
+    /// A model call began. `prompt_digest` identifies the exact prompt without
+    /// storing it twice; replay matches recorded outputs by role and order.
+    LlmStart {
+        call_id: String,
+        role: Role,
+        provider: String,
+        model: String,
+        prompt_chars: usize,
+        prompt_digest: String,
+    },
+    /// One streamed piece of a reply, with its log-probability when known.
+    LlmToken {
+        call_id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        logprob: Option<f64>,
+    },
+    /// A model call finished; the full text (for structured calls, the raw JSON).
+    LlmComplete { call_id: String, text: String },
+    /// What a call cost: tokens in and out and wall time.
+    LlmCost { call_id: String, provider: String, tokens_in: u32, tokens_out: u32, wall_ms: u64 },
+    /// A call failed; `will_retry` says whether the layer tries again.
+    LlmFailed { call_id: String, error: String, will_retry: bool },
 }
 
 /// An event with the time it was emitted.

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod config;
 pub mod events;
+pub mod llm;
 pub mod logging;
 pub mod runtime;
 pub mod session;

@@ -2,8 +2,11 @@
 //! (0 ok, 2 usage or config error, 1 anything else).
 
 use anyhow::Context;
-use chalie::cli::{AskArgs, AuditArgs, Cli, Command, MemoryArgs};
-use chalie::config::{Config, ConfigError, Paths, ProcessEnv};
+use chalie::cli::{AskArgs, AuditArgs, Cli, Command, MemoryArgs, ModelsAction, ModelsArgs};
+use chalie::config::{Config, ConfigError, Paths, ProcessEnv, Role};
+use chalie::events::EventBus;
+use chalie::llm::local::fetch;
+use chalie::llm::resolve::{self, Selection};
 use chalie::runtime::Runtime;
 use chalie::store::{self, RoutingRepo};
 use clap::Parser;
@@ -48,11 +51,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Ask(args)) => ask(paths, config, args),
         Some(Command::Audit(args)) => audit(&paths, args),
         Some(Command::Memory(args)) => memory(&paths, args),
+        Some(Command::Models(args)) => models(&paths, args),
     }
 }
 
 fn print_version(paths: &Paths) {
-    let config_state = match (paths.config_file.exists(), Config::load(paths, &ProcessEnv)) {
+    let config = Config::load(paths, &ProcessEnv);
+    let config_state = match (paths.config_file.exists(), &config) {
         (_, Err(e)) => format!("error: {e}"),
         (true, Ok(_)) => "merged over built-in defaults".into(),
         (false, Ok(_)) => "not present; built-in defaults".into(),
@@ -61,8 +66,67 @@ fn print_version(paths: &Paths) {
     println!("config:   {} ({config_state})", paths.config_file.display());
     println!("data:     {}", paths.data_dir.display());
     println!("database: {}", paths.db_file.display());
-    println!("models:   {}", paths.models_dir.display());
+    let missing = fetch::missing(&paths.models_dir).len();
+    let state = if missing == 0 {
+        "built-in models present".to_string()
+    } else {
+        format!("{missing} built-in model file(s) not fetched yet")
+    };
+    println!("models:   {} ({state})", paths.models_dir.display());
     println!("log:      {}", paths.log_file().display());
+    let Ok(config) = config else { return };
+    let built = tokio().and_then(|rt| {
+        Ok(rt.block_on(resolve::build(&config, &paths.models_dir, &ProcessEnv, EventBus::new(), true))?)
+    });
+    match built {
+        Ok((llm, selection)) => {
+            let how = match selection {
+                Selection::Configured => "as configured".to_string(),
+                Selection::BuiltIn => {
+                    "no endpoint configured and none answering at Ollama's address: built-in models".into()
+                }
+                Selection::DetectedOllama { base_url, model } => {
+                    format!("found {model} at {base_url} (Ollama's default address)")
+                }
+            };
+            println!("active:   {how}");
+            for role in Role::ALL {
+                println!("  {:<12}{}", role.as_str(), llm.describe(role));
+            }
+        }
+        Err(e) => println!("active:   error: {e:#}"),
+    }
+}
+
+fn models(paths: &Paths, args: ModelsArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        Some(ModelsAction::Fetch) => {
+            let mut last = String::new();
+            fetch::Fetcher::default().fetch(&paths.models_dir, &mut |p| {
+                let line = chalie::llm::local::progress_line(&p);
+                if line != last {
+                    eprintln!("{line}");
+                    last = line;
+                }
+            })?;
+            println!("Built-in models ready in {}", paths.models_dir.display());
+        }
+        None => {
+            let missing = fetch::missing(&paths.models_dir);
+            for f in fetch::FILES {
+                let state = if missing.iter().any(|m| m.file_name == f.file_name && m.model == f.model) {
+                    "missing"
+                } else {
+                    "ok"
+                };
+                println!("{:<8}{}", state, fetch::model_dir(&paths.models_dir, f.model).join(f.file_name).display());
+            }
+            if !missing.is_empty() {
+                println!("Run `chalie-tui models fetch` to download them (~190 MB).");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn tokio() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -67,7 +67,7 @@ pub enum TriageMode {
 }
 
 /// The roles the cognition stack calls models by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Primary,
@@ -346,16 +346,20 @@ impl Config {
     /// The API key for a role's provider, read from the variable the config names.
     /// Never log the returned value.
     pub fn api_key(&self, role: Role, env: &dyn Env) -> Result<Option<String>, ConfigError> {
-        let target = self.models.get(role);
-        let Some(provider) = self.providers.get(&target.provider) else {
+        self.provider_key(&self.models.get(role).provider, env)
+    }
+
+    /// The API key of a named provider, if it names a key variable.
+    pub fn provider_key(&self, provider: &str, env: &dyn Env) -> Result<Option<String>, ConfigError> {
+        let Some(spec) = self.providers.get(provider) else {
             return Ok(None);
         };
-        match &provider.api_key_env {
+        match &spec.api_key_env {
             None => Ok(None),
             Some(var) => env.var(&var.value).map(Some).ok_or_else(|| ConfigError::MissingEnv {
                 at: var.at.clone(),
                 var: var.value.clone(),
-                provider: target.provider.clone(),
+                provider: provider.to_string(),
             }),
         }
     }

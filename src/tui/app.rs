@@ -129,6 +129,13 @@ impl App {
         match &event.event {
             EngineEvent::UserMessage { text, .. } => self.chat.push(ChatLine { role: Role::User, text: text.clone() }),
             EngineEvent::Notice { level, message } => self.notice = Some((*level, message.clone())),
+            // Model-call telemetry feeds the status bar and panes once the pipeline
+            // produces replies; nothing on screen changes for it yet.
+            EngineEvent::LlmStart { .. }
+            | EngineEvent::LlmToken { .. }
+            | EngineEvent::LlmComplete { .. }
+            | EngineEvent::LlmCost { .. }
+            | EngineEvent::LlmFailed { .. } => return,
         }
         self.dirty = true;
     }
