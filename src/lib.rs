@@ -4,6 +4,7 @@
 //! wired), [`events`] (the one stream everything reports to) and [`store`].
 
 pub mod cli;
+pub mod cognition;
 pub mod config;
 pub mod events;
 pub mod llm;

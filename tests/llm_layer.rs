@@ -182,6 +182,19 @@ fn structured_req() -> ChatRequest {
     r
 }
 
+/// One structured triage call against the double, no transport retries.
+async fn triage(double: &Double) -> Result<serde_json::Value, LlmError> {
+    let llm = llm_for(&double.base_url(), &EventBus::new(), 0);
+    llm.structured(
+        Role::Lightweight,
+        &structured_req(),
+        &triage_schema(),
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn structured_output_is_repaired_with_the_validation_error() {
     let double = Double::start(vec![
@@ -189,17 +202,7 @@ async fn structured_output_is_repaired_with_the_validation_error() {
         Reply::text("```json\n{\"mode\": \"ACT\", \"confidence\": 0.9}\n```"),
     ])
     .await;
-    let llm = llm_for(&double.base_url(), &EventBus::new(), 0);
-    let v = llm
-        .structured(
-            Role::Lightweight,
-            &structured_req(),
-            &triage_schema(),
-            Duration::from_secs(5),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let v = triage(&double).await.unwrap();
     assert_eq!(v, json!({"mode": "ACT", "confidence": 0.9}));
     let reqs = double.requests();
     assert_eq!(reqs.len(), 2);
@@ -212,17 +215,7 @@ async fn structured_output_is_repaired_with_the_validation_error() {
 #[tokio::test]
 async fn structured_output_gives_up_with_a_typed_error() {
     let double = Double::start(vec![Reply::text("no"), Reply::text("{\"mode\": 1}"), Reply::text("{bad json")]).await;
-    let llm = llm_for(&double.base_url(), &EventBus::new(), 0);
-    let err = llm
-        .structured(
-            Role::Lightweight,
-            &structured_req(),
-            &triage_schema(),
-            Duration::from_secs(5),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let err = triage(&double).await.unwrap_err();
     assert!(matches!(&err, LlmError::InvalidOutput { raw, .. } if raw == "{bad json"), "{err:?}");
     assert_eq!(double.requests().len(), 3, "bounded: one answer and two repairs");
 }

@@ -1,0 +1,10 @@
+//! The per-message cognition pipeline (seeds 000 and 001). Deterministic stages are
+//! pure functions over plain structs, testable with no model and no database.
+
+pub mod boundary;
+pub mod context;
+pub mod intent;
+pub mod router;
+pub mod signals;
+pub mod social;
+pub mod topic;

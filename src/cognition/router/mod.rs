@@ -1,0 +1,686 @@
+//! The deterministic mode router (seed 000 "Deterministic Mode Router"; parameters §4, §10, §14).
+//!
+//! `score[mode] = base + Σ weight·signal` over observable signals, the highest score wins; an
+//! ambiguous result (relative margin below the effective margin) asks the pipeline for a
+//! lightweight-model tie-break between the top two. Everything here is a pure function: the
+//! caller keeps the per-topic [`RouterHistory`], measures `routing_time_ms`, runs the tie-break
+//! model, and logs the [`RoutingDecision`] (delivered mode, all five scores, snapshots).
+//!
+//! # Calibrated defaults (why they differ from the published ones)
+//! The published weights ([`RouterWeights::published`]) send every cold first message to CLARIFY
+//! (§14): a cold new topic gives CLARIFY four boosters at once (cold boost, question-and-cold,
+//! question-and-no-facts, new-topic-and-question) and takes 0.15 off RESPOND, while a cold start
+//! is the normal state of a terminal assistant's first message. Coldness says "little memory",
+//! not "the request is unclear". The defaults ([`RouterWeights::default`], version 2) keep the
+//! seed's structure and every signal; they change these numbers (each inside the §10 bounds where
+//! §10 bounds it) and add a few terms over derived signals (`vague_reference`, `no_antecedent`,
+//! `bare_negative_feedback`, `social_intent`, the action intent on RESPOND):
+//!
+//! CLARIFY is for ambiguity, not for a lack of memory:
+//! - `respond.cold_penalty` 0.15 → 0.05 (the §10 floor): a self-contained question needs no
+//!   memory; general knowledge answers it.
+//! - `clarify.base` 0.30 → 0.25, `clarify.cold_boost` 0.12 → 0.10 (the §10 floor);
+//!   `clarify.question_cold`, `clarify.question_no_facts`, `clarify.new_topic_question`
+//!   0.05/0.08/0.05 → 0: they fire on nearly every first question and measure the absence of
+//!   memory, not ambiguity.
+//! - New `clarify.vague_reference` 0.40: the message leans on a referent it does not name
+//!   ([`TextSignals::vague_reference`]: "what about that one?", "do it again", "why?") **and**
+//!   working memory is empty, so there is nothing it can refer to.
+//! - New `clarify.bare_negative_feedback` 0.30: "that's not what I meant" with no correction in
+//!   it (≤ 1 content word), said about an answer that exists, is best met with a question (a
+//!   recorded §4.5 example).
+//!
+//! ACT is for skill and tool requests, which the intent classifier recognises:
+//! - `act.action_intent` 0.40 → 0.70 and new `respond.action_intent_penalty` 0.30: an explicit
+//!   request ("remind me…", "add … to my list", "what did I tell you about…") must win in a warm
+//!   context too, where RESPOND collects up to +0.45 of warmth, fact and gist boosts that say
+//!   nothing about performing an action (published: ACT 0.50 vs RESPOND 0.89 for "add eggs to the
+//!   shopping list" in a warm topic).
+//! - `act.interrogative_fact_gap` 0.15 → 0.05, `act.memory_confidence_very_low` 0.10 → 0.03,
+//!   `act.memory_confidence_low` 0.05 → 0.02, `act.implicit_reference` 0.15 → 0.10,
+//!   `act.question_moderate_context` 0.20 → 0.10: they fire on almost every question (the
+//!   interrogative list includes "is", "do", "can"; "what was" is an "implicit reference"; memory
+//!   confidence is low on every new topic) and pushed general-knowledge questions into ACT or a
+//!   tie-break.
+//!
+//! ACKNOWLEDGE is for wholly social turns:
+//! - `acknowledge.greeting` 0.60 → 0.25, `acknowledge.positive_feedback` 0.40 → 0.20,
+//!   `respond.greeting_penalty` 0.20 → 0.05, `respond.positive_feedback_penalty` 0.15 → 0.05: the
+//!   §3.2 patterns are a greeting prefix and a praise word anywhere, so "hey, check my shopping
+//!   list" had ACKNOWLEDGE at 0.70 and "translate good night into Spanish" lost RESPOND to CLARIFY.
+//! - New `acknowledge.social_intent` 0.55 and `respond.social_intent_penalty` 0.45 (intent
+//!   greeting, or positive feedback as the whole message), and `acknowledge.question_penalty` no
+//!   longer applies to a wholly social message ("how are you?" is a question that wants a social
+//!   reply).
+//!
+//! IGNORE: `ignore.empty_input` 1.00 → 1.60, so empty input beats a warm RESPOND (up to 0.95);
+//! the published value only beat a cold one.
+//!
+//! Ties (scores within 1e-9) resolve by the fixed order RESPOND > CLARIFY > ACT > ACKNOWLEDGE >
+//! IGNORE ([`Mode::ALL`]).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::context::ContextSignals;
+use super::intent::{Complexity, IntentResult, IntentType};
+use super::signals::{Feedback, TextSignals};
+
+// ───────────────────────────── modes and scores ─────────────────────────────
+
+/// The five engagement modes. The declaration order is the tie order (earlier wins an exact tie).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Mode {
+    Respond,
+    Clarify,
+    Act,
+    Acknowledge,
+    Ignore,
+}
+
+impl Mode {
+    /// All modes in tie order.
+    pub const ALL: [Mode; 5] = [Mode::Respond, Mode::Clarify, Mode::Act, Mode::Acknowledge, Mode::Ignore];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Respond => "RESPOND",
+            Mode::Clarify => "CLARIFY",
+            Mode::Act => "ACT",
+            Mode::Acknowledge => "ACKNOWLEDGE",
+            Mode::Ignore => "IGNORE",
+        }
+    }
+
+    /// One line for the tie-break prompt.
+    pub fn description(self) -> &'static str {
+        match self {
+            Mode::Respond => "Answer the user with available context and knowledge",
+            Mode::Clarify => "Ask one clarifying question to build understanding",
+            Mode::Act => "Use skills and tools (memory lookup, reminders, lists, search) before responding",
+            Mode::Acknowledge => "Reply briefly to a greeting, thanks or other social message",
+            Mode::Ignore => "No response needed (empty or irrelevant input)",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        let up = s.trim().to_ascii_uppercase();
+        Mode::ALL.into_iter().find(|m| m.as_str() == up).ok_or_else(|| format!("unknown mode `{s}`"))
+    }
+}
+
+/// Two scores closer than this are a tie (resolved by [`Mode::ALL`] order).
+pub const TIE_EPSILON: f64 = 1e-9;
+
+/// The five scores, serialized as `{"RESPOND": …, "CLARIFY": …, …}`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ModeScores {
+    #[serde(rename = "RESPOND")]
+    pub respond: f64,
+    #[serde(rename = "CLARIFY")]
+    pub clarify: f64,
+    #[serde(rename = "ACT")]
+    pub act: f64,
+    #[serde(rename = "ACKNOWLEDGE")]
+    pub acknowledge: f64,
+    #[serde(rename = "IGNORE")]
+    pub ignore: f64,
+}
+
+impl ModeScores {
+    pub fn get(&self, mode: Mode) -> f64 {
+        match mode {
+            Mode::Respond => self.respond,
+            Mode::Clarify => self.clarify,
+            Mode::Act => self.act,
+            Mode::Acknowledge => self.acknowledge,
+            Mode::Ignore => self.ignore,
+        }
+    }
+
+    pub fn get_mut(&mut self, mode: Mode) -> &mut f64 {
+        match mode {
+            Mode::Respond => &mut self.respond,
+            Mode::Clarify => &mut self.clarify,
+            Mode::Act => &mut self.act,
+            Mode::Acknowledge => &mut self.acknowledge,
+            Mode::Ignore => &mut self.ignore,
+        }
+    }
+
+    /// Modes from highest to lowest score; ties (within [`TIE_EPSILON`]) in [`Mode::ALL`] order.
+    pub fn ranked(&self) -> [(Mode, f64); 5] {
+        let mut r = Mode::ALL.map(|m| (m, self.get(m)));
+        r.sort_by(
+            |(ma, a), (mb, b)| {
+                if (a - b).abs() <= TIE_EPSILON { ma.index().cmp(&mb.index()) } else { b.total_cmp(a) }
+            },
+        );
+        r
+    }
+}
+
+// ───────────────────────────── signals ─────────────────────────────
+
+/// Every §4.1 router signal (text, intent, context). Derived signals: [`RouterSignals::derived`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterSignals {
+    // §3.2 text signals (+ the two additions of `TextSignals`)
+    pub prompt_token_count: usize,
+    pub has_question_mark: bool,
+    pub interrogative_words: bool,
+    pub greeting_pattern: bool,
+    pub implicit_reference: bool,
+    pub explicit_feedback: Feedback,
+    pub information_density: f64,
+    pub content_word_count: usize,
+    pub vague_reference: bool,
+    // §3.3 intent
+    pub intent_type: IntentType,
+    pub intent_complexity: Complexity,
+    pub intent_confidence: f64,
+    // context
+    pub context_warmth: f64,
+    pub working_memory_turns: usize,
+    /// Real gists only.
+    pub gist_count: usize,
+    pub fact_count: usize,
+    pub world_state_present: bool,
+    pub topic_confidence: f64,
+    pub is_new_topic: bool,
+    /// FOK of the topic, 0–5.
+    pub fok_score: f64,
+    pub session_exchange_count: usize,
+    pub memory_confidence: f64,
+    pub self_constraint: f64,
+}
+
+/// §4.1 derived signals.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DerivedSignals {
+    /// `min(fact_count/10, 1)`
+    pub fact_density: f64,
+    /// `min(gist_count/5, 1)`
+    pub gist_density: f64,
+    /// `has_question_mark || interrogative_words`
+    pub question: bool,
+    /// `warmth < 0.3`
+    pub cold: bool,
+    /// `warmth > 0.6`
+    pub warm: bool,
+    /// `prompt_token_count == 0`
+    pub empty: bool,
+    /// Addition: working memory is empty, so a vague reference has nothing to refer to.
+    pub no_antecedent: bool,
+    /// Addition: negative feedback with at most one content word (no correction in it), on an
+    /// answer that exists (working memory not empty).
+    pub bare_negative_feedback: bool,
+    /// Addition: intent greeting, or intent feedback with positive feedback (a wholly social turn).
+    pub social_intent: bool,
+}
+
+/// §4.1 thresholds of the derived signals and conditions (fixed, not regulated).
+pub const COLD_BELOW: f64 = 0.3;
+pub const WARM_ABOVE: f64 = 0.6;
+pub const QUESTION_WARM_ABOVE: f64 = 0.4;
+pub const MODERATE_CONTEXT: (f64, f64) = (0.3, 0.7);
+pub const VERY_COLD_BELOW: f64 = 0.15;
+pub const DENSE_FACTS_ABOVE: f64 = 0.5;
+pub const FACT_GAP_BELOW: usize = 3;
+pub const MEMORY_CONFIDENCE_VERY_LOW: f64 = 0.15;
+pub const MEMORY_CONFIDENCE_LOW: f64 = 0.30;
+pub const LOW_DENSITY_BELOW: f64 = 0.3;
+/// Hysteresis window: the topic's most recent confidences.
+pub const HYSTERESIS_WINDOW: usize = 3;
+
+impl RouterSignals {
+    pub fn new(text: &TextSignals, intent: &IntentResult, ctx: &ContextSignals) -> RouterSignals {
+        RouterSignals {
+            prompt_token_count: text.prompt_token_count,
+            has_question_mark: text.has_question_mark,
+            interrogative_words: text.interrogative_words,
+            greeting_pattern: text.greeting_pattern,
+            implicit_reference: text.implicit_reference,
+            explicit_feedback: text.explicit_feedback,
+            information_density: text.information_density,
+            content_word_count: text.content_word_count,
+            vague_reference: text.vague_reference,
+            intent_type: intent.intent_type,
+            intent_complexity: intent.complexity,
+            intent_confidence: intent.confidence,
+            context_warmth: ctx.warmth(),
+            working_memory_turns: ctx.working_memory_turns,
+            gist_count: ctx.gist_count,
+            fact_count: ctx.fact_count,
+            world_state_present: ctx.world_state_present,
+            topic_confidence: ctx.topic_confidence,
+            is_new_topic: ctx.is_new_topic,
+            fok_score: ctx.fok_score,
+            session_exchange_count: ctx.session_exchange_count,
+            memory_confidence: ctx.memory_confidence(),
+            self_constraint: ctx.self_constraint,
+        }
+    }
+
+    fn warmth(&self) -> f64 {
+        if self.context_warmth.is_finite() { self.context_warmth.clamp(0.0, 1.0) } else { 0.0 }
+    }
+
+    pub fn derived(&self) -> DerivedSignals {
+        let w = self.warmth();
+        DerivedSignals {
+            fact_density: (self.fact_count as f64 / 10.0).min(1.0),
+            gist_density: (self.gist_count as f64 / 5.0).min(1.0),
+            question: self.has_question_mark || self.interrogative_words,
+            cold: w < COLD_BELOW,
+            warm: w > WARM_ABOVE,
+            empty: self.prompt_token_count == 0,
+            no_antecedent: self.working_memory_turns == 0,
+            bare_negative_feedback: self.explicit_feedback == Feedback::Negative
+                && self.content_word_count <= 1
+                && self.working_memory_turns > 0,
+            social_intent: self.intent_type == IntentType::Greeting
+                || (self.intent_type == IntentType::Feedback && self.explicit_feedback == Feedback::Positive),
+        }
+    }
+}
+
+pub mod calibration;
+mod tiebreak;
+mod weights;
+
+pub use tiebreak::*;
+pub use weights::*;
+
+// ───────────────────────────── state and history ─────────────────────────────
+
+/// What the router needs to know about the topic's recent routing.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RouterState {
+    /// The topic's previous delivered mode (anti-oscillation).
+    pub previous_mode: Option<Mode>,
+    /// The topic's most recent router confidences, oldest first (at most [`HYSTERESIS_WINDOW`]).
+    pub recent_confidences: Vec<f64>,
+}
+
+impl RouterState {
+    /// The last [`HYSTERESIS_WINDOW`] confidences exist and are all below `threshold`.
+    pub fn low_confidence_streak(&self, threshold: f64) -> bool {
+        let n = self.recent_confidences.len();
+        n >= HYSTERESIS_WINDOW && self.recent_confidences[n - HYSTERESIS_WINDOW..].iter().all(|c| *c < threshold)
+    }
+
+    /// Remember a delivered decision.
+    pub fn record(&mut self, decision: &RoutingDecision) {
+        self.previous_mode = Some(decision.mode);
+        self.recent_confidences.push(decision.router_confidence);
+        let n = self.recent_confidences.len();
+        if n > HYSTERESIS_WINDOW {
+            self.recent_confidences.drain(..n - HYSTERESIS_WINDOW);
+        }
+    }
+}
+
+/// Per-topic routing history, keyed by the real topic id (⚠ the original never set the key, so
+/// one global history served every topic). Serializable so the pipeline can persist it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RouterHistory {
+    topics: HashMap<String, RouterState>,
+}
+
+impl RouterHistory {
+    pub fn new() -> RouterHistory {
+        RouterHistory::default()
+    }
+
+    /// The topic's state (a fresh one for an unknown topic).
+    pub fn state(&self, topic: &str) -> RouterState {
+        self.topics.get(topic).cloned().unwrap_or_default()
+    }
+
+    /// Record the delivered decision for `topic`.
+    pub fn record(&mut self, topic: &str, decision: &RoutingDecision) {
+        self.topics.entry(topic.to_string()).or_default().record(decision);
+    }
+
+    pub fn forget(&mut self, topic: &str) {
+        self.topics.remove(topic);
+    }
+
+    pub fn len(&self) -> usize {
+        self.topics.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.topics.is_empty()
+    }
+}
+
+// ───────────────────────────── decision ─────────────────────────────
+
+/// One anti-oscillation adjustment (logged as a `routing_anti_oscillation` event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Suppression {
+    pub previous_mode: Mode,
+    pub adjusted_mode: Mode,
+    pub delta: f64,
+    pub reason: String,
+}
+
+/// The tie-breaker's answer: A = the higher-scoring candidate, B = the runner-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TieChoice {
+    A,
+    B,
+}
+
+/// The router's output (§4.4 fields; `routing_time_ms` is the caller's measurement).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutingDecision {
+    /// The delivered mode (after a tie-break or a post-ACT override).
+    pub mode: Mode,
+    /// All five scores, after anti-oscillation.
+    pub scores: ModeScores,
+    /// `(top − second) / max(|top|, 0.001)`.
+    pub router_confidence: f64,
+    /// The ratio the tie-break test compares (the same value as `router_confidence`).
+    pub margin: f64,
+    /// `base − (base − min)·warmth + semantic_uncertainty (+ hysteresis widening)`.
+    pub effective_margin: f64,
+    /// Whether the topic's low-confidence streak widened the margin.
+    pub hysteresis_widened: bool,
+    /// Tie-break candidates `(A, B)` = `(top, second)` when one is needed; the pipeline asks the
+    /// lightweight model and calls [`RoutingDecision::resolve_tiebreak`].
+    pub tiebreak: Option<(Mode, Mode)>,
+    /// The model answered and its choice was applied.
+    pub tiebreaker_used: bool,
+    pub tiebreak_choice: Option<TieChoice>,
+    /// [`RoutingDecision::resolve_tiebreak`] has run (with or without an answer).
+    pub tiebreak_resolved: bool,
+    pub previous_mode: Option<Mode>,
+    pub suppressions: Vec<Suppression>,
+    /// Set when the post-ACT re-route replaced the scored mode.
+    pub override_reason: Option<String>,
+    /// Every signal, derived ones under `derived`.
+    pub signal_snapshot: Value,
+    pub weight_snapshot: Value,
+}
+
+impl RoutingDecision {
+    /// The highest-scoring mode (what the router chose before any tie-break or override).
+    pub fn scored_mode(&self) -> Mode {
+        self.scores.ranked()[0].0
+    }
+
+    /// A tie-break is needed and has not been resolved yet.
+    pub fn tiebreak_pending(&self) -> bool {
+        self.tiebreak.is_some() && !self.tiebreak_resolved
+    }
+
+    /// Apply the tie-breaker's answer. `None` (no answer, unparseable reply, timeout) keeps the
+    /// higher score. Returns the delivered mode. A no-op without pending candidates.
+    pub fn resolve_tiebreak(&mut self, choice: Option<TieChoice>) -> Mode {
+        if let Some((a, b)) = self.tiebreak
+            && !self.tiebreak_resolved
+        {
+            self.tiebreak_resolved = true;
+            self.tiebreak_choice = choice;
+            self.tiebreaker_used = choice.is_some();
+            self.mode = match choice {
+                Some(TieChoice::B) => b,
+                Some(TieChoice::A) | None => a,
+            };
+        }
+        self.mode
+    }
+
+    /// Parse a tie-breaker reply ([`parse_tiebreak_for`]) and apply it.
+    pub fn resolve_tiebreak_reply(&mut self, reply: &str) -> Mode {
+        let choice = self.tiebreak.and_then(|(a, b)| parse_tiebreak_for(reply, a, b));
+        self.resolve_tiebreak(choice)
+    }
+}
+
+#[derive(Serialize)]
+struct SignalSnapshot<'a> {
+    #[serde(flatten)]
+    signals: &'a RouterSignals,
+    derived: DerivedSignals,
+}
+
+// ───────────────────────────── scoring ─────────────────────────────
+
+/// The raw §4.2 scores (before anti-oscillation).
+pub fn score_modes(s: &RouterSignals, w: &RouterWeights) -> ModeScores {
+    let d = s.derived();
+    score_with(s, &d, w)
+}
+
+fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeScores {
+    let warmth = s.warmth();
+    let on = |c: bool, x: f64| if c { x } else { 0.0 };
+    let self_constraint = if s.self_constraint.is_finite() { s.self_constraint.clamp(0.0, 1.0) } else { 0.0 };
+    let positive = s.explicit_feedback == Feedback::Positive;
+
+    let r = &w.respond;
+    let respond = r.base
+        + r.warmth_boost * warmth
+        + r.fact_density * d.fact_density
+        + r.gist_density * d.gist_density
+        + on(d.question && warmth > QUESTION_WARM_ABOVE, r.question_warm)
+        - on(d.cold, r.cold_penalty)
+        + on(d.question && d.cold, r.question_cold)
+        - r.self_constraint_penalty * self_constraint
+        - on(s.greeting_pattern, r.greeting_penalty)
+        - on(positive, r.positive_feedback_penalty)
+        - on(d.social_intent, r.social_intent_penalty)
+        - on(s.intent_type == IntentType::Action, r.action_intent_penalty);
+
+    let c = &w.clarify;
+    let clarify = c.base + on(d.cold, (1.0 - warmth) * c.cold_boost) + on(d.question && d.cold, c.question_cold)
+        - on(d.warm, c.warm_penalty)
+        + on(d.question && s.fact_count == 0, c.question_no_facts)
+        + on(s.is_new_topic && d.question, c.new_topic_question)
+        + c.self_constraint * self_constraint
+        + on(s.vague_reference && d.no_antecedent, c.vague_reference)
+        + on(d.bare_negative_feedback, c.bare_negative_feedback);
+
+    let a = &w.act;
+    let asks = s.interrogative_words || s.has_question_mark;
+    let memory = if asks && s.memory_confidence < MEMORY_CONFIDENCE_VERY_LOW {
+        a.memory_confidence_very_low
+    } else if asks && s.memory_confidence < MEMORY_CONFIDENCE_LOW {
+        a.memory_confidence_low
+    } else {
+        0.0
+    };
+    let act = a.base
+        + on(d.question && (MODERATE_CONTEXT.0..=MODERATE_CONTEXT.1).contains(&warmth), a.question_moderate_context)
+        + on(s.interrogative_words && s.fact_count < FACT_GAP_BELOW, a.interrogative_fact_gap)
+        + on(s.implicit_reference, a.implicit_reference)
+        - on(warmth < VERY_COLD_BELOW, a.very_cold_penalty)
+        - on(d.warm && d.fact_density > DENSE_FACTS_ABOVE, a.warm_facts_penalty)
+        + on(s.intent_type == IntentType::Action, a.action_intent)
+        + memory;
+
+    let k = &w.acknowledge;
+    let acknowledge = k.base - on(d.question && !d.social_intent, k.question_penalty)
+        + on(s.greeting_pattern, k.greeting)
+        + on(positive, k.positive_feedback)
+        + on(d.social_intent, k.social_intent);
+
+    let ignore = w.ignore.base + on(d.empty, w.ignore.empty_input);
+
+    ModeScores { respond, clarify, act, acknowledge, ignore }
+}
+
+/// `base − (base − min)·warmth + semantic_uncertainty` (§4.4), without hysteresis.
+pub fn effective_margin(s: &RouterSignals, w: &RouterWeights) -> f64 {
+    let t = &w.tiebreaker;
+    let warmth = s.warmth();
+    let mut m = t.base_margin - (t.base_margin - t.min_margin) * warmth;
+    if s.implicit_reference {
+        m += t.implicit_reference_uncertainty;
+    }
+    if s.information_density < LOW_DENSITY_BELOW {
+        m += t.low_density_uncertainty;
+    }
+    if s.interrogative_words && !s.has_question_mark {
+        m += t.interrogative_no_mark_uncertainty;
+    }
+    m
+}
+
+/// `(top − second) / max(|top|, 0.001)`.
+pub fn router_confidence(top: f64, second: f64) -> f64 {
+    (top - second) / top.abs().max(0.001)
+}
+
+/// Route one message. `state` is the topic's [`RouterState`]; `allow_tiebreak = false` skips the
+/// tie-break (the post-ACT re-route, or a pipeline with no model).
+pub fn route(
+    signals: &RouterSignals,
+    weights: &RouterWeights,
+    state: &RouterState,
+    allow_tiebreak: bool,
+) -> RoutingDecision {
+    let derived = signals.derived();
+    let mut scores = score_with(signals, &derived, weights);
+
+    let mut suppressions = Vec::new();
+    match state.previous_mode {
+        Some(Mode::Act) => {
+            let delta = -weights.anti_oscillation.act_after_act_penalty;
+            scores.act += delta;
+            suppressions.push(Suppression {
+                previous_mode: Mode::Act,
+                adjusted_mode: Mode::Act,
+                delta,
+                reason: "ACT just ran: suppress re-selecting ACT".to_string(),
+            });
+        }
+        Some(Mode::Clarify) => {
+            let delta = weights.anti_oscillation.respond_after_clarify_boost;
+            scores.respond += delta;
+            suppressions.push(Suppression {
+                previous_mode: Mode::Clarify,
+                adjusted_mode: Mode::Respond,
+                delta,
+                reason: "the user answered a clarification: favour RESPOND".to_string(),
+            });
+        }
+        _ => {}
+    }
+
+    let ranked = scores.ranked();
+    let (top, top_score) = ranked[0];
+    let (second, second_score) = ranked[1];
+    let confidence = router_confidence(top_score, second_score);
+    let hysteresis = state.low_confidence_streak(weights.tiebreaker.hysteresis_threshold);
+    let mut eff = effective_margin(signals, weights);
+    if hysteresis {
+        eff += weights.tiebreaker.hysteresis_widening;
+    }
+    let tiebreak = (allow_tiebreak && top != Mode::Ignore && confidence < eff).then_some((top, second));
+
+    RoutingDecision {
+        mode: top,
+        scores,
+        router_confidence: confidence,
+        margin: confidence,
+        effective_margin: eff,
+        hysteresis_widened: hysteresis,
+        tiebreak,
+        tiebreaker_used: false,
+        tiebreak_choice: None,
+        tiebreak_resolved: false,
+        previous_mode: state.previous_mode,
+        suppressions,
+        override_reason: None,
+        signal_snapshot: serde_json::to_value(SignalSnapshot { signals, derived }).unwrap_or(Value::Null),
+        weight_snapshot: serde_json::to_value(weights).unwrap_or(Value::Null),
+    }
+}
+
+/// What the ACT loop produced, for the re-route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ActOutcome {
+    /// At least one action returned a substantive result.
+    pub substantive: bool,
+    /// Every action produced a card (the text reply is skipped).
+    pub all_cards: bool,
+}
+
+/// The re-route after the ACT loop (§4.4): previous mode ACT, no tie-break. Every action a card →
+/// IGNORE (skip the text); an ACT result → RESPOND; IGNORE → RESPOND when the actions produced
+/// substantive results.
+pub fn reroute_after_act(
+    signals: &RouterSignals,
+    weights: &RouterWeights,
+    state: &RouterState,
+    outcome: ActOutcome,
+) -> RoutingDecision {
+    let st = RouterState { previous_mode: Some(Mode::Act), recent_confidences: state.recent_confidences.clone() };
+    let mut d = route(signals, weights, &st, false);
+    let (mode, why) = if outcome.all_cards {
+        (Mode::Ignore, "post-ACT: every action produced a card, no text")
+    } else if d.mode == Mode::Act {
+        (Mode::Respond, "post-ACT: ACT becomes RESPOND")
+    } else if d.mode == Mode::Ignore && outcome.substantive {
+        (Mode::Respond, "post-ACT: IGNORE becomes RESPOND after substantive results")
+    } else {
+        return d;
+    };
+    if mode != d.mode {
+        d.mode = mode;
+        d.override_reason = Some(why.to_string());
+    }
+    d
+}
+
+/// Text → signals → intent → route, for callers that have the context assembled.
+pub fn route_text(
+    text: &str,
+    ctx: &ContextSignals,
+    weights: &RouterWeights,
+    state: &RouterState,
+    allow_tiebreak: bool,
+) -> RoutingDecision {
+    let signals = RouterSignals::from_text(text, ctx);
+    route(&signals, weights, state, allow_tiebreak)
+}
+
+impl RouterSignals {
+    /// Extract the text signals, classify the intent and combine them with `ctx`.
+    pub fn from_text(text: &str, ctx: &ContextSignals) -> RouterSignals {
+        let ts = super::signals::extract(text);
+        let ictx = super::intent::IntentContext {
+            warmth: ctx.warmth(),
+            memory_confidence: ctx.memory_confidence(),
+            working_memory_turns: ctx.working_memory_turns,
+        };
+        let intent = super::intent::classify_intent(text, &ts, &ictx);
+        RouterSignals::new(&ts, &intent, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,605 @@
+//! NLP signals over the raw user text (parameters §3.2): the seven signals of the published
+//! router plus two the calibrated router needs (`content_word_count`, `vague_reference`).
+//!
+//! Everything is a plain token scan: the text is lowercased once, split into words (letters,
+//! digits and apostrophes; curly apostrophes are folded to `'`), and phrases are matched as
+//! whole-word sequences. No regex, no allocation beyond the lowercase copy and the word list.
+//!
+//! Deviations from the published table, each on purpose:
+//! - Negative feedback is tested **before** positive: "not helpful" and "still not good" contain
+//!   a positive word, and the published order read them as praise.
+//! - A praise word right after a negator ("not good", "never nice") is negative feedback.
+//! - Apostrophe-less spellings ("thats not", "doesnt work") match like the apostrophe ones.
+
+use serde::{Deserialize, Serialize};
+
+/// Explicit feedback on the previous answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Feedback {
+    Positive,
+    Negative,
+    #[default]
+    None,
+}
+
+/// The §3.2 signals of one message, plus two additions used by the calibrated router.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TextSignals {
+    /// Number of whitespace-separated tokens.
+    pub prompt_token_count: usize,
+    /// A `?` anywhere in the text.
+    pub has_question_mark: bool,
+    /// One of [`INTERROGATIVES`] as a whole word, anywhere.
+    pub interrogative_words: bool,
+    /// The text starts with a greeting ([`GREETINGS`]).
+    pub greeting_pattern: bool,
+    /// A phrase that points at earlier conversation ([`IMPLICIT_REFERENCES`]).
+    pub implicit_reference: bool,
+    pub explicit_feedback: Feedback,
+    /// Unique lowercase whitespace tokens / total tokens (0 for empty text).
+    pub information_density: f64,
+    /// Addition: words that carry content (not function words, pronouns or generic request verbs
+    /// such as "tell", "do", "explain"). "what about that one?" has none; "why is the sky blue?"
+    /// has two.
+    pub content_word_count: usize,
+    /// Addition: the message leans on a referent it does not name: no content word, and either
+    /// an anaphor ("it", "that", "this one", "again", "more") or a bare interrogative ("why?",
+    /// "how so?"). Without an antecedent in working memory such a message needs a clarifying
+    /// question; with one it is an ordinary follow-up.
+    pub vague_reference: bool,
+}
+
+impl TextSignals {
+    /// `has_question_mark || interrogative_words` (the §4.1 derived `question`).
+    pub fn is_question(&self) -> bool {
+        self.has_question_mark || self.interrogative_words
+    }
+}
+
+/// §3.2 interrogative words (whole-word, anywhere).
+pub const INTERROGATIVES: &[&str] = &[
+    "what", "where", "when", "who", "why", "how", "which", "whose", "whom", "can", "could", "would", "should", "is",
+    "are", "do", "does", "did", "will", "shall",
+];
+
+/// §3.2 greetings, matched at the start of the text.
+pub const GREETINGS: &[&str] = &[
+    "hey",
+    "hi",
+    "hello",
+    "yo",
+    "sup",
+    "what's up",
+    "whats up",
+    "howdy",
+    "hiya",
+    "heya",
+    "greetings",
+    "good morning",
+    "good afternoon",
+    "good evening",
+];
+
+/// §3.2 implicit references.
+pub const IMPLICIT_REFERENCES: &[&str] = &[
+    "you remember",
+    "we discussed",
+    "last time",
+    "what about",
+    "we talked about",
+    "remember when",
+    "earlier you",
+    "you said",
+    "you mentioned",
+    "what was",
+    "what were",
+];
+
+/// §3.2 positive feedback.
+pub const POSITIVE_FEEDBACK: &[&str] = &[
+    "thanks",
+    "thank you",
+    "great",
+    "perfect",
+    "awesome",
+    "exactly",
+    "that works",
+    "correct",
+    "good",
+    "nice",
+    "helpful",
+    "got it",
+    "understood",
+];
+
+/// §3.2 negative feedback (tested first, see the module note).
+pub const NEGATIVE_FEEDBACK: &[&str] = &[
+    "wrong",
+    "incorrect",
+    "no that",
+    "that's not",
+    "thats not",
+    "doesn't work",
+    "doesnt work",
+    "confused",
+    "not what i",
+    "try again",
+    "still not",
+    "misunderstood",
+    "not helpful",
+];
+
+/// Words that point back at something the message does not name.
+const ANAPHORS: &[&str] = &[
+    "it", "that", "this", "those", "these", "them", "they", "he", "she", "him", "her", "his", "hers", "their", "its",
+    "one", "ones", "again", "same", "there", "more", "else", "other", "another", "former", "latter", "such", "that's",
+    "it's",
+];
+
+/// Function words and generic request verbs: everything that is not "content" for
+/// [`TextSignals::content_word_count`].
+const NON_CONTENT: &[&str] = &[
+    // articles, determiners, quantifiers
+    "a",
+    "an",
+    "the",
+    "some",
+    "any",
+    "all",
+    "each",
+    "every",
+    "no",
+    "not",
+    "none",
+    "both",
+    "either",
+    "neither",
+    "much",
+    "many",
+    "few",
+    "lot",
+    "lots",
+    "bit",
+    "own", // pronouns
+    "i",
+    "me",
+    "my",
+    "mine",
+    "myself",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "we",
+    "us",
+    "our",
+    "ours",
+    "it",
+    "its",
+    "itself",
+    "he",
+    "him",
+    "his",
+    "she",
+    "her",
+    "hers",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "this",
+    "that",
+    "these",
+    "those",
+    "one",
+    "ones",
+    "someone",
+    "something",
+    "anything",
+    "everything",
+    "nothing",
+    "thing",
+    "things",
+    "stuff",
+    // auxiliaries and contractions
+    "is",
+    "am",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "do",
+    "does",
+    "did",
+    "done",
+    "doing",
+    "have",
+    "has",
+    "had",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "shall",
+    "may",
+    "might",
+    "must",
+    "i'm",
+    "you're",
+    "it's",
+    "that's",
+    "what's",
+    "i've",
+    "i'd",
+    "i'll",
+    "don't",
+    "doesn't",
+    "didn't",
+    "can't",
+    "won't",
+    "isn't",
+    "aren't",
+    "let's",
+    "lets",
+    // interrogatives
+    "what",
+    "where",
+    "when",
+    "who",
+    "why",
+    "how",
+    "which",
+    "whose",
+    "whom",
+    "huh", // prepositions, conjunctions
+    "of",
+    "to",
+    "in",
+    "on",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "from",
+    "into",
+    "onto",
+    "over",
+    "than",
+    "as",
+    "and",
+    "or",
+    "but",
+    "so",
+    "if",
+    "then",
+    "like", // adverbs and fillers
+    "again",
+    "more",
+    "else",
+    "other",
+    "another",
+    "same",
+    "there",
+    "here",
+    "now",
+    "just",
+    "really",
+    "very",
+    "too",
+    "also",
+    "please",
+    "ok",
+    "okay",
+    "well",
+    "oh",
+    "um",
+    "uh",
+    "hmm",
+    "yes",
+    "yeah",
+    "no",
+    "sure",
+    "exactly",
+    "former",
+    "latter",
+    "such",
+    "instead",
+    "anyway",
+    "actually",
+    "maybe", // evaluations and positions
+    "correct",
+    "right",
+    "wrong",
+    "good",
+    "bad",
+    "better",
+    "best",
+    "fine",
+    "true",
+    "false",
+    "possible",
+    "enough",
+    "ready",
+    "nice",
+    "great",
+    "before",
+    "earlier",
+    "previous",
+    "previously",
+    "last",
+    "above",
+    "below",
+    "first",
+    "second",
+    "third",
+    "next", // generic request verbs
+    "tell",
+    "say",
+    "said",
+    "show",
+    "give",
+    "explain",
+    "repeat",
+    "continue",
+    "elaborate",
+    "make",
+    "get",
+    "go",
+    "try",
+    "fix",
+    "help",
+    "redo",
+    "undo",
+    "check",
+    "see",
+    "look",
+    "mean",
+    "meant",
+    "know",
+    "think",
+    "want",
+    "need",
+    "let",
+    "work",
+    "works",
+    "use",
+];
+
+/// Bare follow-up questions ("why?", "how so?", "what then?"): the first word.
+const BARE_QUESTION_HEADS: &[&str] = &["why", "how", "what", "which", "where", "when", "who", "huh", "really"];
+/// ... and what may follow it in a two-word message.
+const BARE_QUESTION_TAILS: &[&str] = &["so", "then", "not", "exactly", "else", "now", "come", "much", "many"];
+
+/// Words that negate the praise word right after them ("not good", "never nice").
+const NEGATORS: &[&str] = &["not", "never", "isn't", "wasn't", "aren't", "don't", "doesn't", "hardly"];
+
+/// A positive-feedback word right after a negator.
+fn negated_praise(ws: &[&str]) -> bool {
+    ws.windows(2).any(|p| NEGATORS.contains(&p[0]) && POSITIVE_FEEDBACK.iter().any(|f| !f.contains(' ') && *f == p[1]))
+}
+
+/// Lowercase `text`, folding curly apostrophes to `'`. The one allocation of a scan.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{2019}' | '\u{2018}' | '\u{02BC}' => out.push('\''),
+            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
+            c => out.extend(c.to_lowercase()),
+        }
+    }
+    out
+}
+
+/// The words of normalized text: runs of letters, digits and apostrophes, with apostrophes
+/// trimmed from both ends ("'hello'" → "hello"). "to-do" is two words.
+pub fn words(normalized: &str) -> Vec<&str> {
+    normalized
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Whether `phrase` (space-separated words) occurs in `words` starting at index `at`.
+pub fn phrase_at(words: &[&str], at: usize, phrase: &str) -> bool {
+    phrase.split(' ').enumerate().all(|(k, p)| words.get(at + k) == Some(&p))
+}
+
+/// Index of the first whole-word occurrence of `phrase` in `words`.
+pub fn find_phrase(words: &[&str], phrase: &str) -> Option<usize> {
+    let first = phrase.split(' ').next()?;
+    (0..words.len()).find(|&i| words[i] == first && phrase_at(words, i, phrase))
+}
+
+/// Whether any of `phrases` occurs as whole words.
+pub fn has_any(words: &[&str], phrases: &[&str]) -> bool {
+    phrases.iter().any(|p| find_phrase(words, p).is_some())
+}
+
+/// Whether the words start with any of `phrases`; returns the matched phrase's word count.
+pub fn starts_with_any(words: &[&str], phrases: &[&str]) -> Option<usize> {
+    phrases.iter().find(|p| phrase_at(words, 0, p)).map(|p| p.split(' ').count())
+}
+
+/// Whether `word` is a content word (see [`TextSignals::content_word_count`]).
+pub fn is_content_word(word: &str) -> bool {
+    let has_digit = word.bytes().any(|b| b.is_ascii_digit());
+    has_digit || (word.chars().count() >= 2 && !NON_CONTENT.contains(&word))
+}
+
+/// Compute the signals of `text`.
+pub fn extract(text: &str) -> TextSignals {
+    let lower = normalize(text);
+    let ws = words(&lower);
+    extract_from(text, &lower, &ws)
+}
+
+/// [`extract`] over an already normalized text and its words (callers that scan the same text
+/// for other purposes share the one tokenization).
+pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
+    let mut total = 0usize;
+    let mut unique: Vec<&str> = Vec::new();
+    for tok in lower.split_whitespace() {
+        total += 1;
+        if !unique.contains(&tok) {
+            unique.push(tok);
+        }
+    }
+    let information_density = if total == 0 { 0.0 } else { unique.len() as f64 / total as f64 };
+
+    let interrogative_words = ws.iter().any(|w| INTERROGATIVES.contains(w));
+    let explicit_feedback = if has_any(ws, NEGATIVE_FEEDBACK) || negated_praise(ws) {
+        Feedback::Negative
+    } else if has_any(ws, POSITIVE_FEEDBACK) {
+        Feedback::Positive
+    } else {
+        Feedback::None
+    };
+    let content_word_count = ws.iter().filter(|w| is_content_word(w)).count();
+    let anaphor = ws.iter().any(|w| ANAPHORS.contains(w));
+    let bare_question = match ws {
+        [head] => BARE_QUESTION_HEADS.contains(head),
+        [head, tail] => BARE_QUESTION_HEADS.contains(head) && BARE_QUESTION_TAILS.contains(tail),
+        _ => false,
+    };
+    TextSignals {
+        prompt_token_count: total,
+        has_question_mark: text.contains('?'),
+        interrogative_words,
+        greeting_pattern: starts_with_any(ws, GREETINGS).is_some(),
+        implicit_reference: has_any(ws, IMPLICIT_REFERENCES),
+        explicit_feedback,
+        information_density,
+        content_word_count,
+        vague_reference: !ws.is_empty() && content_word_count == 0 && (anaphor || bare_question),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_empty_text() {
+        let s = extract("   ");
+        assert_eq!(s.prompt_token_count, 0);
+        assert_eq!(s.information_density, 0.0);
+        assert!(!s.has_question_mark && !s.interrogative_words && !s.greeting_pattern && !s.vague_reference);
+        assert_eq!(s.explicit_feedback, Feedback::None);
+    }
+
+    #[test]
+    fn signals_token_count_and_density() {
+        let s = extract("the cat and the dog");
+        assert_eq!(s.prompt_token_count, 5);
+        assert!((s.information_density - 0.8).abs() < 1e-12);
+        // Case-insensitive uniqueness.
+        let s = extract("Go go GO");
+        assert!((s.information_density - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn signals_question_mark_and_interrogatives_are_whole_words() {
+        assert!(extract("is it?").has_question_mark);
+        assert!(extract("What time").interrogative_words);
+        assert!(extract("My printer is not printing.").interrogative_words, "the published list includes `is`");
+        // Substrings do not count.
+        assert!(!extract("This island whatnot").interrogative_words);
+        assert!(!extract("I can't hear any sound").interrogative_words, "can't is not can");
+        assert!(extract("ok, HOW").interrogative_words);
+    }
+
+    #[test]
+    fn signals_greeting_only_at_the_start() {
+        for g in ["hey there", "Hi!", "HELLO", "yo", "sup", "What's up?", "what’s up", "howdy", "hiya", "heya"] {
+            assert!(extract(g).greeting_pattern, "{g}");
+        }
+        for g in ["Greetings, friend", "good morning", "Good Afternoon", "good evening all"] {
+            assert!(extract(g).greeting_pattern, "{g}");
+        }
+        assert!(!extract("well hi there").greeting_pattern);
+        assert!(!extract("history of Rome").greeting_pattern, "hi must be a whole word");
+        assert!(!extract("good night").greeting_pattern);
+    }
+
+    #[test]
+    fn signals_implicit_reference_phrases() {
+        for t in [
+            "do you remember my dog",
+            "we discussed this",
+            "like last time",
+            "what about tomorrow",
+            "we talked about it",
+            "remember when we met",
+            "earlier you told me",
+            "you said so",
+            "you mentioned a book",
+            "what was it",
+            "what were they",
+        ] {
+            assert!(extract(t).implicit_reference, "{t}");
+        }
+        assert!(!extract("what is the time").implicit_reference);
+        assert!(!extract("last of the mohicans").implicit_reference);
+    }
+
+    #[test]
+    fn signals_feedback_positive_negative_none() {
+        for t in ["thanks", "Thank you!", "great", "perfect", "awesome", "exactly", "that works", "correct"] {
+            assert_eq!(extract(t).explicit_feedback, Feedback::Positive, "{t}");
+        }
+        for t in ["good", "nice", "helpful", "got it", "Understood."] {
+            assert_eq!(extract(t).explicit_feedback, Feedback::Positive, "{t}");
+        }
+        for t in ["wrong", "incorrect", "no that is off", "That's not it", "thats not it", "it doesn't work"] {
+            assert_eq!(extract(t).explicit_feedback, Feedback::Negative, "{t}");
+        }
+        for t in ["I'm confused", "not what I asked", "try again", "still not", "you misunderstood"] {
+            assert_eq!(extract(t).explicit_feedback, Feedback::Negative, "{t}");
+        }
+        // Negative first: these contain a positive word.
+        assert_eq!(extract("not helpful").explicit_feedback, Feedback::Negative);
+        assert_eq!(extract("still not good").explicit_feedback, Feedback::Negative);
+        assert_eq!(extract("You are never nice").explicit_feedback, Feedback::Negative);
+        assert_eq!(extract("this isn't great").explicit_feedback, Feedback::Negative);
+        assert_eq!(extract("no problem, thanks").explicit_feedback, Feedback::Positive);
+        assert_eq!(extract("the weather today").explicit_feedback, Feedback::None);
+        assert_eq!(extract("goodness me").explicit_feedback, Feedback::None, "whole words only");
+    }
+
+    #[test]
+    fn signals_content_words_and_vague_reference() {
+        for t in ["what about that one?", "do it again", "Why?", "how so?", "Can you fix it?", "Tell me more"] {
+            let s = extract(t);
+            assert_eq!(s.content_word_count, 0, "{t}");
+            assert!(s.vague_reference, "{t}");
+        }
+        for t in ["What is the capital of France?", "who are you?", "How are you?", "what time is it?"] {
+            assert!(!extract(t).vague_reference, "{t}");
+        }
+        assert_eq!(extract("why is the sky blue").content_word_count, 2);
+        assert_eq!(extract("remind me at 5pm").content_word_count, 2, "digits are content");
+        assert!(!extract("").vague_reference);
+    }
+
+    #[test]
+    fn signals_tokenization_helpers() {
+        let lower = normalize("Don’t STOP — to-do list!");
+        assert_eq!(lower, "don't stop — to-do list!");
+        assert_eq!(words(&lower), vec!["don't", "stop", "to", "do", "list"]);
+        let ws = words("'quoted' word");
+        assert_eq!(ws, vec!["quoted", "word"]);
+        let ws = ["add", "it", "to", "my", "shopping", "list"];
+        assert_eq!(find_phrase(&ws, "shopping list"), Some(4));
+        assert_eq!(find_phrase(&ws, "my list"), None);
+        assert_eq!(starts_with_any(&ws, &["add it", "add"]), Some(2));
+        assert!(phrase_at(&ws, 1, "it to"));
+        assert!(!phrase_at(&ws, 5, "list please"));
+    }
+}
