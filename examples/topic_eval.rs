@@ -3,23 +3,28 @@
 //! Every utterance of `topic_shift_concat.jsonl` is embedded with the built-in all-MiniLM-L6-v2
 //! (cached under `target/topic_eval/`, so reruns take a second), each session is run as its own
 //! thread through `topic::classify` + `topic::apply`, and a boundary is predicted before a
-//! message whenever its topic differs from the previous message's. Scores:
+//! message whenever its topic differs from the previous message's (a new topic, or a return to
+//! an older one). Scores:
 //! - **Pk** (Beeferman et al.), window k = half the mean true segment length in messages,
-//!   pooled over all windows of all sessions; lower is better;
-//! - **boundary F1** with ±2 messages tolerance, one-to-one greedy matching, pooled.
+//!   rounded, pooled over all windows of all sessions; lower is better;
+//! - **boundary F1** with ±2 messages tolerance, one-to-one matching nearest first, pooled.
 //!
 //! Systems: the calibrated detector (`BoundaryParams::default`, content gate on), the same
 //! without the gate, the faithful §1.2 detector (`BoundaryParams::published`, no gate), a
-//! never-fires baseline and the static `best_sim < 0.65` rule.
+//! never-fires baseline and the static `best_sim < 0.65` rule (no gate).
 //!
-//! Streams: user messages only (what the app classifies; the headline), all utterances
-//! (user and bot), and user messages with chat fillers ("lol", "ok", …) inserted after 25%
-//! of them (fillers never carry a boundary), which is what the content gate is for.
-//! Calibration used the even-numbered sessions only (dev); the odd ones are held out.
+//! Streams: user messages only, which is what the app classifies (the headline; the held-out
+//! odd-numbered sessions first, calibration used the even ones); all utterances, user and bot;
+//! user messages with chat fillers ("lol", "ok", …) inserted after 25% of them, which never
+//! carry a boundary (what the content gate is for); and all sessions' user messages in a row as
+//! one long thread, where a join between different categories is a boundary (the steady state
+//! that §15 measured).
 //!
-//! `cargo run --release --example topic_eval [-- --sweep | --stats] [DATA.jsonl]`
-//! `--sweep` reruns the calibration grid on the dev half; `--stats` prints the signal
-//! statistics behind the detector's priors.
+//! `cargo run --release --example topic_eval [-- MODE] [DATA.jsonl]`, MODE one of
+//! - `--sweep`: the calibration grid, then the prior grid, on the dev half;
+//! - `--priors`: the prior grid alone;
+//! - `--stats [--try …]`: the signal statistics behind the priors;
+//! - `--try field=value,…`: the defaults with some `BoundaryParams` fields changed, on the dev half.
 
 use std::collections::HashMap;
 use std::fs;
@@ -136,22 +141,17 @@ fn main() -> Result<()> {
             out
         })
         .collect();
-    // Sessions in a row as one long thread: the detector's steady state (§15 measured streams
-    // long enough to warm up). A join is a boundary when the categories differ.
-    let in_a_row = |pick: &dyn Fn(usize) -> bool| -> Stream {
-        let mut thread: Stream = Vec::new();
-        let mut previous: Option<&String> = None;
-        for (j, session) in sessions.iter().enumerate().filter(|(j, _)| pick(*j)) {
-            let mut part = user[j].clone();
-            if let (Some(first), Some(prev)) = (part.first_mut(), previous) {
-                first.boundary = session.segments.first().map(|s| &s.category) != Some(prev);
-            }
-            previous = session.segments.last().map(|s| &s.category);
-            thread.extend(part);
+    // All sessions' user messages in a row as one long thread. A join is a boundary when the
+    // categories on either side differ.
+    let mut continuous: Stream = Vec::new();
+    for (j, session) in sessions.iter().enumerate() {
+        let mut part = user[j].clone();
+        let previous = j.checked_sub(1).and_then(|p| sessions[p].segments.last()).map(|s| &s.category);
+        if let (Some(first), Some(prev)) = (part.first_mut(), previous) {
+            first.boundary = session.segments.first().map(|s| &s.category) != Some(prev);
         }
-        thread
-    };
-    let continuous = in_a_row(&|_| true);
+        continuous.extend(part);
+    }
     let dev = |streams: &[Stream]| -> Vec<Stream> { streams.iter().step_by(2).cloned().collect() };
     let held_out = |streams: &[Stream]| -> Vec<Stream> { streams.iter().skip(1).step_by(2).cloned().collect() };
 
@@ -167,7 +167,10 @@ fn main() -> Result<()> {
             let mut json = serde_json::to_value(BoundaryParams::default())?;
             for pair in spec.split(',') {
                 let (key, value) = pair.split_once('=').context("--try wants field=value")?;
-                json[key] = serde_json::from_str(value)?;
+                if json.get(key).is_none() {
+                    bail!("BoundaryParams has no field {key:?}");
+                }
+                json[key] = serde_json::from_str(value).with_context(|| format!("the value of {key}"))?;
             }
             Some(serde_json::from_value::<BoundaryParams>(json)?)
         }
@@ -190,8 +193,8 @@ fn main() -> Result<()> {
 
     let systems = systems();
     for (title, streams) in [
-        ("user messages only, all 300 sessions (headline)", user.clone()),
-        ("user messages only, held-out odd sessions (150)", held_out(&user)),
+        ("user messages only, held-out odd sessions (150; headline)", held_out(&user)),
+        ("user messages only, all 300 sessions", user.clone()),
         ("all utterances (user + bot), all 300 sessions", all),
         ("user messages with fillers after 25% of them, all 300 sessions", fillered),
         ("user messages of all 300 sessions as one continuous thread", vec![continuous.clone()]),
