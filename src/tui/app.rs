@@ -27,9 +27,8 @@ pub enum Role {
 /// Static facts shown in the status bar.
 #[derive(Debug, Clone, Default)]
 pub struct StatusInfo {
-    /// e.g. "primary local/smollm2-135m-instruct (built-in)".
+    /// e.g. "primary local/smollm2-135m-instruct (built-in) · log <path>".
     pub models: String,
-    pub log_file: String,
 }
 
 pub struct App {

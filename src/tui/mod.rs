@@ -31,7 +31,6 @@ pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
             rt.config.models.embedding,
             rt.paths.log_file().display()
         ),
-        log_file: rt.paths.log_file().display().to_string(),
     };
     let mut app = App::new(status);
     let engine = rt.bus.subscribe();

@@ -5,10 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 
 fn app() -> App {
-    App::new(StatusInfo {
-        models: "primary local/smollm2-135m-instruct · log /tmp/chalie.log".into(),
-        log_file: "/tmp/chalie.log".into(),
-    })
+    App::new(StatusInfo { models: "primary local/smollm2-135m-instruct · log /tmp/chalie.log".into() })
 }
 
 fn draw(app: &App, w: u16, h: u16) -> String {

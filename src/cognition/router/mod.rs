@@ -183,16 +183,9 @@ impl ModeScores {
 /// Every §4.1 router signal (text, intent, context). Derived signals: [`RouterSignals::derived`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouterSignals {
-    // §3.2 text signals (+ the two additions of `TextSignals`)
-    pub prompt_token_count: usize,
-    pub has_question_mark: bool,
-    pub interrogative_words: bool,
-    pub greeting_pattern: bool,
-    pub implicit_reference: bool,
-    pub explicit_feedback: Feedback,
-    pub information_density: f64,
-    pub content_word_count: usize,
-    pub vague_reference: bool,
+    /// §3.2 text signals (+ the two additions of `TextSignals`), flattened into the snapshot.
+    #[serde(flatten)]
+    pub text: TextSignals,
     // §3.3 intent
     pub intent_type: IntentType,
     pub intent_complexity: Complexity,
@@ -254,15 +247,7 @@ pub const HYSTERESIS_WINDOW: usize = 3;
 impl RouterSignals {
     pub fn new(text: &TextSignals, intent: &IntentResult, ctx: &ContextSignals) -> RouterSignals {
         RouterSignals {
-            prompt_token_count: text.prompt_token_count,
-            has_question_mark: text.has_question_mark,
-            interrogative_words: text.interrogative_words,
-            greeting_pattern: text.greeting_pattern,
-            implicit_reference: text.implicit_reference,
-            explicit_feedback: text.explicit_feedback,
-            information_density: text.information_density,
-            content_word_count: text.content_word_count,
-            vague_reference: text.vague_reference,
+            text: text.clone(),
             intent_type: intent.intent_type,
             intent_complexity: intent.complexity,
             intent_confidence: intent.confidence,
@@ -289,16 +274,16 @@ impl RouterSignals {
         DerivedSignals {
             fact_density: (self.fact_count as f64 / 10.0).min(1.0),
             gist_density: (self.gist_count as f64 / 5.0).min(1.0),
-            question: self.has_question_mark || self.interrogative_words,
+            question: self.text.has_question_mark || self.text.interrogative_words,
             cold: w < COLD_BELOW,
             warm: w > WARM_ABOVE,
-            empty: self.prompt_token_count == 0,
+            empty: self.text.prompt_token_count == 0,
             no_antecedent: self.working_memory_turns == 0,
-            bare_negative_feedback: self.explicit_feedback == Feedback::Negative
-                && self.content_word_count <= 1
+            bare_negative_feedback: self.text.explicit_feedback == Feedback::Negative
+                && self.text.content_word_count <= 1
                 && self.working_memory_turns > 0,
             social_intent: self.intent_type == IntentType::Greeting
-                || (self.intent_type == IntentType::Feedback && self.explicit_feedback == Feedback::Positive),
+                || (self.intent_type == IntentType::Feedback && self.text.explicit_feedback == Feedback::Positive),
         }
     }
 }
@@ -478,7 +463,7 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
     let warmth = s.warmth();
     let on = |c: bool, x: f64| if c { x } else { 0.0 };
     let self_constraint = if s.self_constraint.is_finite() { s.self_constraint.clamp(0.0, 1.0) } else { 0.0 };
-    let positive = s.explicit_feedback == Feedback::Positive;
+    let positive = s.text.explicit_feedback == Feedback::Positive;
 
     let r = &w.respond;
     let respond = r.base
@@ -489,7 +474,7 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
         - on(d.cold, r.cold_penalty)
         + on(d.question && d.cold, r.question_cold)
         - r.self_constraint_penalty * self_constraint
-        - on(s.greeting_pattern, r.greeting_penalty)
+        - on(s.text.greeting_pattern, r.greeting_penalty)
         - on(positive, r.positive_feedback_penalty)
         - on(d.social_intent, r.social_intent_penalty)
         - on(s.intent_type == IntentType::Action, r.action_intent_penalty);
@@ -500,11 +485,11 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
         + on(d.question && s.fact_count == 0, c.question_no_facts)
         + on(s.is_new_topic && d.question, c.new_topic_question)
         + c.self_constraint * self_constraint
-        + on(s.vague_reference && d.no_antecedent, c.vague_reference)
+        + on(s.text.vague_reference && d.no_antecedent, c.vague_reference)
         + on(d.bare_negative_feedback, c.bare_negative_feedback);
 
     let a = &w.act;
-    let asks = s.interrogative_words || s.has_question_mark;
+    let asks = s.text.interrogative_words || s.text.has_question_mark;
     let memory = if asks && s.memory_confidence < MEMORY_CONFIDENCE_VERY_LOW {
         a.memory_confidence_very_low
     } else if asks && s.memory_confidence < MEMORY_CONFIDENCE_LOW {
@@ -514,8 +499,8 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
     };
     let act = a.base
         + on(d.question && (MODERATE_CONTEXT.0..=MODERATE_CONTEXT.1).contains(&warmth), a.question_moderate_context)
-        + on(s.interrogative_words && s.fact_count < FACT_GAP_BELOW, a.interrogative_fact_gap)
-        + on(s.implicit_reference, a.implicit_reference)
+        + on(s.text.interrogative_words && s.fact_count < FACT_GAP_BELOW, a.interrogative_fact_gap)
+        + on(s.text.implicit_reference, a.implicit_reference)
         - on(warmth < VERY_COLD_BELOW, a.very_cold_penalty)
         - on(d.warm && d.fact_density > DENSE_FACTS_ABOVE, a.warm_facts_penalty)
         + on(s.intent_type == IntentType::Action, a.action_intent)
@@ -523,7 +508,7 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
 
     let k = &w.acknowledge;
     let acknowledge = k.base - on(d.question && !d.social_intent, k.question_penalty)
-        + on(s.greeting_pattern, k.greeting)
+        + on(s.text.greeting_pattern, k.greeting)
         + on(positive, k.positive_feedback)
         + on(d.social_intent, k.social_intent);
 
@@ -537,13 +522,13 @@ pub fn effective_margin(s: &RouterSignals, w: &RouterWeights) -> f64 {
     let t = &w.tiebreaker;
     let warmth = s.warmth();
     let mut m = t.base_margin - (t.base_margin - t.min_margin) * warmth;
-    if s.implicit_reference {
+    if s.text.implicit_reference {
         m += t.implicit_reference_uncertainty;
     }
-    if s.information_density < LOW_DENSITY_BELOW {
+    if s.text.information_density < LOW_DENSITY_BELOW {
         m += t.low_density_uncertainty;
     }
-    if s.interrogative_words && !s.has_question_mark {
+    if s.text.interrogative_words && !s.text.has_question_mark {
         m += t.interrogative_no_mark_uncertainty;
     }
     m

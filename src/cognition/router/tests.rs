@@ -124,7 +124,10 @@ fn router_published_weights_send_every_cold_first_message_to_clarify() {
     // The measured pitfall of §14, reproduced: cold, new topic, no facts.
     for x in labelled_set().iter().filter(|x| x.context == cold() && !x.text.trim().is_empty()) {
         let s = signals(x.text, &x.context);
-        if s.greeting_pattern || s.explicit_feedback == Feedback::Positive || s.intent_type == IntentType::Action {
+        if s.text.greeting_pattern
+            || s.text.explicit_feedback == Feedback::Positive
+            || s.intent_type == IntentType::Action
+        {
             continue; // ACKNOWLEDGE/ACT boosters can still win those
         }
         assert_eq!(mode_of(x.text, &x.context, &RouterWeights::published()), Mode::Clarify, "{}", x.text);
@@ -136,7 +139,7 @@ fn router_default_scores_by_hand() {
     let w = RouterWeights::default();
     // Vague reference with nothing to refer to: CLARIFY = 0.25 + 0.10 + 0.40.
     let s = signals("Do it again", &cold());
-    assert!(s.vague_reference);
+    assert!(s.text.vague_reference);
     let d = score_modes(&s, &w);
     assert!(close(d.clarify, 0.75), "{}", d.clarify);
     // RESPOND 0.50 − 0.05 (cold) + 0.10 (question & cold: `do` is an interrogative word).
@@ -266,23 +269,23 @@ fn router_confidence_formula() {
 fn router_effective_margin_terms() {
     let w = RouterWeights::published();
     let mut s = signals("plain words here", &cold());
-    s.information_density = 1.0;
-    s.implicit_reference = false;
-    s.interrogative_words = false;
-    s.has_question_mark = false;
+    s.text.information_density = 1.0;
+    s.text.implicit_reference = false;
+    s.text.interrogative_words = false;
+    s.text.has_question_mark = false;
     s.context_warmth = 0.0;
     assert!(close(effective_margin(&s, &w), 0.20));
     s.context_warmth = 1.0;
     assert!(close(effective_margin(&s, &w), 0.08));
     s.context_warmth = 0.5;
     assert!(close(effective_margin(&s, &w), 0.14));
-    s.implicit_reference = true;
+    s.text.implicit_reference = true;
     assert!(close(effective_margin(&s, &w), 0.19));
-    s.information_density = 0.29;
+    s.text.information_density = 0.29;
     assert!(close(effective_margin(&s, &w), 0.22));
-    s.interrogative_words = true;
+    s.text.interrogative_words = true;
     assert!(close(effective_margin(&s, &w), 0.25));
-    s.has_question_mark = true;
+    s.text.has_question_mark = true;
     assert!(close(effective_margin(&s, &w), 0.22), "interrogatives with a `?` add nothing");
     s.context_warmth = 7.0;
     assert!(close(effective_margin(&s, &w), 0.16), "warmth is clamped to 1");
@@ -623,4 +626,13 @@ fn router_route_text_matches_the_composed_pipeline() {
     let b = route(&signals("Add milk to my shopping list", &ctx), &w, &RouterState::default(), true);
     assert_eq!(a, b);
     assert_eq!(a.mode, Mode::Act);
+}
+
+#[test]
+fn signal_snapshot_is_flat_for_the_audit_row() {
+    let d = route(&signals("why is the sky blue?", &cold()), &RouterWeights::default(), &RouterState::default(), true);
+    assert_eq!(d.signal_snapshot["has_question_mark"], serde_json::json!(true));
+    assert!(d.signal_snapshot.get("text").is_none(), "text signals are flattened into the snapshot");
+    let back: RouterSignals = serde_json::from_value(d.signal_snapshot.clone()).unwrap();
+    assert!(back.text.has_question_mark);
 }
