@@ -56,11 +56,16 @@ pub struct AskArgs {
     /// Print one JSON object with the reply and every stage's diagnostics
     #[arg(long)]
     pub json: bool,
-    /// Conversation thread to continue (default: the most recent one)
+    /// Conversation thread to continue (default: the most recent one; with --batch, a new one)
     #[arg(long, value_name = "ID")]
     pub thread: Option<String>,
+    /// Send every non-blank line of FILE (`-` for stdin) as one message, in order, on one
+    /// thread; prints one reply (or JSON object) per message
+    #[arg(long, value_name = "FILE", conflicts_with = "message")]
+    pub batch: Option<PathBuf>,
     /// The message; `-` reads it from stdin
-    pub message: String,
+    #[arg(required_unless_present = "batch")]
+    pub message: Option<String>,
 }
 
 #[derive(Debug, Args)]

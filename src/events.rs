@@ -4,6 +4,8 @@
 //! never wait for consumers: the bus is a broadcast channel, and a consumer that falls
 //! behind is told how many events it missed instead of slowing the engine down.
 
+use crate::cognition::pipeline::{RouterReport, TopicReport, TriageReport};
+use crate::cognition::router::Mode;
 use crate::config::Role;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,31 @@ pub enum EngineEvent {
     LlmCost { call_id: String, provider: String, tokens_in: u32, tokens_out: u32, wall_ms: u64 },
     /// A call failed; `will_retry` says whether the layer tries again.
     LlmFailed { call_id: String, error: String, will_retry: bool },
+    /// Phases A–C decided how to handle a message: the Routing pane and the audit.
+    Routed {
+        thread_id: String,
+        exchange_id: String,
+        mode: Mode,
+        router: Box<RouterReport>,
+        topic: TopicReport,
+        triage: Box<TriageReport>,
+        fallbacks: Vec<String>,
+    },
+    /// One streamed piece of the reply being written for `exchange_id`.
+    ReplyChunk { exchange_id: String, text: String },
+    /// The turn is committed. `text` is the whole reply (empty for IGNORE); `failed` says why
+    /// there is no real reply when generation failed.
+    ReplyDone {
+        thread_id: String,
+        exchange_id: String,
+        mode: Mode,
+        text: String,
+        cancelled: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failed: Option<String>,
+    },
+    /// The identity hook stored the name the user gave.
+    IdentityLearned { name: String },
 }
 
 /// An event with the time it was emitted.

@@ -152,21 +152,53 @@ fn interactive(paths: Paths, config: Config) -> anyhow::Result<ExitCode> {
 }
 
 fn ask(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCode> {
-    let message = if args.message == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("cannot read the message from stdin")?;
-        s.trim_end().to_string()
-    } else {
-        args.message
+    let messages: Vec<String> = match (&args.batch, &args.message) {
+        (Some(file), _) => {
+            let text = if file.as_os_str() == "-" {
+                read_stdin()?
+            } else {
+                std::fs::read_to_string(file)
+                    .with_context(|| format!("cannot read the batch file {}", file.display()))?
+            };
+            text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+        }
+        (None, Some(m)) if m == "-" => vec![read_stdin()?.trim_end().to_string()],
+        (None, Some(m)) => vec![m.clone()],
+        (None, None) => anyhow::bail!("give a MESSAGE or --batch FILE"),
+    };
+    let thread = match (&args.thread, &args.batch) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(_)) => Some(uuid::Uuid::now_v7().to_string()),
+        (None, None) => None,
     };
     let rt = Runtime::start(paths, config)?;
-    let (thread, exchange) = tokio()?.block_on(rt.intake(args.thread, message))?;
-    let db = rt.paths.db_file.clone();
+    let runtime = tokio()?;
+    let result = runtime.block_on(async {
+        let engine = rt.start_engine().await?;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let mut failed = false;
+        for text in messages {
+            let report = rt.converse(&engine, thread.clone(), text, &cancel).await?;
+            failed |= report.failed.is_some();
+            if args.json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else if report.response.is_empty() {
+                println!("({} — no reply needed)", report.mode);
+            } else {
+                println!("{}", report.response);
+            }
+        }
+        anyhow::Ok(failed)
+    });
+    drop(runtime);
     rt.finish();
-    anyhow::bail!(
-        "message stored (thread {thread}, exchange {exchange}) in {}, but this build has no cognition pipeline to answer it yet",
-        db.display()
-    )
+    Ok(if result? { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn read_stdin() -> anyhow::Result<String> {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).context("cannot read stdin")?;
+    Ok(s)
 }
 
 fn audit(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {

@@ -1,13 +1,16 @@
 //! Wiring: the pieces every front-end (TUI, `ask`, `audit`) shares.
 
-use crate::config::{Config, Paths};
+use crate::cognition::pipeline::{Engine, TurnReport};
+use crate::config::{Config, Paths, ProcessEnv, Role};
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
+use crate::llm::resolve;
 use crate::session::{Header, SessionWriter, spawn_writer};
 use crate::store::{ChatRepo, Db, JobsRepo, StoreError};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// A started program: configuration, database thread, event bus and session log.
 /// Cloning is cheap: the database and bus are shared handles.
@@ -65,6 +68,27 @@ impl Runtime {
             text,
         });
         Ok((thread_id, exchange_id))
+    }
+
+    /// Resolve the models (probing Ollama's address when no roles are configured) and start
+    /// the cognition engine over this runtime's database and bus.
+    pub async fn start_engine(&self) -> anyhow::Result<Arc<Engine>> {
+        let (llm, selection) =
+            resolve::build(&self.config, &self.paths.models_dir, &ProcessEnv, self.bus.clone(), true).await?;
+        tracing::info!(?selection, primary = %llm.describe(Role::Primary), "models resolved");
+        Ok(Arc::new(Engine::start(self.db.clone(), Arc::new(llm), self.bus.clone()).await?))
+    }
+
+    /// One message end to end: stored first (so nothing can lose it), then the turn.
+    pub async fn converse(
+        &self,
+        engine: &Engine,
+        thread: Option<String>,
+        text: String,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<TurnReport> {
+        let (thread_id, exchange_id) = self.intake(thread, text.clone()).await?;
+        Ok(engine.turn(&thread_id, &exchange_id, &text, cancel).await?)
     }
 
     /// Close this handle's end of the bus and wait (briefly) for the session log to

@@ -18,7 +18,13 @@ use tokio_util::sync::CancellationToken;
 const KEY: &str = "sk-test-SECRET-4242";
 
 fn settings(max_retries: u32) -> LlmSettings {
-    LlmSettings { triage: TriageMode::Llm, triage_timeout_ms: 500, request_timeout_ms: 5000, max_retries }
+    LlmSettings {
+        triage: TriageMode::Llm,
+        triage_timeout_ms: 500,
+        tiebreak_timeout_ms: 1500,
+        request_timeout_ms: 5000,
+        max_retries,
+    }
 }
 
 fn llm_for(base_url: &str, bus: &EventBus, max_retries: u32) -> Llm {

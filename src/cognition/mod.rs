@@ -3,7 +3,9 @@
 
 pub mod boundary;
 pub mod context;
+pub mod identity;
 pub mod intent;
+pub mod pipeline;
 pub mod router;
 pub mod signals;
 pub mod social;

@@ -58,10 +58,14 @@ pub enum ProviderKind {
     Local,
 }
 
-/// Whether cognitive triage asks the lightweight model or only uses heuristics.
+/// Whether the calls before routing (cognitive triage and the router's tie-breaker) ask the
+/// lightweight model or stay deterministic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TriageMode {
+    /// The model when the lightweight role is an endpoint; heuristics when it is the built-in
+    /// 135M model, which cannot answer a triage prompt inside the time box on two cores.
+    Auto,
     Llm,
     Heuristic,
 }
@@ -148,6 +152,7 @@ impl Models {
 pub struct LlmSettings {
     pub triage: TriageMode,
     pub triage_timeout_ms: u64,
+    pub tiebreak_timeout_ms: u64,
     pub request_timeout_ms: u64,
     pub max_retries: u32,
 }
@@ -202,6 +207,7 @@ struct ModelsLayer {
 struct LlmLayer {
     triage: Option<TriageMode>,
     triage_timeout_ms: Option<u64>,
+    tiebreak_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
     max_retries: Option<u32>,
 }
@@ -304,6 +310,7 @@ impl Config {
             let l = &p.layer.llm;
             llm.triage = l.triage.or(llm.triage);
             llm.triage_timeout_ms = l.triage_timeout_ms.or(llm.triage_timeout_ms);
+            llm.tiebreak_timeout_ms = l.tiebreak_timeout_ms.or(llm.tiebreak_timeout_ms);
             llm.request_timeout_ms = l.request_timeout_ms.or(llm.request_timeout_ms);
             llm.max_retries = l.max_retries.or(llm.max_retries);
         }
@@ -329,6 +336,7 @@ impl Config {
         let llm = LlmSettings {
             triage: llm.triage.ok_or_else(|| missing("triage"))?,
             triage_timeout_ms: llm.triage_timeout_ms.ok_or_else(|| missing("triage_timeout_ms"))?,
+            tiebreak_timeout_ms: llm.tiebreak_timeout_ms.ok_or_else(|| missing("tiebreak_timeout_ms"))?,
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,
             max_retries: llm.max_retries.ok_or_else(|| missing("max_retries"))?,
         };

@@ -27,7 +27,8 @@ fn defaults_use_builtin_models() {
     let c = Config::defaults();
     assert_eq!(c.models.primary.to_string(), "local/smollm2-135m-instruct");
     assert_eq!(c.models.embedding.to_string(), "local/all-minilm-l6-v2");
-    assert_eq!(c.llm.triage, TriageMode::Llm);
+    assert_eq!(c.llm.triage, TriageMode::Auto);
+    assert_eq!(c.llm.tiebreak_timeout_ms, 1500);
     assert_eq!(c.llm.triage_timeout_ms, 500);
     assert!(!c.roles_from_user);
     assert_eq!(c.providers["ollama"].base_url.as_deref(), Some("http://localhost:11434/v1"));

@@ -31,7 +31,7 @@ pub enum Selection {
 pub async fn build(
     config: &Config,
     models_dir: &Path,
-    env: &dyn Env,
+    env: &(dyn Env + Sync),
     bus: EventBus,
     probe: bool,
 ) -> Result<(Llm, Selection), ConfigError> {

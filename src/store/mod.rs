@@ -11,6 +11,7 @@ mod db;
 mod jobs;
 mod migrate;
 mod routing;
+mod turn;
 mod vectors;
 
 pub use browse::{MemoryLayer, list_layer};
@@ -19,6 +20,7 @@ pub use db::Db;
 pub use jobs::{Job, JobsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use routing::{RoutingRecord, RoutingRepo};
+pub use turn::*;
 pub use vectors::{EMBEDDING_DIM, VecTable, VectorRepo};
 
 use rusqlite::Connection;

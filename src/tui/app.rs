@@ -1,6 +1,8 @@
 //! TUI state and its reactions. Pure: no I/O, so every state renders in a test.
 
 use super::keymap::{self, Command, Focus};
+use crate::cognition::pipeline::{RouterReport, TopicReport};
+use crate::cognition::router::Mode;
 use crate::events::{EngineEvent, NoticeLevel, Stamped};
 use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
 
@@ -10,6 +12,8 @@ pub enum Action {
     Quit,
     /// Send a user message to the engine.
     Send(String),
+    /// Stop the reply that is streaming.
+    CancelReply,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,8 +35,20 @@ pub struct StatusInfo {
     pub models: String,
 }
 
+/// The latest routing decision, as the Routing pane shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoutingView {
+    pub mode: Mode,
+    pub router: RouterReport,
+    pub topic: TopicReport,
+    pub fallbacks: Vec<String>,
+}
+
 pub struct App {
     pub chat: Vec<ChatLine>,
+    /// The exchange whose reply is streaming into the last chat line.
+    pub streaming: Option<String>,
+    pub routing: Option<RoutingView>,
     pub input: String,
     pub focus: Focus,
     pub show_help: bool,
@@ -48,6 +64,8 @@ impl App {
     pub fn new(status: StatusInfo) -> App {
         App {
             chat: Vec::new(),
+            streaming: None,
+            routing: None,
             input: String::new(),
             focus: Focus::Input,
             show_help: false,
@@ -103,7 +121,9 @@ impl App {
         match cmd {
             Command::Quit => return Some(Action::Quit),
             Command::Help => self.show_help = !self.show_help,
-            Command::Close => self.show_help = false,
+            Command::Close if self.show_help => self.show_help = false,
+            Command::Close if self.streaming.is_some() => return Some(Action::CancelReply),
+            Command::Close => {}
             Command::FocusNext => self.focus = self.focus.next(),
             Command::ScrollUp => self.scroll(10),
             Command::ScrollDown => self.scroll(-10),
@@ -128,8 +148,36 @@ impl App {
         match &event.event {
             EngineEvent::UserMessage { text, .. } => self.chat.push(ChatLine { role: Role::User, text: text.clone() }),
             EngineEvent::Notice { level, message } => self.notice = Some((*level, message.clone())),
-            // Model-call telemetry feeds the status bar and panes once the pipeline
-            // produces replies; nothing on screen changes for it yet.
+            EngineEvent::Routed { mode, router, topic, fallbacks, .. } => {
+                self.routing = Some(RoutingView {
+                    mode: *mode,
+                    router: (**router).clone(),
+                    topic: topic.clone(),
+                    fallbacks: fallbacks.clone(),
+                });
+            }
+            EngineEvent::ReplyChunk { exchange_id, text } => {
+                if self.streaming.as_deref() != Some(exchange_id.as_str()) {
+                    self.streaming = Some(exchange_id.clone());
+                    self.chat.push(ChatLine { role: Role::Assistant, text: String::new() });
+                }
+                if let Some(line) = self.chat.last_mut() {
+                    line.text.push_str(text);
+                }
+            }
+            EngineEvent::ReplyDone { exchange_id, text, .. } => {
+                let streamed_here = self.streaming.as_deref() == Some(exchange_id.as_str());
+                self.streaming = None;
+                match self.chat.last_mut() {
+                    Some(line) if streamed_here => line.text = text.clone(),
+                    _ if !text.is_empty() => self.chat.push(ChatLine { role: Role::Assistant, text: text.clone() }),
+                    _ => {}
+                }
+            }
+            EngineEvent::IdentityLearned { name } => {
+                self.notice = Some((NoticeLevel::Info, format!("Noted: your name is {name}.")));
+            }
+            // Model-call telemetry feeds the status bar with the TUI issue.
             EngineEvent::LlmStart { .. }
             | EngineEvent::LlmToken { .. }
             | EngineEvent::LlmComplete { .. }

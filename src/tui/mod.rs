@@ -5,16 +5,20 @@ pub mod app;
 pub mod keymap;
 mod view;
 
+use crate::cognition::pipeline::Engine;
 use crate::events::{NoticeLevel, Stamped};
 use crate::runtime::Runtime;
 use app::{Action, App, StatusInfo};
 use crossterm::event::Event;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::OnceCell;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// At most this many frames per second, however fast events arrive.
 const FRAME: Duration = Duration::from_millis(16);
@@ -42,7 +46,9 @@ pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
         crossterm::event::EnableBracketedPaste,
         crossterm::event::EnableMouseCapture
     )?;
-    let result = run_loop(&mut terminal, &mut app, terminal_events(), engine, |action| handle(rt, action)).await;
+    let conversation = Conversation::start(rt);
+    let result =
+        run_loop(&mut terminal, &mut app, terminal_events(), engine, |action| conversation.handle(rt, action)).await;
     let _ = crossterm::execute!(
         std::io::stdout(),
         crossterm::event::DisableBracketedPaste,
@@ -73,24 +79,85 @@ fn terminal_events() -> mpsc::Receiver<std::io::Result<Event>> {
     rx
 }
 
-/// Carry out an app action against the runtime. Returns false to quit.
-fn handle(rt: &Runtime, action: Action) -> bool {
-    match action {
-        Action::Quit => false,
-        Action::Send(text) => {
-            let db = rt.clone();
-            tokio::spawn(async move {
-                match db.intake(None, text).await {
-                    Ok(_) => db.bus.notice(
-                        NoticeLevel::Warn,
-                        "Message saved. This build has no cognition pipeline yet, so no reply will come.",
-                    ),
-                    Err(e) => db
+/// The conversation's background side: messages are stored in arrival order by one task
+/// (so none is lost while a reply is being written) and answered in that order by another.
+struct Conversation {
+    intake: mpsc::UnboundedSender<String>,
+    /// The running turn's cancel token (Esc stops a streaming reply).
+    current: Arc<Mutex<CancellationToken>>,
+}
+
+impl Conversation {
+    fn start(rt: &Runtime) -> Conversation {
+        let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<String>();
+        let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<(String, String, String)>();
+        let current = Arc::new(Mutex::new(CancellationToken::new()));
+        let engine: Arc<OnceCell<Arc<Engine>>> = Arc::new(OnceCell::new());
+
+        // Start the engine right away (model probe, weights) so the first reply is not late.
+        let (rt_init, cell) = (rt.clone(), engine.clone());
+        tokio::spawn(async move {
+            if let Err(e) = cell.get_or_try_init(|| rt_init.start_engine()).await {
+                rt_init.bus.notice(NoticeLevel::Error, format!("cannot start the engine: {e:#}"));
+            }
+        });
+
+        let rt_in = rt.clone();
+        tokio::spawn(async move {
+            let mut thread: Option<String> = None;
+            while let Some(text) = intake_rx.recv().await {
+                match rt_in.intake(thread.clone(), text.clone()).await {
+                    Ok((t, xid)) => {
+                        thread = Some(t.clone());
+                        if turn_tx.send((t, xid, text)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => rt_in
                         .bus
                         .notice(NoticeLevel::Error, format!("could not save the message: {}", crate::describe(&e))),
                 }
-            });
-            true
+            }
+        });
+
+        let (rt_turn, cur) = (rt.clone(), current.clone());
+        tokio::spawn(async move {
+            while let Some((thread, xid, text)) = turn_rx.recv().await {
+                let engine = match engine.get_or_try_init(|| rt_turn.start_engine()).await {
+                    Ok(e) => e.clone(),
+                    Err(e) => {
+                        rt_turn.bus.notice(NoticeLevel::Error, format!("message saved, but no engine: {e:#}"));
+                        continue;
+                    }
+                };
+                let token = CancellationToken::new();
+                if let Ok(mut c) = cur.lock() {
+                    *c = token.clone();
+                }
+                if let Err(e) = engine.turn(&thread, &xid, &text, &token).await {
+                    rt_turn.bus.notice(NoticeLevel::Error, format!("the turn failed: {e:#}"));
+                }
+            }
+        });
+        Conversation { intake: intake_tx, current }
+    }
+
+    /// Carry out an app action. Returns false to quit.
+    fn handle(&self, rt: &Runtime, action: Action) -> bool {
+        match action {
+            Action::Quit => false,
+            Action::Send(text) => {
+                if self.intake.send(text).is_err() {
+                    rt.bus.notice(NoticeLevel::Error, "the conversation task has stopped; restart chalie-tui");
+                }
+                true
+            }
+            Action::CancelReply => {
+                if let Ok(c) = self.current.lock() {
+                    c.cancel();
+                }
+                true
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Drawing. Reads `App`, never changes it.
 
-use super::app::{App, Role};
+use super::app::{App, Role, RoutingView};
 use super::keymap::{self, BINDINGS, Focus};
+use crate::cognition::router::Mode;
 use crate::events::NoticeLevel;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -39,7 +40,11 @@ pub fn render(app: &App, frame: &mut Frame) {
     render_input(app, frame, input);
     let panes = Layout::vertical([Constraint::Ratio(1, 4); 4]).split(side);
     for ((focus, title, empty), area) in SIDE_PANES.iter().zip(panes.iter()) {
-        let p = Paragraph::new(empty.dark_gray()).wrap(Wrap { trim: true }).block(block(title, app.focus == *focus));
+        let body = match (focus, &app.routing) {
+            (Focus::Routing, Some(r)) => routing_text(r, area.width.saturating_sub(2)),
+            _ => Text::from(empty.dark_gray()),
+        };
+        let p = Paragraph::new(body).wrap(Wrap { trim: true }).block(block(title, app.focus == *focus));
         frame.render_widget(p, *area);
     }
     render_hints(app, frame, hints);
@@ -47,6 +52,34 @@ pub fn render(app: &App, frame: &mut Frame) {
     if app.show_help {
         render_help(frame);
     }
+}
+
+/// One bar per mode (the delivered one highlighted), then confidence, margin and topic.
+fn routing_text(r: &RoutingView, width: u16) -> Text<'static> {
+    let mut text = Text::default();
+    let max = r.router.scores.ranked()[0].1.max(f64::EPSILON);
+    let bar_width = usize::from(width.saturating_sub(19)).max(1);
+    for mode in Mode::ALL {
+        let score = r.router.scores.get(mode);
+        let filled = ((score.max(0.0) / max) * bar_width as f64).round() as usize;
+        let style = if mode == r.mode { Style::new().fg(Color::Cyan).bold() } else { Style::new().fg(Color::Gray) };
+        text.push_line(Line::from(vec![
+            Span::styled(format!("{:<11}", mode.as_str()), style),
+            Span::styled("█".repeat(filled.min(bar_width)), style),
+            Span::raw(format!(" {score:.2}")),
+        ]));
+    }
+    let tie = if r.router.tiebreaker_used { "tie-break used" } else { "no tie-break" };
+    text.push_line(Line::from(format!(
+        "conf {:.2} · margin {:.2} · {tie} · {:.2} ms",
+        r.router.confidence, r.router.effective_margin, r.router.routing_time_ms
+    )));
+    let new = if r.topic.is_new_topic { " (new)" } else { "" };
+    text.push_line(Line::from(format!("topic {}{new}", r.topic.name)).dark_gray());
+    if !r.fallbacks.is_empty() {
+        text.push_line(Line::from(format!("fallback: {}", r.fallbacks.join(", "))).yellow());
+    }
+    text
 }
 
 fn render_chat(app: &App, frame: &mut Frame, area: Rect) {

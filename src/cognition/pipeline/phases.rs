@@ -1,0 +1,418 @@
+//! The pure decisions between the pipeline's I/O steps, and the database work of Phase A
+//! and the topic stage (each one closure on the database thread, so one message's reads
+//! and writes are never interleaved with another's).
+
+use super::report::TopicReport;
+use crate::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
+use crate::cognition::intent::{TriageMode, TriageResult, detect_skills};
+use crate::cognition::router::{Mode, RouterState, RoutingDecision, TieChoice};
+use crate::cognition::social::{SocialExit, SocialMatch};
+use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
+use crate::llm::LlmError;
+use crate::store::{EPISODE_QUEUE, JobsRepo, StoreError, TopicContext, TopicRow, TraitRow, TurnRepo, WmEntry};
+use rusqlite::{Connection, params};
+use serde_json::json;
+
+/// A silence longer than this ends a session: its episode is consolidated (seed 001 §2).
+pub const SILENCE_GAP_S: i64 = 2_700;
+/// Consecutive same-topic exchanges after which focus is inferred (parameters §1.2).
+pub const INFERRED_FOCUS_STREAK: usize = 5;
+
+/// `(exchanges in the current session before this one, the silence before this message)`.
+/// `times` are the thread's earlier user messages, newest first. A session is a run of
+/// messages with no gap longer than [`SILENCE_GAP_S`].
+pub fn session_exchanges(now: i64, times: &[i64]) -> (usize, Option<i64>) {
+    let gap = times.first().map(|t| now - t);
+    let mut count = 0;
+    let mut later = now;
+    for &t in times {
+        if later - t > SILENCE_GAP_S {
+            break;
+        }
+        count += 1;
+        later = t;
+    }
+    (count, gap)
+}
+
+/// The name of a fallback for a failed model call at `stage` ("triage_timeout", …).
+pub fn fallback_name(stage: &str, e: &LlmError) -> String {
+    let kind = match e {
+        LlmError::Timeout { .. } => "timeout",
+        LlmError::InvalidOutput { .. } | LlmError::Protocol { .. } | LlmError::Empty { .. } => "invalid_output",
+        LlmError::Unreachable { .. } | LlmError::ModelUnavailable { .. } => "unavailable",
+        LlmError::Cancelled => "cancelled",
+        LlmError::Auth { .. } | LlmError::RateLimited { .. } | LlmError::Http { .. } | LlmError::Local(_) => "error",
+    };
+    format!("{stage}_{kind}")
+}
+
+/// Whether triage's ACT stands: the model (or the keyword fallback) asked for a contextual
+/// skill that the message itself names by keyword. A small model's unsupported ACT is not
+/// allowed to override the router (the sanity check's "heuristics can override" rule).
+pub fn triage_act_confirmed(triage: &TriageResult, text: &str) -> Option<Vec<String>> {
+    if triage.mode != TriageMode::Act {
+        return None;
+    }
+    let detected = detect_skills(text);
+    let agreed: Vec<String> = triage.skills.iter().filter(|s| detected.contains(&s.as_str())).cloned().collect();
+    (!agreed.is_empty()).then_some(agreed)
+}
+
+/// How the delivered mode came about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    pub mode: Mode,
+    pub pre_routed: bool,
+    pub reason: String,
+}
+
+/// Phase C's last word: a social exit, then a confirmed triage ACT, then the router. When the
+/// identity hook already stored the name the message declared, an ACT whose only skill would
+/// be `memorize` has nothing left to do: the turn is acknowledged instead.
+pub fn deliver(
+    social: Option<SocialMatch>,
+    triage: &TriageResult,
+    text: &str,
+    d: &RoutingDecision,
+    identity_stored: bool,
+) -> Delivery {
+    if let Some(s) = social {
+        let mode = match s.exit {
+            SocialExit::Acknowledge | SocialExit::Cancel => Mode::Acknowledge,
+            SocialExit::Ignore => Mode::Ignore,
+        };
+        return Delivery { mode, pre_routed: true, reason: format!("social exit ({})", s.reason) };
+    }
+    if identity_stored && (d.mode == Mode::Act || triage.mode == TriageMode::Act) && detect_skills(text) == ["memorize"]
+    {
+        return Delivery {
+            mode: Mode::Acknowledge,
+            pre_routed: false,
+            reason: format!("identity hook stored the name; nothing left to act on (router had {})", d.mode),
+        };
+    }
+    if d.mode != Mode::Act
+        && let Some(skills) = triage_act_confirmed(triage, text)
+    {
+        return Delivery {
+            mode: Mode::Act,
+            pre_routed: false,
+            reason: format!("triage chose ACT for {} (named in the message); router had {}", skills.join(", "), d.mode),
+        };
+    }
+    let reason = match (d.tiebreak, d.tiebreak_choice) {
+        (Some((a, b)), Some(c)) => {
+            let pick = if c == TieChoice::A { a } else { b };
+            format!("tie-breaker chose {pick} between {a} and {b}")
+        }
+        (Some((a, b)), None) => format!("{a} and {b} within the margin; the higher score kept"),
+        (None, _) => format!("highest score ({})", d.mode),
+    };
+    Delivery { mode: d.mode, pre_routed: false, reason }
+}
+
+/// Hold a weak model's reply to its mode's contract: an acknowledgement is at most two
+/// sentences; a clarification ends at its first question, and a "clarification" with no
+/// question is replaced by a deterministic one. Returns the fallback name when one fired.
+pub fn shape_reply(mode: Mode, reply: &str, vague_reference: bool) -> (String, Option<&'static str>) {
+    let reply = reply.trim();
+    match mode {
+        Mode::Acknowledge => (first_sentences(reply, 2), None),
+        Mode::Clarify => match reply.find('?') {
+            Some(end) => {
+                let start = reply[..end].rfind(['.', '!', '\n']).map_or(0, |i| i + 1);
+                let question = reply[start..=end].trim();
+                let lead = reply[..start].trim();
+                // Keep one short lead-in sentence ("Happy to help."), never a paragraph.
+                let text =
+                    if !lead.is_empty() && lead.len() <= 80 { format!("{lead} {question}") } else { question.into() };
+                (text, None)
+            }
+            None => {
+                let q = if vague_reference {
+                    "What are you referring to? Tell me a little more and I'll take it from there."
+                } else {
+                    "Could you tell me a bit more about what you need?"
+                };
+                (q.to_string(), Some("clarify_no_question"))
+            }
+        },
+        _ => (reply.to_string(), None),
+    }
+}
+
+/// The first `n` sentences of `text` (a sentence ends at `.`, `!` or `?` followed by a space
+/// or the end).
+fn first_sentences(text: &str, n: usize) -> String {
+    let mut seen = 0;
+    let bytes = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?') && bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()) {
+            seen += 1;
+            if seen == n {
+                return text[..=i].to_string();
+            }
+        }
+    }
+    text.to_string()
+}
+
+/// What Phase A read.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseA {
+    pub working_memory: Vec<WmEntry>,
+    pub traits: Vec<TraitRow>,
+    pub session_exchanges: usize,
+    /// The silence before this message, when it ended a session (an episode job was queued).
+    pub silence_gap_s: Option<i64>,
+}
+
+/// Phase A steps 1–2 and 9: the identity hook's write, working memory, traits, session
+/// tracking, and the episode job a long silence triggers.
+pub fn phase_a(
+    c: &Connection,
+    thread_id: &str,
+    exchange_id: &str,
+    name: Option<&str>,
+    now: i64,
+) -> Result<PhaseA, StoreError> {
+    let repo = TurnRepo(c);
+    if let Some(name) = name {
+        repo.set_explicit_trait("name", name, "identity")?;
+    }
+    let times = repo.message_times_before(thread_id, exchange_id)?;
+    let (session_exchanges, gap) = session_exchanges(now, &times);
+    let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
+    if let (Some(g), Some(&last)) = (silence_gap_s, times.first()) {
+        JobsRepo(c).enqueue(
+            EPISODE_QUEUE,
+            &json!({"thread_id": thread_id, "reason": "silence_gap", "gap_s": g, "session_end": last}),
+            3,
+        )?;
+    }
+    Ok(PhaseA {
+        working_memory: repo.working_memory(thread_id, now)?,
+        traits: repo.traits()?,
+        session_exchanges,
+        silence_gap_s,
+    })
+}
+
+/// What the topic stage decided and read.
+#[derive(Debug, Clone)]
+pub struct TopicStage {
+    pub report: TopicReport,
+    pub context: TopicContext,
+    pub router_state: RouterState,
+    pub focus: FocusLevel,
+}
+
+/// The topic stage: classify the message among the thread's topics with the thread's
+/// boundary detector, persist both, then read the chosen topic's context. With no
+/// embedding (the model failed) the thread's current topic is kept and nothing moves.
+pub fn topic_stage(
+    c: &Connection,
+    thread_id: &str,
+    text: &str,
+    embedding: Option<&[f32]>,
+    now: i64,
+    params: (&ClassifierParams, &BoundaryParams),
+) -> Result<TopicStage, StoreError> {
+    let repo = TurnRepo(c);
+    let rows = repo.topics(thread_id)?;
+    let mut topics: Vec<Topic> = rows
+        .iter()
+        .map(|r| Topic {
+            id: r.id,
+            name: r.name.clone(),
+            centroid: r.centroid.clone(),
+            message_count: r.message_count,
+            avg_salience: r.avg_salience,
+            updated_at: r.updated_at,
+        })
+        .collect();
+    // Rows come most recently updated first: the thread's current topic is the first.
+    let active = (!topics.is_empty()).then_some(0);
+    let focus = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
+
+    let report = match embedding {
+        Some(e) => {
+            let (cparams, bparams) = params;
+            let mut state = repo
+                .boundary_state(thread_id, now)?
+                .and_then(|j| BoundaryState::from_json(&j, bparams.clone()))
+                .filter(|s| !s.expired(now))
+                .unwrap_or_else(|| BoundaryState::new(bparams.clone()));
+            let msg = topic::Message { text, embedding: e, now_unix_s: now };
+            let cls = topic::classify(&topics, active, &msg, Some(Detector { state: &mut state, focus }), cparams);
+            if cls.contentless && cls.topic_index.is_none() {
+                // A greeting as the thread's first message must not become the centroid every
+                // later message is compared with; it gets a provisional name and no row.
+                return finish(
+                    &repo,
+                    TopicReport { name: topic::topic_name(text, now), ..unclassified(true) }
+                        .with_diagnostics(cls.diagnostics.as_ref()),
+                    focus,
+                    now,
+                );
+            }
+            let new_id = repo.next_topic_id()?;
+            let i = topic::apply(&mut topics, &cls, &msg, new_id, cparams);
+            let t = &topics[i];
+            repo.save_topic(
+                thread_id,
+                &TopicRow {
+                    id: t.id,
+                    name: t.name.clone(),
+                    centroid: t.centroid.clone(),
+                    message_count: t.message_count,
+                    avg_salience: t.avg_salience,
+                    updated_at: t.updated_at,
+                },
+            )?;
+            repo.save_boundary_state(thread_id, &state.to_json(), now)?;
+            TopicReport {
+                name: t.name.clone(),
+                switch_score: cls.switch_score,
+                confidence: cls.confidence,
+                contentless: cls.contentless,
+                ..unclassified(cls.is_new_topic)
+            }
+            .with_diagnostics(cls.diagnostics.as_ref())
+        }
+        None => {
+            let (name, is_new) = match topics.first() {
+                Some(t) => (t.name.clone(), false),
+                None => (topic::topic_name(text, now), true),
+            };
+            TopicReport { name, degraded: true, ..unclassified(is_new) }
+        }
+    };
+    finish(&repo, report, focus, now)
+}
+
+/// A report with no classification figures yet.
+fn unclassified(is_new_topic: bool) -> TopicReport {
+    TopicReport {
+        name: String::new(),
+        is_new_topic,
+        switch_score: 0.0,
+        confidence: 0.0,
+        acc: None,
+        bound: None,
+        newma: None,
+        surprise: None,
+        cold_start: false,
+        contentless: false,
+        degraded: false,
+    }
+}
+
+/// Read the chosen topic's context and router state.
+fn finish(repo: &TurnRepo, report: TopicReport, focus: FocusLevel, now: i64) -> Result<TopicStage, StoreError> {
+    let context = repo.topic_context(&report.name, now)?;
+    let router_state = repo
+        .kv_get("router_state", &report.name)?
+        .and_then(|v| serde_json::from_value::<RouterState>(v).ok())
+        .unwrap_or_default();
+    Ok(TopicStage { report, context, router_state, focus })
+}
+
+/// Explicit focus from an open focus session of the thread; inferred after
+/// [`INFERRED_FOCUS_STREAK`] consecutive user messages on the current topic.
+fn focus_level(c: &Connection, thread_id: &str, current: Option<&str>, now: i64) -> Result<FocusLevel, StoreError> {
+    let explicit: i64 = c.query_row(
+        "SELECT COUNT(*) FROM focus_sessions WHERE (thread_id = ?1 OR thread_id IS NULL)
+             AND cleared_at IS NULL AND (ends_at IS NULL OR ends_at > ?2)",
+        params![thread_id, now],
+        |r| r.get(0),
+    )?;
+    if explicit > 0 {
+        return Ok(FocusLevel::Explicit);
+    }
+    let Some(current) = current else { return Ok(FocusLevel::None) };
+    let mut stmt = c.prepare_cached(
+        "SELECT topic FROM chat_history WHERE thread_id = ?1 AND role = 'user' AND topic IS NOT NULL
+         ORDER BY id DESC LIMIT ?2",
+    )?;
+    let recent: Vec<String> =
+        stmt.query_map(params![thread_id, INFERRED_FOCUS_STREAK as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let streak = recent.len() == INFERRED_FOCUS_STREAK && recent.iter().all(|t| t == current);
+    Ok(if streak { FocusLevel::Inferred } else { FocusLevel::None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cognition::intent::{TriageSource, normalize_skills};
+    use crate::cognition::router::{RouterSignals, RouterWeights, route};
+
+    #[test]
+    fn sessions_split_at_silence() {
+        let now = 10_000;
+        assert_eq!(session_exchanges(now, &[]), (0, None));
+        assert_eq!(session_exchanges(now, &[9_990, 9_000, 8_000]), (3, Some(10)));
+        assert_eq!(session_exchanges(now, &[9_990, 9_000, 1_000]), (2, Some(10)));
+        assert_eq!(session_exchanges(now, &[5_000, 4_900]), (0, Some(5_000)));
+        assert_eq!(session_exchanges(now, &[now - SILENCE_GAP_S]), (1, Some(SILENCE_GAP_S)));
+    }
+
+    #[test]
+    fn fallback_names_say_stage_and_kind() {
+        let t = LlmError::Timeout { provider: "p".into(), ms: 500 };
+        assert_eq!(fallback_name("triage", &t), "triage_timeout");
+        let j = LlmError::InvalidOutput { what: "JSON".into(), detail: "x".into(), raw: "y".into() };
+        assert_eq!(fallback_name("tiebreaker", &j), "tiebreaker_invalid_output");
+        let u = LlmError::Unreachable { provider: "p".into(), reason: "refused".into() };
+        assert_eq!(fallback_name("generation", &u), "generation_unavailable");
+    }
+
+    fn act(skills: &[&str]) -> TriageResult {
+        let mut r = TriageResult::new(TriageMode::Act, TriageSource::Model, "m");
+        r.skills = normalize_skills(skills, true);
+        r
+    }
+
+    #[test]
+    fn triage_act_needs_keyword_support() {
+        assert_eq!(triage_act_confirmed(&act(&["list"]), "add eggs to my shopping list"), Some(vec!["list".into()]));
+        assert_eq!(triage_act_confirmed(&act(&["schedule"]), "what is the capital of France?"), None);
+        let respond = TriageResult::new(TriageMode::Respond, TriageSource::Model, "m");
+        assert_eq!(triage_act_confirmed(&respond, "add eggs to my shopping list"), None);
+    }
+
+    #[test]
+    fn delivery_order_social_then_triage_then_router() {
+        let w = RouterWeights::default();
+        let text = "what is the capital of France?";
+        let d = route(&RouterSignals::from_text(text, &Default::default()), &w, &RouterState::default(), false);
+        let greet = SocialMatch { exit: SocialExit::Acknowledge, reason: "greeting" };
+        let del = deliver(Some(greet), &act(&["list"]), text, &d, false);
+        assert_eq!((del.mode, del.pre_routed), (Mode::Acknowledge, true));
+        let cancel = SocialMatch { exit: SocialExit::Cancel, reason: "cancel" };
+        assert_eq!(deliver(Some(cancel), &act(&[]), text, &d, false).mode, Mode::Acknowledge);
+        let del = deliver(None, &act(&["schedule"]), text, &d, false);
+        assert_eq!(del.mode, d.mode, "an unsupported triage ACT does not override");
+        let list = "put eggs on my shopping list";
+        let d2 = route(&RouterSignals::from_text(list, &Default::default()), &w, &RouterState::default(), false);
+        assert_eq!(deliver(None, &act(&["list"]), list, &d2, false).mode, Mode::Act);
+        let name = "my name is Ada";
+        let d3 = route(&RouterSignals::from_text(name, &Default::default()), &w, &RouterState::default(), false);
+        let del = deliver(None, &act(&["memorize"]), name, &d3, true);
+        assert_eq!(del.mode, Mode::Acknowledge, "{}", del.reason);
+    }
+
+    #[test]
+    fn replies_are_held_to_their_mode() {
+        let (ack, f) = shape_reply(Mode::Acknowledge, "Hello! Nice to see you. My name is Elena and I", false);
+        assert_eq!((ack.as_str(), f), ("Hello! Nice to see you.", None));
+        let (q, f) = shape_reply(Mode::Clarify, "Sure. Which file do you mean? I can also help with", true);
+        assert_eq!((q.as_str(), f), ("Sure. Which file do you mean?", None));
+        let (q, f) = shape_reply(Mode::Clarify, "I am a helpful assistant.", true);
+        assert!(q.ends_with("from there."), "{q}");
+        assert_eq!(f, Some("clarify_no_question"));
+        let (r, _) = shape_reply(Mode::Respond, "  Paris.  ", false);
+        assert_eq!(r, "Paris.");
+    }
+}

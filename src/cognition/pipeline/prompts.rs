@@ -1,0 +1,244 @@
+//! The prompt files (embedded at build time) and the pure functions that turn a turn's
+//! assembled context into model requests. No I/O: tests check exactly what a model is sent.
+
+use crate::cognition::intent::{TriageContext, triage_schema};
+use crate::cognition::router::{Mode, RouterSignals, tiebreak_schema};
+use crate::llm::{ChatRequest, Message, ResponseFormat};
+use crate::store::{TopicContext, TraitRow, WmEntry};
+use serde_json::{Value, json};
+
+pub const SOUL: &str = include_str!("../../../prompts/soul.md");
+pub const IDENTITY_CORE: &str = include_str!("../../../prompts/identity-core.md");
+pub const RESPOND: &str = include_str!("../../../prompts/frontal-cortex-respond.md");
+pub const CLARIFY: &str = include_str!("../../../prompts/frontal-cortex-clarify.md");
+pub const ACKNOWLEDGE: &str = include_str!("../../../prompts/frontal-cortex-acknowledge.md");
+pub const TRIAGE: &str = include_str!("../../../prompts/cognitive-triage.md");
+pub const TIEBREAK: &str = include_str!("../../../prompts/mode-tiebreaker.md");
+
+/// Reply length caps per mode: a clarification is one question, an acknowledgement one line.
+pub fn max_tokens(mode: Mode) -> u32 {
+    match mode {
+        Mode::Respond | Mode::Act => 512,
+        Mode::Clarify => 96,
+        Mode::Acknowledge => 48,
+        Mode::Ignore => 0,
+    }
+}
+
+/// What the frontal cortex is given for one reply.
+#[derive(Debug, Clone, Copy)]
+pub struct GenerationInput<'a> {
+    pub mode: Mode,
+    pub user_text: &'a str,
+    pub working_memory: &'a [WmEntry],
+    pub traits: &'a [TraitRow],
+    pub topic: &'a TopicContext,
+    /// Whitespace tokens of the message (a short greeting gets no working memory).
+    pub prompt_tokens: usize,
+    /// Extra lines for the system prompt (e.g. what the ACT step could not do).
+    pub notes: &'a [String],
+}
+
+/// The frontal cortex request: soul + identity core + the mode's prompt, then the context
+/// sections the mode's relevance mask keeps, then working memory as turns, then the message.
+pub fn generation_request(g: &GenerationInput) -> ChatRequest {
+    let mode_prompt = match g.mode {
+        Mode::Clarify => CLARIFY,
+        Mode::Acknowledge => ACKNOWLEDGE,
+        Mode::Respond | Mode::Act | Mode::Ignore => RESPOND,
+    };
+    let mut system = String::with_capacity(1024);
+    system.push_str(SOUL.trim());
+    if g.mode != Mode::Acknowledge {
+        system.push(' ');
+        system.push_str(IDENTITY_CORE.trim());
+    }
+    system.push_str("\n\n");
+    system.push_str(mode_prompt.trim());
+
+    // Relevance mask (parameters §2): the user's traits always; facts and gists for replies
+    // that answer; world state only for a full answer.
+    let traits: Vec<String> = g.traits.iter().map(|t| format!("- {}: {}", t.key.replace('_', " "), t.value)).collect();
+    section(&mut system, "What you know about the user", &traits);
+    if g.mode != Mode::Acknowledge {
+        let facts: Vec<String> = g.topic.facts.iter().map(|(k, v)| format!("- {k}: {v}")).collect();
+        section(&mut system, "Facts from this conversation", &facts);
+        let gists: Vec<String> =
+            g.topic.gists.iter().filter(|x| !x.cold_start).map(|x| format!("- {}", x.content)).collect();
+        section(&mut system, "Earlier in this topic", &gists);
+    }
+    if matches!(g.mode, Mode::Respond | Mode::Act) {
+        let world: Vec<String> = g.topic.world_state.iter().map(|(k, v)| format!("- {k}: {v}")).collect();
+        section(&mut system, "Current state", &world);
+    }
+    let notes: Vec<String> = g.notes.iter().map(|n| format!("- {n}")).collect();
+    section(&mut system, "Notes", &notes);
+
+    let mut messages = vec![Message::system(system)];
+    let short_greeting = g.mode == Mode::Acknowledge && g.prompt_tokens < 6;
+    if !short_greeting {
+        for e in g.working_memory {
+            messages.push(match e.role.as_str() {
+                "assistant" => Message::assistant(e.content.clone()),
+                _ => Message::user(e.content.clone()),
+            });
+        }
+    }
+    messages.push(Message::user(g.user_text.to_string()));
+    let mut req = ChatRequest::new(messages);
+    req.max_tokens = max_tokens(g.mode);
+    req.temperature = if g.mode == Mode::Respond { 0.6 } else { 0.4 };
+    req
+}
+
+fn section(out: &mut String, title: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("\n\n");
+    out.push_str(title);
+    out.push_str(":\n");
+    out.push_str(&lines.join("\n"));
+}
+
+/// The triage request (§3.4 inputs): the message, previous mode and tools, the last two
+/// working-memory entries, warmth, memory confidence and the gist count, as JSON.
+pub fn triage_request(text: &str, s: &RouterSignals, wm: &[WmEntry], ctx: &TriageContext) -> ChatRequest {
+    let recent: Vec<Value> =
+        wm.iter().rev().take(2).rev().map(|e| json!({"role": e.role, "content": clip(&e.content, 300)})).collect();
+    let input = json!({
+        "message": text,
+        "previous_mode": ctx.previous_mode,
+        "previous_tools": ctx.previous_tools,
+        "tools_available": ctx.tools_available,
+        "recent_turns": recent,
+        "context_warmth": s.context_warmth,
+        "memory_confidence": s.memory_confidence,
+        "gist_count": s.gist_count,
+        "fact_count": s.fact_count,
+    });
+    let mut req = ChatRequest::new(vec![Message::system(TRIAGE.trim()), Message::user(input.to_string())]);
+    req.max_tokens = 200;
+    req.temperature = 0.1;
+    req.logprobs = false;
+    req.format = ResponseFormat::JsonSchema { name: "triage".into(), schema: triage_schema() };
+    req
+}
+
+/// The tie-breaker request: the §4.4 context (candidates as A and B) as JSON.
+pub fn tiebreak_request(context: &Value) -> ChatRequest {
+    let mut req = ChatRequest::new(vec![Message::system(TIEBREAK.trim()), Message::user(context.to_string())]);
+    req.max_tokens = 16;
+    req.temperature = 0.1;
+    req.logprobs = false;
+    req.format = ResponseFormat::JsonSchema { name: "tiebreak".into(), schema: tiebreak_schema() };
+    req
+}
+
+/// At most `n` characters, cut at a char boundary with an ellipsis.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n.saturating_sub(1)).chain(['…']).collect() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ChatRole;
+    use crate::store::Gist;
+
+    fn wm() -> Vec<WmEntry> {
+        vec![
+            WmEntry { role: "user".into(), content: "I'm planning a trip to Lisbon".into(), created_at: 1 },
+            WmEntry { role: "assistant".into(), content: "Lovely. When?".into(), created_at: 2 },
+        ]
+    }
+
+    fn input<'a>(
+        mode: Mode,
+        wm: &'a [WmEntry],
+        traits: &'a [TraitRow],
+        topic: &'a TopicContext,
+    ) -> GenerationInput<'a> {
+        GenerationInput { mode, user_text: "next May", working_memory: wm, traits, topic, prompt_tokens: 2, notes: &[] }
+    }
+
+    #[test]
+    fn respond_carries_soul_mode_prompt_context_and_turns() {
+        let traits = vec![TraitRow {
+            key: "name".into(),
+            value: "Ada".into(),
+            category: "identity".into(),
+            confidence: 1.0,
+            reliability: "reliable".into(),
+        }];
+        let topic = TopicContext {
+            gists: vec![
+                Gist {
+                    gist_type: "intent".into(),
+                    content: "wants a city break".into(),
+                    confidence: 7.0,
+                    cold_start: false,
+                },
+                Gist {
+                    gist_type: "cold_start".into(),
+                    content: "placeholder".into(),
+                    confidence: 5.0,
+                    cold_start: true,
+                },
+            ],
+            facts: vec![("destination".into(), "Lisbon".into())],
+            world_state: vec![],
+            fok: 0.0,
+        };
+        let wm = wm();
+        let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
+        let system = &req.messages[0].content;
+        assert!(system.starts_with(SOUL.trim()));
+        assert!(system.contains(RESPOND.trim()));
+        assert!(system.contains("- name: Ada"));
+        assert!(system.contains("- destination: Lisbon"));
+        assert!(system.contains("wants a city break"));
+        assert!(!system.contains("placeholder"), "cold-start gists stay out");
+        assert_eq!(req.messages.len(), 4);
+        assert_eq!(req.messages[1].role, ChatRole::User);
+        assert_eq!(req.messages[2].role, ChatRole::Assistant);
+        assert_eq!(req.messages[3].content, "next May");
+        assert_eq!(req.max_tokens, 512);
+    }
+
+    #[test]
+    fn each_mode_uses_its_own_prompt_and_cap() {
+        let topic = TopicContext::default();
+        let wm = wm();
+        let clarify = generation_request(&input(Mode::Clarify, &wm, &[], &topic));
+        assert!(clarify.messages[0].content.contains(CLARIFY.trim()));
+        assert_eq!(clarify.max_tokens, 96);
+        let ack = generation_request(&input(Mode::Acknowledge, &wm, &[], &topic));
+        assert!(ack.messages[0].content.contains(ACKNOWLEDGE.trim()));
+        assert!(!ack.messages[0].content.contains(IDENTITY_CORE.trim()));
+        assert_eq!(ack.messages.len(), 2, "a short greeting gets no working memory");
+        assert_eq!(ack.max_tokens, 48);
+    }
+
+    #[test]
+    fn empty_sections_are_left_out() {
+        let topic = TopicContext::default();
+        let req = generation_request(&input(Mode::Respond, &[], &[], &topic));
+        assert!(!req.messages[0].content.contains("What you know"));
+        assert!(!req.messages[0].content.contains("Facts"));
+        assert_eq!(req.messages.len(), 2);
+    }
+
+    #[test]
+    fn triage_and_tiebreak_requests_are_strict_json() {
+        let s = RouterSignals::from_text("add milk to my list", &Default::default());
+        let req = triage_request("add milk to my list", &s, &wm(), &TriageContext::default());
+        assert!(matches!(&req.format, ResponseFormat::JsonSchema { name, .. } if name == "triage"));
+        let body: Value = serde_json::from_str(&req.messages[1].content).unwrap();
+        assert_eq!(body["message"], "add milk to my list");
+        assert_eq!(body["recent_turns"].as_array().unwrap().len(), 2);
+        let tb = tiebreak_request(&json!({"A": "RESPOND", "B": "CLARIFY"}));
+        assert!(matches!(&tb.format, ResponseFormat::JsonSchema { name, .. } if name == "tiebreak"));
+        assert_eq!(tb.max_tokens, 16);
+    }
+}

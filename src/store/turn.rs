@@ -1,0 +1,407 @@
+//! What one turn reads and writes: Phase A's context (working memory, gists, facts, world
+//! state, FOK, traits), the thread's topics and boundary detector, and Phase D's commit.
+//!
+//! Keys follow the seeds: working memory per thread, gists/facts/FOK per topic name.
+
+use super::{StoreError, now_ts};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Working memory keeps this many entries per thread (parameters §6: design 4 turns).
+pub const WORKING_MEMORY_ENTRIES: usize = 4;
+/// Working memory lives 24 h, refreshed on append.
+pub const WORKING_MEMORY_TTL_S: i64 = 86_400;
+/// Gists live 30 min, refreshed on read.
+pub const GIST_TTL_S: i64 = 1_800;
+/// At most this many gists are read into context, newest first.
+pub const GISTS_IN_CONTEXT: usize = 8;
+/// Facts per topic read into context.
+pub const FACTS_IN_CONTEXT: usize = 50;
+/// Boundary-detector state lives a day.
+pub const BOUNDARY_TTL_S: i64 = 86_400;
+/// Topics of a thread considered by the classifier, most recently updated first.
+pub const TOPICS_CONSIDERED: usize = 64;
+/// Traits shown to the frontal cortex.
+pub const TRAITS_IN_CONTEXT: usize = 12;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WmEntry {
+    pub role: String,
+    pub content: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gist {
+    pub gist_type: String,
+    pub content: String,
+    pub confidence: f64,
+    pub cold_start: bool,
+}
+
+/// Everything Phase A reads for one topic.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TopicContext {
+    pub gists: Vec<Gist>,
+    /// `(key, value)`, newest first.
+    pub facts: Vec<(String, String)>,
+    pub world_state: Vec<(String, String)>,
+    /// 0–5; 0 when absent or expired.
+    pub fok: f64,
+}
+
+impl TopicContext {
+    pub fn real_gist_count(&self) -> usize {
+        self.gists.iter().filter(|g| !g.cold_start).count()
+    }
+}
+
+/// One stored trait, as context sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraitRow {
+    pub key: String,
+    pub value: String,
+    pub category: String,
+    pub confidence: f64,
+    pub reliability: String,
+}
+
+/// A topic row (the classifier's `Topic` plus its thread).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicRow {
+    pub id: i64,
+    pub name: String,
+    pub centroid: Vec<f32>,
+    pub message_count: u32,
+    pub avg_salience: f32,
+    pub updated_at: i64,
+}
+
+/// Everything Phase D writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnCommit {
+    pub thread_id: String,
+    pub exchange_id: String,
+    pub topic: String,
+    pub user_text: String,
+    /// `None`: no reply line (IGNORE).
+    pub reply: Option<String>,
+    /// `assistant`, or `system` when the line explains a failed generation (it then stays out
+    /// of working memory).
+    pub reply_role: &'static str,
+    pub mode: String,
+    pub routing: super::RoutingRecord,
+    pub triage: Option<TriageRow>,
+    /// `(topic, state)` for the router's per-topic history.
+    pub router_state: Option<(String, Value)>,
+    pub interaction: Value,
+    /// The encode job's payload; `None` for turns with nothing to remember.
+    pub encode: Option<Value>,
+}
+
+/// A `triage_calibration` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriageRow {
+    /// `llm` or `heuristic`.
+    pub source: &'static str,
+    pub fallback_reason: Option<String>,
+    pub branch: String,
+    pub mode: String,
+    pub skills: Value,
+    pub confidence_internal: f64,
+    pub confidence_tool_need: f64,
+    pub freshness_risk: f64,
+    pub effort: String,
+    pub reasoning: String,
+    pub latency_ms: f64,
+}
+
+/// The queue Phase D feeds; the memory workers consume it.
+pub const ENCODE_QUEUE: &str = "encode";
+/// The queue a silence gap feeds: episode consolidation of the session that ended.
+pub const EPISODE_QUEUE: &str = "episode";
+
+pub struct TurnRepo<'c>(pub &'c Connection);
+
+fn blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn unblob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+impl TurnRepo<'_> {
+    /// Creation times of the thread's messages before `exchange_id`, newest first (at most 200).
+    pub fn message_times_before(&self, thread_id: &str, exchange_id: &str) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT created_at FROM chat_history WHERE thread_id = ?1 AND exchange_id != ?2 AND role = 'user'
+             ORDER BY id DESC LIMIT 200",
+        )?;
+        let rows = stmt.query_map(params![thread_id, exchange_id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The thread's live working memory, oldest first.
+    pub fn working_memory(&self, thread_id: &str, now: i64) -> Result<Vec<WmEntry>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT role, content, created_at FROM (
+                 SELECT id, role, content, created_at FROM working_memory
+                 WHERE thread_id = ?1 AND expires_at > ?2 ORDER BY id DESC LIMIT ?3
+             ) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![thread_id, now, WORKING_MEMORY_ENTRIES as i64], |r| {
+            Ok(WmEntry { role: r.get(0)?, content: r.get(1)?, created_at: r.get(2)? })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Gists, facts, world state and FOK of `topic`. Reading refreshes the gists' TTL.
+    pub fn topic_context(&self, topic: &str, now: i64) -> Result<TopicContext, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT gist_type, content, confidence, is_cold_start FROM gists
+             WHERE topic = ?1 AND expires_at > ?2 ORDER BY created_at DESC, id DESC LIMIT ?3",
+        )?;
+        let gists = stmt
+            .query_map(params![topic, now, GISTS_IN_CONTEXT as i64], |r| {
+                Ok(Gist { gist_type: r.get(0)?, content: r.get(1)?, confidence: r.get(2)?, cold_start: r.get(3)? })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        if !gists.is_empty() {
+            self.0.execute(
+                "UPDATE gists SET expires_at = MAX(expires_at, ?2) WHERE topic = ?1 AND expires_at > ?3",
+                params![topic, now + GIST_TTL_S, now],
+            )?;
+        }
+        let mut stmt = self.0.prepare_cached(
+            "SELECT key, value FROM facts WHERE topic = ?1 AND expires_at > ?2 ORDER BY updated_at DESC, id DESC LIMIT ?3",
+        )?;
+        let facts = stmt
+            .query_map(params![topic, now, FACTS_IN_CONTEXT as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut stmt = self.0.prepare_cached(
+            "SELECT key, value FROM world_state WHERE expires_at IS NULL OR expires_at > ?1 ORDER BY updated_at DESC LIMIT 20",
+        )?;
+        let world_state =
+            stmt.query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+        let fok: Option<i64> = self
+            .0
+            .query_row("SELECT score FROM fok WHERE topic = ?1 AND expires_at > ?2", params![topic, now], |r| r.get(0))
+            .optional()?;
+        Ok(TopicContext { gists, facts, world_state, fok: fok.unwrap_or(0).clamp(0, 5) as f64 })
+    }
+
+    /// The traits worth showing the frontal cortex: live ones, most confident first.
+    pub fn traits(&self) -> Result<Vec<TraitRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
+             WHERE reliability IN ('reliable', 'uncertain')
+             ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![TRAITS_IN_CONTEXT as i64], |r| {
+            Ok(TraitRow {
+                key: r.get(0)?,
+                value: r.get(1)?,
+                category: r.get(2)?,
+                confidence: r.get(3)?,
+                reliability: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Store an explicit trait the user stated ("my name is …"): full confidence, reliable,
+    /// reinforced when repeated, replacing an older value.
+    pub fn set_explicit_trait(&self, key: &str, value: &str, category: &str) -> Result<(), StoreError> {
+        let now = now_ts();
+        self.0.execute(
+            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
+                                      reinforcement_count, last_reinforced_at, created_at, updated_at, reliability)
+             VALUES (?1, ?2, ?3, 1.0, 'explicit', 1, 1, ?4, ?4, ?4, 'reliable')
+             ON CONFLICT(trait_key) DO UPDATE SET
+                 reinforcement_count = CASE WHEN trait_value = excluded.trait_value
+                                            THEN reinforcement_count + 1 ELSE 1 END,
+                 last_conflict_at = CASE WHEN trait_value = excluded.trait_value
+                                         THEN last_conflict_at ELSE excluded.updated_at END,
+                 trait_value = excluded.trait_value, category = excluded.category, confidence = 1.0,
+                 source = 'explicit', last_reinforced_at = excluded.updated_at,
+                 updated_at = excluded.updated_at, reliability = 'reliable', at_floor_since = NULL",
+            params![key, value, category, now],
+        )?;
+        Ok(())
+    }
+
+    /// The thread's topics, most recently updated first.
+    pub fn topics(&self, thread_id: &str) -> Result<Vec<TopicRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, name, centroid, message_count, avg_salience, updated_at FROM topics
+             WHERE thread_id = ?1 AND centroid IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![thread_id, TOPICS_CONSIDERED as i64], |r| {
+            let centroid: Vec<u8> = r.get(2)?;
+            Ok(TopicRow {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                centroid: unblob(&centroid),
+                message_count: r.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32,
+                avg_salience: r.get::<_, f64>(4)? as f32,
+                updated_at: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The id the next topic row will get (so a classification can name it before insert).
+    pub fn next_topic_id(&self) -> Result<i64, StoreError> {
+        Ok(self.0.query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM topics", [], |r| r.get(0))?)
+    }
+
+    /// Insert or update a topic row.
+    pub fn save_topic(&self, thread_id: &str, t: &TopicRow) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO topics (id, name, thread_id, centroid, message_count, avg_salience, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+             ON CONFLICT(id) DO UPDATE SET centroid = excluded.centroid, message_count = excluded.message_count,
+                 avg_salience = excluded.avg_salience, updated_at = excluded.updated_at",
+            params![
+                t.id,
+                t.name,
+                thread_id,
+                blob(&t.centroid),
+                t.message_count,
+                f64::from(t.avg_salience),
+                t.updated_at
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The thread's persisted boundary-detector state (JSON), unless expired.
+    pub fn boundary_state(&self, thread_id: &str, now: i64) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                "SELECT state FROM boundary_state WHERE thread_id = ?1 AND expires_at > ?2",
+                params![thread_id, now],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    pub fn save_boundary_state(&self, thread_id: &str, state: &str, now: i64) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO boundary_state (thread_id, state, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
+                 expires_at = excluded.expires_at",
+            params![thread_id, state, now, now + BOUNDARY_TTL_S],
+        )?;
+        Ok(())
+    }
+
+    /// A JSON value from the `kv_state` table.
+    pub fn kv_get(&self, namespace: &str, key: &str) -> Result<Option<Value>, StoreError> {
+        let s: Option<String> = self
+            .0
+            .query_row("SELECT value FROM kv_state WHERE namespace = ?1 AND key = ?2", params![namespace, key], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    pub fn kv_set(&self, namespace: &str, key: &str, value: &Value) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO kv_state (namespace, key, value, updated_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            params![namespace, key, value.to_string(), now_ts()],
+        )?;
+        Ok(())
+    }
+
+    /// Phase D in one transaction: the turn is either wholly committed or not at all.
+    pub fn commit(&self, c: &TurnCommit) -> Result<(), StoreError> {
+        let now = now_ts();
+        let tx = self.0.unchecked_transaction()?;
+        {
+            let repo = TurnRepo(&tx);
+            let chat = super::ChatRepo(&tx);
+            tx.execute(
+                "UPDATE chat_history SET mode = ?3, topic = ?4
+                 WHERE thread_id = ?1 AND exchange_id = ?2 AND role = 'user'",
+                params![c.thread_id, c.exchange_id, c.mode, c.topic],
+            )?;
+            if let Some(reply) = &c.reply {
+                chat.append(&c.thread_id, &c.exchange_id, c.reply_role, reply, Some(&c.mode), Some(&c.topic))?;
+            }
+            if !c.user_text.trim().is_empty() {
+                repo.append_working_memory(&c.thread_id, "user", &c.user_text, now)?;
+            }
+            if let Some(reply) = c.reply.as_deref().filter(|_| c.reply_role == "assistant") {
+                repo.append_working_memory(&c.thread_id, "assistant", reply, now)?;
+            }
+            super::RoutingRepo(&tx).insert(&c.routing)?;
+            if let Some(t) = &c.triage {
+                tx.execute(
+                    "INSERT INTO triage_calibration (exchange_id, source, fallback_reason, branch, mode, skills,
+                         confidence_internal, confidence_tool_need, freshness_risk, effort_estimate, reasoning,
+                         routed_mode, latency_ms, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                    params![
+                        c.exchange_id,
+                        t.source,
+                        t.fallback_reason,
+                        t.branch,
+                        t.mode,
+                        t.skills.to_string(),
+                        t.confidence_internal,
+                        t.confidence_tool_need,
+                        t.freshness_risk,
+                        t.effort,
+                        t.reasoning,
+                        c.mode,
+                        t.latency_ms,
+                        now
+                    ],
+                )?;
+            }
+            if let Some((key, state)) = &c.router_state {
+                repo.kv_set("router_state", key, state)?;
+            }
+            tx.execute(
+                "INSERT INTO interaction_log (thread_id, exchange_id, topic, event_type, payload, created_at)
+                 VALUES (?1, ?2, ?3, 'system_response', ?4, ?5)",
+                params![c.thread_id, c.exchange_id, c.topic, c.interaction.to_string(), now],
+            )?;
+            if let Some(payload) = &c.encode {
+                super::JobsRepo(&tx).enqueue(ENCODE_QUEUE, payload, 3)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Append one working-memory entry, keep the newest [`WORKING_MEMORY_ENTRIES`] and refresh
+    /// the thread's TTL.
+    pub fn append_working_memory(
+        &self,
+        thread_id: &str,
+        role: &str,
+        content: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let expires = now + WORKING_MEMORY_TTL_S;
+        self.0.execute(
+            "INSERT INTO working_memory (thread_id, role, content, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![thread_id, role, content, now, expires],
+        )?;
+        self.0.execute(
+            "DELETE FROM working_memory WHERE thread_id = ?1 AND id NOT IN (
+                 SELECT id FROM working_memory WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?2)",
+            params![thread_id, WORKING_MEMORY_ENTRIES as i64],
+        )?;
+        self.0
+            .execute("UPDATE working_memory SET expires_at = ?2 WHERE thread_id = ?1", params![thread_id, expires])?;
+        Ok(())
+    }
+}
