@@ -27,3 +27,11 @@ pub fn describe(e: &dyn std::error::Error) -> String {
     }
     out
 }
+
+/// A serde enum's wire name (`"respond"`, `"ACT"`, …), for text columns and messages.
+pub fn wire_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}

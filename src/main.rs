@@ -100,6 +100,12 @@ fn print_version(paths: &Paths) {
             for role in Role::ALL {
                 println!("  {:<12}{}", role.as_str(), llm.describe(role));
             }
+            let pre = if llm.pre_routing_uses_model() {
+                "triage and tie-breaker ask the lightweight model"
+            } else {
+                "triage and tie-breaker are deterministic (no model call before routing)"
+            };
+            println!("routing:  {pre} (`[llm] triage = \"{}\"`)", chalie::wire_name(&config.llm.triage));
         }
         Err(e) => println!("active:   error: {e:#}"),
     }
@@ -214,19 +220,26 @@ fn audit(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
         println!("No routing decisions recorded yet in {}.", paths.db_file.display());
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<20} {:<24} {:<12} {:>6} {:<4} {:>8}", "time", "topic", "mode", "conf", "tie", "ms");
+    println!("{:<20} {:<24} {:<12} {:>6} {:<4} {:>8}  why", "time", "topic", "mode", "conf", "tie", "ms");
     for r in rows {
         let time = chrono::DateTime::from_timestamp(r.created_at, 0)
             .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S").to_string())
             .unwrap_or_default();
+        let why = match (&r.reasoning, &r.fallback) {
+            (Some(reason), Some(f)) => format!("{reason} [fallback: {f}]"),
+            (Some(reason), None) => reason.clone(),
+            (None, Some(f)) => format!("[fallback: {f}]"),
+            (None, None) => String::new(),
+        };
         println!(
-            "{:<20} {:<24} {:<12} {:>6} {:<4} {:>8}",
+            "{:<20} {:<24} {:<12} {:>6} {:<4} {:>8}  {}",
             time,
             truncate(&r.topic, 24),
             r.selected_mode,
             r.router_confidence.map_or("-".into(), |c| format!("{c:.2}")),
             if r.tiebreaker_used { "yes" } else { "no" },
             r.routing_time_ms.map_or("-".into(), |m| format!("{m:.3}")),
+            why,
         );
     }
     Ok(ExitCode::SUCCESS)

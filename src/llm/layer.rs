@@ -55,6 +55,16 @@ impl Llm {
         &self.settings
     }
 
+    /// Whether triage and the router's tie-breaker ask the lightweight model (`[llm] triage`;
+    /// `auto` means yes unless the lightweight role is the built-in model).
+    pub fn pre_routing_uses_model(&self) -> bool {
+        match self.settings.triage {
+            crate::config::TriageMode::Llm => true,
+            crate::config::TriageMode::Heuristic => false,
+            crate::config::TriageMode::Auto => self.routes.get(&Role::Lightweight).is_some_and(|r| !r.builtin),
+        }
+    }
+
     /// A chat call with the configured request timeout.
     pub async fn chat(
         &self,

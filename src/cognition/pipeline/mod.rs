@@ -28,7 +28,7 @@ use crate::cognition::router::{
 use crate::cognition::signals;
 use crate::cognition::social::social_match;
 use crate::cognition::topic::ClassifierParams;
-use crate::config::{Role, TriageMode as PreRouting};
+use crate::config::Role;
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::{Llm, LlmError, Token};
 use crate::store::{Db, RoutingRecord, StoreError, TriageRow, TurnCommit, TurnRepo, now_ts};
@@ -101,12 +101,7 @@ impl Engine {
             bus.notice(NoticeLevel::Warn, note);
         }
         let settings = llm.settings().clone();
-        let lightweight_builtin = llm.route(Role::Lightweight).is_none_or(|r| r.builtin);
-        let model_pre_routing = match settings.triage {
-            PreRouting::Llm => true,
-            PreRouting::Heuristic => false,
-            PreRouting::Auto => !lightweight_builtin,
-        };
+        let model_pre_routing = llm.pre_routing_uses_model();
         Ok(Engine {
             db,
             llm,
@@ -379,13 +374,13 @@ impl Engine {
         .map(|source| TriageRow {
             source,
             fallback_reason: triage.fallback.clone(),
-            branch: enum_str(&r.branch),
-            mode: enum_str(&r.mode),
+            branch: crate::wire_name(&r.branch),
+            mode: crate::wire_name(&r.mode),
             skills: json!(r.skills),
             confidence_internal: r.confidence_internal,
             confidence_tool_need: r.confidence_tool_need,
             freshness_risk: r.freshness_risk,
-            effort: enum_str(&r.effort),
+            effort: crate::wire_name(&r.effort),
             reasoning: r.reasoning.clone(),
             latency_ms: triage.latency_ms,
         });
@@ -555,10 +550,3 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
-/// A serde enum's wire name ("respond", "ACT", …).
-fn enum_str<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
