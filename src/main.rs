@@ -149,7 +149,12 @@ fn tokio() -> anyhow::Result<tokio::runtime::Runtime> {
 fn interactive(paths: Paths, config: Config) -> anyhow::Result<ExitCode> {
     let rt = Runtime::start(paths, config)?;
     let runtime = tokio()?;
-    let result = runtime.block_on(chalie::tui::run(&rt));
+    let result = runtime.block_on(async {
+        let background = rt.start_background();
+        let result = chalie::tui::run(&rt).await;
+        background.cancel();
+        result
+    });
     drop(runtime); // ends background tasks and their bus handles
     eprintln!("Session log: {}\nDiagnostics: {}", rt.session_log.display(), rt.paths.log_file().display());
     rt.finish();
@@ -209,10 +214,19 @@ fn read_stdin() -> anyhow::Result<String> {
 
 fn audit(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
     let conn = store::open(&paths.db_file)?;
-    let rows = RoutingRepo(&conn).recent(args.limit, args.mode.as_deref())?;
+    let repo = RoutingRepo(&conn);
+    let rows = repo.recent(args.limit, args.mode.as_deref())?;
+    let act_of = |r: &chalie::store::RoutingRecord| -> anyhow::Result<Vec<serde_json::Value>> {
+        Ok(match &r.exchange_id {
+            Some(x) if r.selected_mode == "ACT" => repo.act_iterations(x)?,
+            _ => Vec::new(),
+        })
+    };
     if args.json {
         for r in &rows {
-            println!("{}", serde_json::to_string(r)?);
+            let mut v = serde_json::to_value(r)?;
+            v["act_iterations"] = serde_json::Value::Array(act_of(r)?);
+            println!("{v}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -225,7 +239,22 @@ fn audit(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
         let time = chrono::DateTime::from_timestamp(r.created_at, 0)
             .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S").to_string())
             .unwrap_or_default();
-        let why = match (&r.reasoning, &r.fallback) {
+        let planners: Vec<String> = act_of(&r)?
+            .iter()
+            .filter(|i| i["actions"].as_array().is_some_and(|a| !a.is_empty()))
+            .map(|i| {
+                format!(
+                    "{} plan: {}",
+                    i["planner"].as_str().unwrap_or("?"),
+                    i["actions"].as_array().map_or(0, Vec::len)
+                )
+            })
+            .collect();
+        let reasoning = match (&r.reasoning, planners.is_empty()) {
+            (Some(reason), false) => Some(format!("{reason}; {}", planners.join(", "))),
+            (reason, _) => reason.clone(),
+        };
+        let why = match (&reasoning, &r.fallback) {
             (Some(reason), Some(f)) => format!("{reason} [fallback: {f}]"),
             (Some(reason), None) => reason.clone(),
             (None, Some(f)) => format!("[fallback: {f}]"),

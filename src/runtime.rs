@@ -79,6 +79,24 @@ impl Runtime {
         Ok(Arc::new(Engine::start(self.db.clone(), Arc::new(llm), self.bus.clone()).await?))
     }
 
+    /// Start the background tasks (the reminder scheduler, catching up first on reminders due
+    /// while the app was closed). Must be called inside the tokio runtime; cancel the token
+    /// to stop them.
+    pub fn start_background(&self) -> CancellationToken {
+        let shutdown = CancellationToken::new();
+        let (db, bus, stop) = (self.db.clone(), self.bus.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            // Let the front-end subscribe to the bus first, so a reminder caught up at start
+            // is shown, not only logged.
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                _ = stop.cancelled() => return,
+            }
+            crate::background::scheduler::run(db, bus, stop).await;
+        });
+        shutdown
+    }
+
     /// One message end to end: stored first (so nothing can lose it), then the turn.
     pub async fn converse(
         &self,

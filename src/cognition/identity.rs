@@ -126,7 +126,7 @@ fn name_after(lower: &[&str], raw: &[&str]) -> Option<String> {
         }
         parts.push(capitalise(raw_bare.unwrap_or(bare)));
         // A word ending in punctuation ends the name ("call me Sam, please").
-        let ends = raw.get(k).is_some_and(|r| r.ends_with(|c: char| matches!(c, ',' | '.' | '!' | '?' | ';' | ':')));
+        let ends = raw.get(k).is_some_and(|r| r.ends_with([',', '.', '!', '?', ';', ':']));
         if ends {
             break;
         }

@@ -1,6 +1,7 @@
 //! The per-message cognition pipeline (seeds 000 and 001). Deterministic stages are
 //! pure functions over plain structs, testable with no model and no database.
 
+pub mod act;
 pub mod boundary;
 pub mod context;
 pub mod identity;

@@ -163,6 +163,9 @@ pub struct Config {
     pub providers: BTreeMap<String, Provider>,
     pub models: Models,
     pub llm: LlmSettings,
+    /// `[keys]`: key binding name → the keys that replace its defaults (checked against the
+    /// TUI's key table when loaded).
+    pub keys: BTreeMap<String, Located<Vec<String>>>,
     /// True when the user's file assigned at least one role; without that, start-up may
     /// switch every role to a local Ollama that answers (see design.md).
     #[serde(skip)]
@@ -183,6 +186,25 @@ struct Layer {
     models: ModelsLayer,
     #[serde(default)]
     llm: LlmLayer,
+    #[serde(default)]
+    keys: BTreeMap<String, Spanned<KeyList>>,
+}
+
+/// A `[keys]` value: one key or a list of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum KeyList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl KeyList {
+    fn to_vec(&self) -> Vec<String> {
+        match self {
+            KeyList::One(k) => vec![k.clone()],
+            KeyList::Many(ks) => ks.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -289,7 +311,15 @@ impl Config {
         let mut roles: [Option<Located<String>>; 4] = Default::default();
         let mut roles_from_user = false;
         let mut llm = LlmLayer::default();
+        let mut keys = BTreeMap::new();
         for (i, p) in layers.iter().enumerate() {
+            for (name, list) in &p.layer.keys {
+                let at = p.locate(list);
+                let value = at.value.to_vec();
+                crate::tui::keymap::check_override(name, &value)
+                    .map_err(|message| ConfigError::Invalid { at: at.at.clone(), message })?;
+                keys.insert(name.clone(), Located { value, at: at.at });
+            }
             for (name, prov) in &p.layer.providers {
                 providers.insert(
                     name.clone(),
@@ -340,7 +370,7 @@ impl Config {
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,
             max_retries: llm.max_retries.ok_or_else(|| missing("max_retries"))?,
         };
-        Ok(Config { providers, models, llm, roles_from_user, source: None })
+        Ok(Config { providers, models, llm, keys, roles_from_user, source: None })
     }
 
     /// Every provider a role uses must have its API key variable set, if it names one.

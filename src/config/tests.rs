@@ -168,3 +168,22 @@ fn load_handles_missing_and_explicit_files() {
     assert_eq!(c.llm.max_retries, 5);
     assert_eq!(c.source.as_deref(), Some(dir.path().join("config.toml").as_path()));
 }
+
+#[test]
+fn keys_section_rebinds_and_errors_name_file_and_line() {
+    assert!(Config::defaults().keys.is_empty());
+    let c = user("[keys]\nquit = \"ctrl-x\"\nnewline = [\"alt-enter\", \"ctrl-j\"]\n").unwrap();
+    assert_eq!(c.keys["quit"].value, ["ctrl-x"]);
+    assert_eq!(c.keys["newline"].value, ["alt-enter", "ctrl-j"]);
+    assert_eq!(c.keys["newline"].at.line, 3);
+
+    let err = user("[keys]\nquit = \"ctrl-x\"\nqiut = \"ctrl-q\"\n").unwrap_err().to_string();
+    assert!(err.starts_with("/home/u/.config/chalie-tui/config.toml:3: "), "{err}");
+    assert!(err.contains("qiut"), "{err}");
+    let err = user("\n[keys]\naudit = \"hyper-f2\"\n").unwrap_err().to_string();
+    assert!(err.starts_with("/home/u/.config/chalie-tui/config.toml:3: "), "{err}");
+    assert!(err.contains("unknown key `hyper-f2`"), "{err}");
+    // A wrong type is a parse error with the line, like every other key.
+    let err = user("[keys]\nquit = 3\n").unwrap_err().to_string();
+    assert!(err.contains("config.toml:2"), "{err}");
+}

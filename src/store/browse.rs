@@ -41,7 +41,9 @@ impl MemoryLayer {
                  FROM facts WHERE expires_at > ?2 ORDER BY updated_at DESC LIMIT ?1"
             }
             MemoryLayer::Lists => {
-                "SELECT l.id, l.name, COUNT(i.id) AS items, SUM(i.checked) AS checked, l.updated_at
+                "SELECT l.id, l.name, COUNT(i.id) AS items, COALESCE(SUM(i.checked), 0) AS checked,
+                        COALESCE(GROUP_CONCAT(CASE WHEN i.checked THEN '[x] ' ELSE '' END || i.content, '; '), '') AS contents,
+                        l.updated_at
                  FROM lists l LEFT JOIN list_items i ON i.list_id = l.id
                  GROUP BY l.id ORDER BY l.updated_at DESC LIMIT ?1"
             }

@@ -12,6 +12,7 @@ mod jobs;
 mod migrate;
 mod routing;
 mod turn;
+mod ui;
 mod vectors;
 
 pub use browse::{MemoryLayer, list_layer};
@@ -21,6 +22,7 @@ pub use jobs::{Job, JobsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use routing::{RoutingRecord, RoutingRepo};
 pub use turn::*;
+pub use ui::*;
 pub use vectors::{EMBEDDING_DIM, VecTable, VectorRepo};
 
 use rusqlite::Connection;

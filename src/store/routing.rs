@@ -123,6 +123,41 @@ impl RoutingRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The ACT iterations of an exchange, in order: which planner made each plan, the actions,
+    /// their results and why the loop stopped (the audit's answer to "who planned this?").
+    pub fn act_iterations(&self, exchange_id: &str) -> Result<Vec<Value>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT iteration_number, planner, actions_executed, action_results, execution_time_ms, fatigue,
+                    termination_reason
+             FROM cortex_iterations WHERE exchange_id = ?1 ORDER BY iteration_number, id",
+        )?;
+        let rows = stmt.query_map(params![exchange_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, f64>(4)?,
+                r.get::<_, f64>(5)?,
+                r.get::<_, Option<String>>(6)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (iteration, planner, actions, results, ms, fatigue, termination) = row?;
+            out.push(serde_json::json!({
+                "iteration": iteration,
+                "planner": planner,
+                "actions": serde_json::from_str::<Value>(&actions)?,
+                "results": results.map(|r| serde_json::from_str::<Value>(&r)).transpose()?,
+                "ms": ms,
+                "fatigue": fatigue,
+                "termination": termination,
+            }));
+        }
+        Ok(out)
+    }
+
     /// Fill the post-exchange feedback label of a decision.
     pub fn set_feedback(&self, id: &str, feedback: &Value) -> Result<bool, StoreError> {
         let n = self

@@ -1,10 +1,27 @@
 //! TUI state and its reactions. Pure: no I/O, so every state renders in a test.
+//!
+//! Terminal events become [`Command`]s through the key table, and the topmost layer (help,
+//! first-run screen, audit, then the focused component) carries them out. Components change
+//! their own state and return what they need from outside as an [`Action`]; the owner of the
+//! app (the loop in `tui::run`) performs it. Engine events update the components the same way.
 
-use super::keymap::{self, Command, Focus};
-use crate::cognition::pipeline::{RouterReport, TopicReport};
+use super::audit::{self, Audit};
+use super::chat::{Chat, Role};
+use super::help::Help;
+use super::input::Input;
+use super::keymap::{Command, Context, Focus, Keymap};
+use super::panes::act::{ActPane, Iteration};
+use super::panes::drift::DriftPane;
+use super::panes::routing::{Decision, RoutingPane};
+use super::panes::uncertainties::UncertaintiesPane;
+use super::setup::{Places, Setup};
+use super::status::Status;
+use super::view::{self, Areas};
 use crate::cognition::router::Mode;
-use crate::events::{EngineEvent, NoticeLevel, Stamped};
-use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
+use crate::events::{ActiveModel, EngineEvent, NoticeLevel, Stamped};
+use chrono::{FixedOffset, Offset, Utc};
+use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
+use ratatui::layout::{Position, Rect};
 
 /// What the app asks its owner to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,65 +31,131 @@ pub enum Action {
     Send(String),
     /// Stop the reply that is streaming.
     CancelReply,
+    /// Read audit rows (newest first), optionally only one delivered mode.
+    LoadAudit(Option<Mode>),
+    /// Read one routing decision in full.
+    LoadDecision(String),
+    /// Fetch the built-in model files that are missing.
+    FetchModels,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChatLine {
-    pub role: Role,
-    pub text: String,
+/// What the app needs to know about its surroundings; everything else arrives as events.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub keymap: Keymap,
+    /// The models the config names, until the engine reports what it resolved.
+    pub models: Vec<ActiveModel>,
+    pub log_file: String,
+    pub session_log: String,
+    pub places: Places,
+    /// Times are shown in this zone (fixed in tests, so snapshots do not depend on the host).
+    pub offset: FixedOffset,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
-}
-
-/// Static facts shown in the status bar.
-#[derive(Debug, Clone, Default)]
-pub struct StatusInfo {
-    /// e.g. "primary local/smollm2-135m-instruct (built-in) · log <path>".
-    pub models: String,
-}
-
-/// The latest routing decision, as the Routing pane shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RoutingView {
-    pub mode: Mode,
-    pub router: RouterReport,
-    pub topic: TopicReport,
-    pub fallbacks: Vec<String>,
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            keymap: Keymap::default(),
+            models: Vec::new(),
+            log_file: String::new(),
+            session_log: String::new(),
+            places: Places::default(),
+            offset: Utc.fix(),
+        }
+    }
 }
 
 pub struct App {
-    pub chat: Vec<ChatLine>,
-    /// The exchange whose reply is streaming into the last chat line.
-    pub streaming: Option<String>,
-    pub routing: Option<RoutingView>,
-    pub input: String,
+    pub keymap: Keymap,
     pub focus: Focus,
-    pub show_help: bool,
-    /// Lines scrolled up from the bottom of the chat.
-    pub chat_scroll: u16,
-    pub notice: Option<(NoticeLevel, String)>,
-    pub status: StatusInfo,
+    pub chat: Chat,
+    pub input: Input,
+    pub routing: RoutingPane,
+    pub act: ActPane,
+    pub drift: DriftPane,
+    pub uncertainties: UncertaintiesPane,
+    pub audit: Option<Audit>,
+    pub help: Option<Help>,
+    pub setup: Setup,
+    pub status: Status,
+    pub offset: FixedOffset,
+    /// Screen areas from the last `prepare`, for drawing and mouse hit-testing.
+    pub areas: Areas,
     /// Set by anything that changes what is on screen; cleared by a render.
     pub dirty: bool,
 }
 
 impl App {
-    pub fn new(status: StatusInfo) -> App {
+    pub fn new(settings: Settings) -> App {
+        let status = Status {
+            models: settings.models,
+            log_file: settings.log_file,
+            session_log: settings.session_log,
+            ..Status::default()
+        };
         App {
-            chat: Vec::new(),
-            streaming: None,
-            routing: None,
-            input: String::new(),
+            keymap: settings.keymap,
             focus: Focus::Input,
-            show_help: false,
-            chat_scroll: 0,
-            notice: None,
+            chat: Chat::default(),
+            input: Input::default(),
+            routing: RoutingPane::default(),
+            act: ActPane::default(),
+            drift: DriftPane::default(),
+            uncertainties: UncertaintiesPane::default(),
+            audit: None,
+            help: None,
+            setup: Setup::new(settings.places),
             status,
+            offset: settings.offset,
+            areas: Areas::default(),
             dirty: true,
+        }
+    }
+
+    /// Where keys go now: the topmost layer, else the focused component.
+    pub fn context(&self) -> Context {
+        if self.help.is_some() {
+            Context::Help
+        } else if self.setup.visible() {
+            Context::Setup
+        } else if let Some(a) = &self.audit {
+            if a.detail.is_some() { Context::Detail } else { Context::Audit }
+        } else if self.focus == Focus::Input {
+            Context::Input
+        } else {
+            Context::View
+        }
+    }
+
+    /// Something is in progress (the spinner turns, so the loop keeps ticking).
+    pub fn working(&self) -> bool {
+        self.status.pending > 0 || self.setup.fetching() || !self.status.resolved
+    }
+
+    /// What the spinner says.
+    pub fn activity(&self) -> Option<&'static str> {
+        if self.setup.fetching() {
+            Some("fetching models")
+        } else if self.chat.is_streaming() {
+            Some("writing")
+        } else if self.status.pending > 0 {
+            Some("thinking")
+        } else if !self.status.resolved {
+            Some("starting")
+        } else {
+            None
+        }
+    }
+
+    /// Whether the loop should call [`App::tick`] (spinner or a notice to expire).
+    pub fn needs_tick(&self) -> bool {
+        self.working() || self.status.notice.is_some() || self.setup.fetching()
+    }
+
+    /// 100 ms passed.
+    pub fn tick(&mut self) {
+        if self.status.tick(self.working()) {
+            self.dirty = true;
         }
     }
 
@@ -81,29 +164,40 @@ impl App {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => {
                 self.dirty = true;
-                if let Some(cmd) = keymap::command_for(key, self.focus) {
-                    return self.run(cmd);
+                let ctx = self.context();
+                if let Some(cmd) = self.keymap.command(&key, ctx) {
+                    return self.run(cmd, ctx);
                 }
-                if self.focus == Focus::Input {
-                    match key.code {
-                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => self.input.push(c),
-                        KeyCode::Backspace => {
-                            self.input.pop();
-                        }
-                        _ => {}
+                let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+                match (ctx, key.code) {
+                    (Context::Input, KeyCode::Char(c)) if plain => {
+                        let mut b = [0u8; 4];
+                        self.input.insert(c.encode_utf8(&mut b));
                     }
+                    // Typing while a pane has focus goes to the message box.
+                    (Context::View, KeyCode::Char(c)) if plain => {
+                        self.focus = Focus::Input;
+                        let mut b = [0u8; 4];
+                        self.input.insert(c.encode_utf8(&mut b));
+                    }
+                    _ => {}
                 }
                 None
             }
-            Event::Paste(text) if self.focus == Focus::Input => {
-                self.input.push_str(&text);
-                self.dirty = true;
+            Event::Paste(text) => {
+                if matches!(self.context(), Context::Input | Context::View) {
+                    self.focus = Focus::Input;
+                    self.input.insert(&text);
+                    self.dirty = true;
+                }
                 None
             }
             Event::Mouse(m) => {
+                let at = Position { x: m.column, y: m.row };
                 match m.kind {
-                    MouseEventKind::ScrollUp => self.scroll(3),
-                    MouseEventKind::ScrollDown => self.scroll(-3),
+                    MouseEventKind::ScrollUp => self.wheel(at, -3),
+                    MouseEventKind::ScrollDown => self.wheel(at, 3),
+                    MouseEventKind::Down(MouseButton::Left) => self.click(at),
                     _ => return None,
                 }
                 self.dirty = true;
@@ -117,73 +211,315 @@ impl App {
         }
     }
 
-    fn run(&mut self, cmd: Command) -> Option<Action> {
+    fn run(&mut self, cmd: Command, ctx: Context) -> Option<Action> {
         match cmd {
             Command::Quit => return Some(Action::Quit),
-            Command::Help => self.show_help = !self.show_help,
-            Command::Close if self.show_help => self.show_help = false,
-            Command::Close if self.streaming.is_some() => return Some(Action::CancelReply),
-            Command::Close => {}
-            Command::FocusNext => self.focus = self.focus.next(),
-            Command::ScrollUp => self.scroll(10),
-            Command::ScrollDown => self.scroll(-10),
-            Command::Send => {
-                let text = self.input.trim().to_string();
-                if !text.is_empty() {
-                    self.input.clear();
-                    self.chat_scroll = 0;
+            Command::Help => {
+                self.help = if self.help.is_some() { None } else { Some(Help::default()) };
+            }
+            Command::Audit => return self.toggle_audit(),
+            Command::ShowLog => self.status.show_log = !self.status.show_log,
+            Command::FocusNext => self.cycle_focus(Focus::next),
+            Command::FocusPrev => self.cycle_focus(Focus::prev),
+            Command::Stop => {
+                if self.chat.is_streaming() || self.status.pending > 0 {
+                    return Some(Action::CancelReply);
+                }
+                self.status.notice = None;
+                self.status.show_log = false;
+            }
+            Command::Close => match ctx {
+                Context::Help => self.help = None,
+                Context::Setup => self.setup.dismiss(),
+                Context::Audit | Context::Detail => {
+                    if let Some(a) = &mut self.audit
+                        && a.back() == Some(audit::Request::Close)
+                    {
+                        self.audit = None;
+                    }
+                }
+                _ => {}
+            },
+            Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
+            Command::PageUp | Command::PageDown | Command::Up | Command::Down | Command::Top | Command::Bottom => {
+                self.scroll(cmd, ctx);
+            }
+            Command::Open | Command::Filter | Command::Reload | Command::Left | Command::Right
+                if matches!(ctx, Context::Audit | Context::Detail) =>
+            {
+                let a = self.audit.as_mut()?;
+                let req = match cmd {
+                    Command::Open => a.open_selected(),
+                    Command::Filter => Some(a.cycle_filter()),
+                    Command::Reload => {
+                        a.loading = true;
+                        Some(audit::Request::Load(a.filter))
+                    }
+                    Command::Left => a.step(-1),
+                    _ => a.step(1),
+                };
+                return match req? {
+                    audit::Request::Load(m) => Some(Action::LoadAudit(m)),
+                    audit::Request::Detail(id) => Some(Action::LoadDecision(id)),
+                    audit::Request::Close => {
+                        self.audit = None;
+                        None
+                    }
+                };
+            }
+            _ if ctx == Context::Input => {
+                if let Some(text) = self.input.handle(cmd) {
+                    self.chat.to_bottom();
                     return Some(Action::Send(text));
                 }
             }
+            _ => {}
         }
         None
     }
 
-    fn scroll(&mut self, by: i32) {
-        self.chat_scroll = (i32::from(self.chat_scroll) + by).clamp(0, i32::from(u16::MAX)) as u16;
+    /// Tab / Shift-Tab, skipping panes a narrow screen hides.
+    fn cycle_focus(&mut self, step: fn(Focus) -> Focus) {
+        self.focus = step(self.focus);
+        if self.areas.routing.width == 0 && self.areas.screen.width > 0 {
+            while !matches!(self.focus, Focus::Input | Focus::Chat) {
+                self.focus = step(self.focus);
+            }
+        }
+    }
+
+    /// F2: open the audit (asking for its rows) or close it.
+    fn toggle_audit(&mut self) -> Option<Action> {
+        // Under the first-run screen it could not be seen or used.
+        if self.audit.take().is_some() || self.setup.visible() {
+            return None;
+        }
+        let audit = Audit::open(None);
+        let filter = audit.filter;
+        self.audit = Some(audit);
+        Some(Action::LoadAudit(filter))
+    }
+
+    /// Scroll whatever the context points at.
+    fn scroll(&mut self, cmd: Command, ctx: Context) {
+        let page = |visible: u16| i32::from(visible.saturating_sub(1).max(1));
+        match ctx {
+            Context::Help => {
+                if let Some(h) = &mut self.help {
+                    match cmd {
+                        Command::Up => h.scroll.by(-1),
+                        Command::Down => h.scroll.by(1),
+                        Command::PageUp => h.scroll.by(-page(h.scroll.visible)),
+                        Command::PageDown => h.scroll.by(page(h.scroll.visible)),
+                        Command::Top => h.scroll.to_top(),
+                        _ => h.scroll.to_bottom(),
+                    }
+                }
+            }
+            Context::Audit | Context::Detail => {
+                if let Some(a) = &mut self.audit {
+                    match cmd {
+                        Command::Up => a.up(1),
+                        Command::Down => a.down(1),
+                        Command::PageUp => a.up(a.page()),
+                        Command::PageDown => a.down(a.page()),
+                        Command::Top => a.home(),
+                        _ => a.end(),
+                    }
+                }
+            }
+            Context::Setup => {}
+            // PageUp/PageDown from the message box scroll the chat.
+            Context::Input => self.scroll_focus(Focus::Chat, cmd),
+            Context::View => self.scroll_focus(self.focus, cmd),
+        }
+    }
+
+    fn scroll_focus(&mut self, focus: Focus, cmd: Command) {
+        if focus == Focus::Chat || focus == Focus::Input {
+            let page = self.chat.page();
+            match cmd {
+                Command::Up => self.chat.scroll_by(1),
+                Command::Down => self.chat.scroll_by(-1),
+                Command::PageUp => self.chat.scroll_by(page),
+                Command::PageDown => self.chat.scroll_by(-page),
+                Command::Top => self.chat.to_top(),
+                _ => self.chat.to_bottom(),
+            }
+            return;
+        }
+        let s = match focus {
+            Focus::Routing => &mut self.routing.scroll,
+            Focus::Act => &mut self.act.scroll,
+            Focus::Drift => &mut self.drift.scroll,
+            _ => &mut self.uncertainties.scroll,
+        };
+        let page = i32::from(s.visible.saturating_sub(1).max(1));
+        match cmd {
+            Command::Up => s.by(-1),
+            Command::Down => s.by(1),
+            Command::PageUp => s.by(-page),
+            Command::PageDown => s.by(page),
+            Command::Top => s.to_top(),
+            _ => s.to_bottom(),
+        }
+    }
+
+    /// The component under the mouse.
+    fn focus_at(&self, at: Position) -> Option<Focus> {
+        let a = &self.areas;
+        [
+            (a.chat, Focus::Chat),
+            (a.input, Focus::Input),
+            (a.routing, Focus::Routing),
+            (a.act, Focus::Act),
+            (a.drift, Focus::Drift),
+            (a.uncertainties, Focus::Uncertainties),
+        ]
+        .into_iter()
+        .find(|(r, _)| r.contains(at))
+        .map(|(_, f)| f)
+    }
+
+    fn wheel(&mut self, at: Position, rows: i32) {
+        let cmd = if rows < 0 { Command::Up } else { Command::Down };
+        for _ in 0..rows.unsigned_abs() {
+            match self.context() {
+                ctx @ (Context::Help | Context::Audit | Context::Detail) => self.scroll(cmd, ctx),
+                Context::Setup => {}
+                _ => {
+                    if let Some(f) = self.focus_at(at) {
+                        self.scroll_focus(if f == Focus::Input { Focus::Chat } else { f }, cmd);
+                    }
+                }
+            }
+        }
+    }
+
+    fn click(&mut self, at: Position) {
+        if matches!(self.context(), Context::Input | Context::View)
+            && let Some(f) = self.focus_at(at)
+        {
+            self.focus = f;
+        }
     }
 
     /// React to an engine event.
     pub fn on_engine(&mut self, event: &Stamped) {
+        let at = event.ts;
         match &event.event {
-            EngineEvent::UserMessage { text, .. } => self.chat.push(ChatLine { role: Role::User, text: text.clone() }),
-            EngineEvent::Notice { level, message } => self.notice = Some((*level, message.clone())),
-            EngineEvent::Routed { mode, router, topic, fallbacks, .. } => {
-                self.routing = Some(RoutingView {
+            EngineEvent::UserMessage { exchange_id, text, .. } => {
+                self.chat.push_user(exchange_id, text, at);
+                self.status.pending += 1;
+            }
+            EngineEvent::Notice { level, message } => self.status.notice(*level, message),
+            EngineEvent::Routed { exchange_id, mode, router, topic, fallbacks, .. } => {
+                self.chat.set_mode(exchange_id, *mode);
+                if *mode == Mode::Act {
+                    let unavailable = fallbacks.iter().any(|f| f == "act_loop_unavailable");
+                    self.act.start(exchange_id, &topic.name, unavailable);
+                }
+                self.routing.latest = Some(Decision {
+                    exchange_id: exchange_id.clone(),
                     mode: *mode,
                     router: (**router).clone(),
                     topic: topic.clone(),
                     fallbacks: fallbacks.clone(),
                 });
+                self.routing.scroll.to_top();
             }
-            EngineEvent::ReplyChunk { exchange_id, text } => {
-                if self.streaming.as_deref() != Some(exchange_id.as_str()) {
-                    self.streaming = Some(exchange_id.clone());
-                    self.chat.push(ChatLine { role: Role::Assistant, text: String::new() });
-                }
-                if let Some(line) = self.chat.last_mut() {
-                    line.text.push_str(text);
-                }
-            }
-            EngineEvent::ReplyDone { exchange_id, text, .. } => {
-                let streamed_here = self.streaming.as_deref() == Some(exchange_id.as_str());
-                self.streaming = None;
-                match self.chat.last_mut() {
-                    Some(line) if streamed_here => line.text = text.clone(),
-                    _ if !text.is_empty() => self.chat.push(ChatLine { role: Role::Assistant, text: text.clone() }),
-                    _ => {}
+            EngineEvent::ReplyChunk { exchange_id, text } => self.chat.chunk(exchange_id, text, at),
+            EngineEvent::ReplyDone { exchange_id, mode, text, cancelled, failed, .. } => {
+                self.chat.done(exchange_id, *mode, text, *cancelled, failed.as_deref(), at);
+                self.status.pending = self.status.pending.saturating_sub(1);
+                // The turn's routing decision is committed now (not yet at `Routed`).
+                if let Some(a) = &mut self.audit {
+                    a.stale = true;
                 }
             }
             EngineEvent::IdentityLearned { name } => {
-                self.notice = Some((NoticeLevel::Info, format!("Noted: your name is {name}.")));
+                self.status.notice(NoticeLevel::Info, &format!("Noted: your name is {name}."));
             }
-            // Model-call telemetry feeds the status bar with the TUI issue.
+            EngineEvent::ReminderFired { message, due_at, late, .. } => {
+                let when = if *late { format!("was due {due_at}") } else { format!("due {due_at}") };
+                self.chat.push(Role::System, &format!("⏰ Reminder: {message} ({when})"), at);
+            }
+            EngineEvent::LlmCost { provider, tokens_in, tokens_out, wall_ms, .. } => {
+                self.status.cost(provider, *tokens_in, *tokens_out, *wall_ms);
+            }
+            // Streamed tokens arrive as ReplyChunk; failures worth telling come as notices.
             EngineEvent::LlmStart { .. }
             | EngineEvent::LlmToken { .. }
             | EngineEvent::LlmComplete { .. }
-            | EngineEvent::LlmCost { .. }
             | EngineEvent::LlmFailed { .. } => return,
+            EngineEvent::ModelsResolved { roles, missing_builtin, missing_builtin_bytes } => {
+                self.status.models = roles.clone();
+                self.status.resolved = true;
+                self.setup.resolved(missing_builtin, *missing_builtin_bytes);
+            }
+            EngineEvent::ModelFetch { step, done, total, finished, error } => {
+                self.setup.progress(step, *done, *total, *finished, error.as_deref());
+                if *finished && error.is_none() {
+                    self.status.notice(NoticeLevel::Info, "built-in models ready");
+                }
+            }
+            EngineEvent::ActIteration { exchange_id, iteration, actions, elapsed_ms, fatigue, budget, termination } => {
+                self.act.iteration(
+                    exchange_id,
+                    Iteration {
+                        n: *iteration,
+                        actions: actions.clone(),
+                        elapsed_ms: *elapsed_ms,
+                        fatigue: *fatigue,
+                        budget: *budget,
+                        termination: termination.clone(),
+                    },
+                );
+            }
+            EngineEvent::DriftThought { thought } => self.drift.thought(thought),
+            EngineEvent::UncertaintyChanged { item } => self.uncertainties.changed(item),
+            EngineEvent::AuditLoaded { mode, rows } => {
+                if let Some(a) = &mut self.audit {
+                    a.loaded(*mode, rows);
+                }
+            }
+            EngineEvent::AuditDetailLoaded { id, record } => {
+                if let Some(a) = &mut self.audit {
+                    a.detail_loaded(id, record.as_deref());
+                }
+            }
+            EngineEvent::TurnFailed { error, .. } => {
+                self.chat.push(Role::System, &format!("No reply: {error}. Your message is saved; send it again."), at);
+                self.status.pending = self.status.pending.saturating_sub(1);
+            }
+            EngineEvent::DriftLoaded { thoughts } => self.drift.loaded(thoughts),
+            EngineEvent::UncertaintiesLoaded { items } => self.uncertainties.loaded(items),
         }
         self.dirty = true;
+    }
+
+    /// The UI fell behind the bus and `missed` events were dropped.
+    pub fn on_lagged(&mut self, missed: u64) {
+        if self.chat.is_streaming() {
+            self.chat.gap = true;
+        }
+        tracing::warn!(missed, "UI fell behind the event bus");
+        self.dirty = true;
+    }
+
+    /// Lay the screen out and bring caches up to date for `area`; `render` then only draws.
+    pub fn prepare(&mut self, area: Rect) {
+        self.areas = view::layout(self, area);
+    }
+
+    /// An audit reload is due (decisions arrived while it was open): returns the action.
+    pub fn take_audit_refresh(&mut self) -> Option<Action> {
+        let a = self.audit.as_mut()?;
+        if a.stale && a.detail.is_none() {
+            a.stale = false;
+            a.loading = true;
+            return Some(Action::LoadAudit(a.filter));
+        }
+        None
     }
 }

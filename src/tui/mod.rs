@@ -1,59 +1,91 @@
 //! The terminal front-end. It renders from the event bus and sends commands; it never
 //! waits on the engine.
+//!
+//! - [`app`]: the state and its reactions (pure; every state renders in a test);
+//! - [`view`]: layout and drawing, plus one module per component (chat, input, panes, the
+//!   audit, help and first-run popups, the status bar);
+//! - [`keymap`]: the one key table behind dispatch, the hint bar and the help popup;
+//! - `worker`: the background side that carries out the app's actions.
 
 pub mod app;
+pub mod audit;
+pub mod chat;
+pub mod help;
+mod highlight;
+pub mod input;
 pub mod keymap;
-mod view;
+pub mod markdown;
+pub mod panes;
+pub mod setup;
+pub mod status;
+mod theme;
+pub mod view;
+mod worker;
+pub mod wrap;
 
-use crate::cognition::pipeline::Engine;
-use crate::events::{NoticeLevel, Stamped};
+use crate::events::Stamped;
 use crate::runtime::Runtime;
-use app::{Action, App, StatusInfo};
-use crossterm::event::Event;
+use app::{Action, App, Settings};
+use crossterm::event::{Event, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
 use std::time::Duration;
-use tokio::sync::OnceCell;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 use tokio::sync::mpsc;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
+use tokio::time::{Instant, MissedTickBehavior};
 
 /// At most this many frames per second, however fast events arrive.
 const FRAME: Duration = Duration::from_millis(16);
+/// The spinner and notice clock.
+const TICK: Duration = Duration::from_millis(100);
 
-pub use view::render;
+/// Draw one frame: lay out (updating caches), then render.
+pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
+    terminal.draw(|f| {
+        app.prepare(f.area());
+        view::render(app, f);
+    })?;
+    app.dirty = false;
+    Ok(())
+}
+
+/// The app's settings for this runtime: key overrides, paths, configured models.
+pub fn settings(rt: &Runtime) -> Settings {
+    let overrides: BTreeMap<String, Vec<String>> =
+        rt.config.keys.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
+    Settings {
+        keymap: keymap::Keymap::new(&overrides),
+        models: status::configured_models(&rt.config),
+        log_file: rt.paths.log_file().display().to_string(),
+        session_log: rt.session_log.display().to_string(),
+        places: setup::Places {
+            config_file: rt.paths.config_file.display().to_string(),
+            models_dir: rt.paths.models_dir.display().to_string(),
+        },
+        offset: *chrono::Local::now().offset(),
+    }
+}
 
 /// Run the interactive TUI until the user quits.
 pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
-    let status = StatusInfo {
-        models: format!(
-            "primary {} · lightweight {} · embedding {} · log {}",
-            rt.config.models.primary,
-            rt.config.models.lightweight,
-            rt.config.models.embedding,
-            rt.paths.log_file().display()
-        ),
-    };
-    let mut app = App::new(status);
+    let mut app = App::new(settings(rt));
     let engine = rt.bus.subscribe();
-    // ratatui::init enters raw mode and the alternate screen, and installs a panic
-    // hook that restores the terminal before the panic report is printed.
+    // ratatui::init enters raw mode and the alternate screen, and installs a panic hook
+    // that restores the terminal before the panic report is printed.
     let mut terminal = ratatui::init();
-    crossterm::execute!(
-        std::io::stdout(),
-        crossterm::event::EnableBracketedPaste,
-        crossterm::event::EnableMouseCapture
-    )?;
-    let conversation = Conversation::start(rt);
-    let result =
-        run_loop(&mut terminal, &mut app, terminal_events(), engine, |action| conversation.handle(rt, action)).await;
-    let _ = crossterm::execute!(
-        std::io::stdout(),
-        crossterm::event::DisableBracketedPaste,
-        crossterm::event::DisableMouseCapture
-    );
+    let mut out = std::io::stdout();
+    crossterm::execute!(out, crossterm::event::EnableBracketedPaste, crossterm::event::EnableMouseCapture)?;
+    // Where the terminal can tell Shift-Enter from Enter (kitty protocol), ask it to.
+    let enhanced = crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
+        && crossterm::execute!(out, PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES))
+            .is_ok();
+    let worker = worker::Worker::start(rt);
+    let result = run_loop(&mut terminal, &mut app, terminal_events(), engine, |action| worker.handle(action)).await;
+    if enhanced {
+        let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = crossterm::execute!(out, crossterm::event::DisableBracketedPaste, crossterm::event::DisableMouseCapture);
     ratatui::restore();
     result
 }
@@ -79,89 +111,6 @@ fn terminal_events() -> mpsc::Receiver<std::io::Result<Event>> {
     rx
 }
 
-/// The conversation's background side: messages are stored in arrival order by one task
-/// (so none is lost while a reply is being written) and answered in that order by another.
-struct Conversation {
-    intake: mpsc::UnboundedSender<String>,
-    /// The running turn's cancel token (Esc stops a streaming reply).
-    current: Arc<Mutex<CancellationToken>>,
-}
-
-impl Conversation {
-    fn start(rt: &Runtime) -> Conversation {
-        let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<String>();
-        let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<(String, String, String)>();
-        let current = Arc::new(Mutex::new(CancellationToken::new()));
-        let engine: Arc<OnceCell<Arc<Engine>>> = Arc::new(OnceCell::new());
-
-        // Start the engine right away (model probe, weights) so the first reply is not late.
-        let (rt_init, cell) = (rt.clone(), engine.clone());
-        tokio::spawn(async move {
-            if let Err(e) = cell.get_or_try_init(|| rt_init.start_engine()).await {
-                rt_init.bus.notice(NoticeLevel::Error, format!("cannot start the engine: {e:#}"));
-            }
-        });
-
-        let rt_in = rt.clone();
-        tokio::spawn(async move {
-            let mut thread: Option<String> = None;
-            while let Some(text) = intake_rx.recv().await {
-                match rt_in.intake(thread.clone(), text.clone()).await {
-                    Ok((t, xid)) => {
-                        thread = Some(t.clone());
-                        if turn_tx.send((t, xid, text)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => rt_in
-                        .bus
-                        .notice(NoticeLevel::Error, format!("could not save the message: {}", crate::describe(&e))),
-                }
-            }
-        });
-
-        let (rt_turn, cur) = (rt.clone(), current.clone());
-        tokio::spawn(async move {
-            while let Some((thread, xid, text)) = turn_rx.recv().await {
-                let engine = match engine.get_or_try_init(|| rt_turn.start_engine()).await {
-                    Ok(e) => e.clone(),
-                    Err(e) => {
-                        rt_turn.bus.notice(NoticeLevel::Error, format!("message saved, but no engine: {e:#}"));
-                        continue;
-                    }
-                };
-                let token = CancellationToken::new();
-                if let Ok(mut c) = cur.lock() {
-                    *c = token.clone();
-                }
-                if let Err(e) = engine.turn(&thread, &xid, &text, &token).await {
-                    rt_turn.bus.notice(NoticeLevel::Error, format!("the turn failed: {e:#}"));
-                }
-            }
-        });
-        Conversation { intake: intake_tx, current }
-    }
-
-    /// Carry out an app action. Returns false to quit.
-    fn handle(&self, rt: &Runtime, action: Action) -> bool {
-        match action {
-            Action::Quit => false,
-            Action::Send(text) => {
-                if self.intake.send(text).is_err() {
-                    rt.bus.notice(NoticeLevel::Error, "the conversation task has stopped; restart chalie-tui");
-                }
-                true
-            }
-            Action::CancelReply => {
-                if let Ok(c) = self.current.lock() {
-                    c.cancel();
-                }
-                true
-            }
-        }
-    }
-}
-
 /// The main loop, generic over the backend so tests drive it with `TestBackend`.
 ///
 /// Drains every pending terminal and engine event, then renders at most once per
@@ -179,10 +128,11 @@ where
     F: FnMut(Action) -> bool,
 {
     let mut last_frame = Instant::now() - FRAME;
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     loop {
         if app.dirty && last_frame.elapsed() >= FRAME {
-            terminal.draw(|f| view::render(app, f))?;
-            app.dirty = false;
+            draw(terminal, app)?;
             last_frame = Instant::now();
         }
         let next_frame = last_frame + FRAME;
@@ -194,11 +144,10 @@ where
             },
             ev = engine.recv() => match ev {
                 Ok(ev) => app.on_engine(&ev),
-                Err(broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!(missed = n, "UI fell behind the event bus");
-                }
+                Err(broadcast::error::RecvError::Lagged(n)) => app.on_lagged(n),
                 Err(broadcast::error::RecvError::Closed) => return Ok(()),
             },
+            _ = tick.tick(), if app.needs_tick() => app.tick(),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
         }
         // Drain whatever else is already waiting before the next render.
@@ -210,9 +159,14 @@ where
         loop {
             match engine.try_recv() {
                 Ok(ev) => app.on_engine(&ev),
-                Err(TryRecvError::Lagged(_)) => continue,
+                Err(TryRecvError::Lagged(n)) => app.on_lagged(n),
                 Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }
+        }
+        if let Some(action) = app.take_audit_refresh()
+            && !on_action(action)
+        {
+            return Ok(());
         }
     }
 }

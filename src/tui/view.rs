@@ -1,160 +1,129 @@
-//! Drawing. Reads `App`, never changes it.
+//! Layout and drawing. `layout` (run before each draw, with `&mut App`) sizes the areas and
+//! brings every cache up to date; `render` only reads the app and copies into the frame, so
+//! a frame never waits on anything.
 
-use super::app::{App, Role, RoutingView};
-use super::keymap::{self, BINDINGS, Focus};
-use crate::cognition::router::Mode;
-use crate::events::NoticeLevel;
+use super::app::App;
+use super::audit::Audit;
+use super::keymap::{Command, Context, Focus};
+use super::panes::{self, Scroll};
+use super::status;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style, Stylize};
-use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Row, Table, Wrap};
+use ratatui::text::Text;
 
-const SIDE_PANES: [(Focus, &str, &str); 4] = [
-    (Focus::Routing, "Routing", "No message routed yet. Each message's mode scores appear here."),
-    (Focus::Act, "ACT", "No ACT loop has run yet. Actions and their results appear here."),
-    (Focus::Drift, "Drift", "No drift thoughts yet. They arrive while you are idle."),
-    (
-        Focus::Uncertainties,
-        "Uncertainties",
-        "No open uncertainties. Memories that contradict each other are listed here.",
-    ),
-];
-
-fn block(title: &str, focused: bool) -> Block<'_> {
-    let style = if focused { Style::new().fg(Color::Cyan) } else { Style::new().fg(Color::DarkGray) };
-    Block::bordered().border_type(BorderType::Rounded).border_style(style).title(Span::styled(
-        format!(" {title} "),
-        if focused { Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD) } else { Style::new() },
-    ))
+/// Where everything is on screen; zero-sized when hidden.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Areas {
+    pub screen: Rect,
+    pub main: Rect,
+    pub chat: Rect,
+    pub input: Rect,
+    pub routing: Rect,
+    pub act: Rect,
+    pub drift: Rect,
+    pub uncertainties: Rect,
+    pub hints: Rect,
+    pub status: Rect,
 }
 
-pub fn render(app: &App, frame: &mut Frame) {
+/// Below this width the side panes give their room to the chat.
+const SIDE_MIN_SCREEN: u16 = 60;
+
+fn inner(r: Rect) -> Rect {
+    Rect { x: r.x + 1, y: r.y + 1, width: r.width.saturating_sub(2), height: r.height.saturating_sub(2) }
+}
+
+pub fn layout(app: &mut App, screen: Rect) -> Areas {
     let [main, hints, status] =
-        Layout::vertical([Constraint::Min(6), Constraint::Length(1), Constraint::Length(1)]).areas(frame.area());
-    let side_width = if main.width >= 100 { 40 } else { main.width * 2 / 5 };
+        Layout::vertical([Constraint::Min(3), Constraint::Length(1), Constraint::Length(1)]).areas(screen);
+    let side_width = match main.width {
+        w if w >= 110 => 44,
+        w if w >= SIDE_MIN_SCREEN => w * 2 / 5,
+        _ => 0,
+    };
     let [left, side] = Layout::horizontal([Constraint::Min(20), Constraint::Length(side_width)]).areas(main);
-    let [chat, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(3)]).areas(left);
 
-    render_chat(app, frame, chat);
-    render_input(app, frame, input);
-    let panes = Layout::vertical([Constraint::Ratio(1, 4); 4]).split(side);
-    for ((focus, title, empty), area) in SIDE_PANES.iter().zip(panes.iter()) {
-        let body = match (focus, &app.routing) {
-            (Focus::Routing, Some(r)) => routing_text(r, area.width.saturating_sub(2)),
-            _ => Text::from(empty.dark_gray()),
-        };
-        let p = Paragraph::new(body).wrap(Wrap { trim: true }).block(block(title, app.focus == *focus));
-        frame.render_widget(p, *area);
+    // The message box grows with its text, up to a third of the screen.
+    let max_rows = (left.height / 3).clamp(1, 12);
+    let input_rows = app.input.prepare(left.width.saturating_sub(2), max_rows);
+    let [chat, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(input_rows + 2)]).areas(left);
+    let chat_inner = inner(chat);
+    app.chat.prepare(chat_inner.width, chat_inner.height);
+
+    let mut a = Areas { screen, main, chat, input, hints, status, ..Areas::default() };
+    if side_width > 0 {
+        let w = side_width.saturating_sub(2);
+        // Routing gets what its text needs (up to half the column); the rest share equally.
+        let routing_text = app.routing.text(w);
+        let wanted = measure(&routing_text, w) + 2;
+        let routing_h = wanted.min(side.height / 2).max(3);
+        let [routing, act, drift, unc] = Layout::vertical([
+            Constraint::Length(routing_h),
+            Constraint::Fill(1),
+            Constraint::Fill(1),
+            Constraint::Fill(1),
+        ])
+        .areas(side);
+        app.routing.scroll.clamp(&routing_text, inner(routing));
+        app.act.scroll.clamp(&app.act.text(w), inner(act));
+        app.drift.scroll.clamp(&app.drift.text(app.offset), inner(drift));
+        app.uncertainties.scroll.clamp(&app.uncertainties.text(), inner(unc));
+        (a.routing, a.act, a.drift, a.uncertainties) = (routing, act, drift, unc);
     }
-    render_hints(app, frame, hints);
-    render_status(app, frame, status);
-    if app.show_help {
-        render_help(frame);
+    let offset = app.offset;
+    if let Some(audit) = &mut app.audit {
+        audit.prepare(Audit::area(main), offset);
     }
+    if let Some(help) = &mut app.help {
+        help.prepare(main, &app.keymap);
+    }
+    a
 }
 
-/// One bar per mode (the delivered one highlighted), then confidence, margin and topic.
-fn routing_text(r: &RoutingView, width: u16) -> Text<'static> {
-    let mut text = Text::default();
-    let max = r.router.scores.ranked()[0].1.max(f64::EPSILON);
-    let bar_width = usize::from(width.saturating_sub(19)).max(1);
-    for mode in Mode::ALL {
-        let score = r.router.scores.get(mode);
-        let filled = ((score.max(0.0) / max) * bar_width as f64).round() as usize;
-        let style = if mode == r.mode { Style::new().fg(Color::Cyan).bold() } else { Style::new().fg(Color::Gray) };
-        text.push_line(Line::from(vec![
-            Span::styled(format!("{:<11}", mode.as_str()), style),
-            Span::styled("█".repeat(filled.min(bar_width)), style),
-            Span::raw(format!(" {score:.2}")),
-        ]));
-    }
-    let tie = if r.router.tiebreaker_used { "tie-break used" } else { "no tie-break" };
-    text.push_line(Line::from(format!(
-        "conf {:.2} · margin {:.2} · {tie} · {:.2} ms",
-        r.router.confidence, r.router.effective_margin, r.router.routing_time_ms
-    )));
-    let new = if r.topic.is_new_topic { " (new)" } else { "" };
-    text.push_line(Line::from(format!("topic {}{new}", r.topic.name)).dark_gray());
-    if !r.fallbacks.is_empty() {
-        text.push_line(Line::from(format!("fallback: {}", r.fallbacks.join(", "))).yellow());
-    }
-    text
+fn measure(text: &Text<'_>, width: u16) -> u16 {
+    let p = ratatui::widgets::Paragraph::new(text.clone()).wrap(ratatui::widgets::Wrap { trim: false });
+    u16::try_from(p.line_count(width.max(1))).unwrap_or(u16::MAX)
 }
 
-fn render_chat(app: &App, frame: &mut Frame, area: Rect) {
-    let mut text = Text::default();
-    if app.chat.is_empty() {
-        text.push_line(Line::from("Say something to start. Ctrl-Q quits, F1 lists every key.").dark_gray());
-    }
-    for line in &app.chat {
-        let (who, style) = match line.role {
-            Role::User => ("you", Style::new().fg(Color::Green).bold()),
-            Role::Assistant => ("chalie", Style::new().fg(Color::Magenta).bold()),
-        };
-        text.push_line(Line::from(Span::styled(who, style)));
-        for l in line.text.lines() {
-            text.push_line(Line::from(l.to_string()));
-        }
-        text.push_line(Line::default());
-    }
-    let inner_width = area.width.saturating_sub(2).max(1);
-    let p = Paragraph::new(text).wrap(Wrap { trim: false });
-    let total = p.line_count(inner_width) as u16;
-    let visible = area.height.saturating_sub(2);
-    let bottom = total.saturating_sub(visible);
-    let top = bottom.saturating_sub(app.chat_scroll.min(bottom));
-    frame.render_widget(p.scroll((top, 0)).block(block("Chat", app.focus == Focus::Chat)), area);
-}
-
-fn render_input(app: &App, frame: &mut Frame, area: Rect) {
-    let focused = app.focus == Focus::Input;
-    let inner = area.width.saturating_sub(2) as usize;
-    // Keep the end of a long line in view, where the cursor is.
-    let shown: String = {
-        let chars: Vec<char> = app.input.chars().collect();
-        chars[chars.len().saturating_sub(inner.saturating_sub(1))..].iter().collect()
+/// Draw the app as laid out by the last `layout`. Never changes it.
+pub fn render(app: &App, frame: &mut Frame) {
+    let a = &app.areas;
+    app.chat.render(frame, a.chat, app.focus == Focus::Chat, app.offset);
+    let send = app.keymap.key_for(Command::Send, Context::Input).unwrap_or("");
+    let hint = match app.keymap.key_for(Command::NewLine, Context::Input) {
+        Some(nl) if !nl.is_empty() => format!("{send} sends · {nl} adds a line"),
+        _ => format!("{send} sends"),
     };
-    let cursor_x = area.x + 1 + shown.chars().count() as u16;
-    frame.render_widget(Paragraph::new(shown).block(block("Message", focused)), area);
-    if focused {
-        frame.set_cursor_position((cursor_x, area.y + 1));
+    app.input.render(frame, a.input, app.focus == Focus::Input && app.context() == Context::Input, &hint);
+    if a.routing.width > 0 {
+        let w = a.routing.width.saturating_sub(2);
+        side(frame, a.routing, "Routing", app.focus == Focus::Routing, app.routing.text(w), &app.routing.scroll);
+        side(frame, a.act, "ACT", app.focus == Focus::Act, app.act.text(w), &app.act.scroll);
+        side(frame, a.drift, "Drift", app.focus == Focus::Drift, app.drift.text(app.offset), &app.drift.scroll);
+        let unc = app.uncertainties.text();
+        side(
+            frame,
+            a.uncertainties,
+            "Uncertainties",
+            app.focus == Focus::Uncertainties,
+            unc,
+            &app.uncertainties.scroll,
+        );
+    }
+    let streaming = app.chat.is_streaming() && matches!(app.context(), Context::Input | Context::View);
+    status::render_hints(frame, a.hints, &app.keymap, app.context(), streaming);
+    app.status.render(frame, a.status, app.activity());
+    if app.setup.visible() {
+        app.setup.render(frame, a.main, app.status.tick);
+    }
+    if let Some(audit) = &app.audit {
+        audit.render(frame, Audit::area(a.main), app.offset);
+    }
+    if let Some(help) = &app.help {
+        help.render(frame, a.main, &app.keymap);
     }
 }
 
-fn render_hints(app: &App, frame: &mut Frame, area: Rect) {
-    let mut spans = Vec::new();
-    for b in keymap::active(app.focus).filter(|b| b.hint) {
-        spans.push(Span::styled(format!(" {} ", b.keys), Style::new().black().on_gray()));
-        spans.push(Span::raw(format!(" {}  ", b.help)));
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn render_status(app: &App, frame: &mut Frame, area: Rect) {
-    let line = match &app.notice {
-        Some((level, msg)) => {
-            let style = match level {
-                NoticeLevel::Info => Style::new().fg(Color::Cyan),
-                NoticeLevel::Warn => Style::new().fg(Color::Yellow),
-                NoticeLevel::Error => Style::new().fg(Color::Red),
-            };
-            Line::from(vec![Span::styled(msg.clone(), style)])
-        }
-        None => Line::from(app.status.models.clone().dark_gray()),
-    };
-    frame.render_widget(Paragraph::new(line), area);
-}
-
-fn render_help(frame: &mut Frame) {
-    let area = frame.area();
-    let width = area.width.min(56);
-    let height = (BINDINGS.len() as u16 + 4).min(area.height);
-    let popup = Rect { x: area.x + (area.width - width) / 2, y: area.y + (area.height - height) / 2, width, height };
-    let rows = BINDINGS.iter().map(|b| Row::new(vec![b.keys.to_string(), b.help.to_string()]));
-    let table = Table::new(rows, [Constraint::Length(16), Constraint::Min(10)])
-        .header(Row::new(vec!["Key", "Does"]).bold())
-        .block(block("Keys (Esc closes)", true));
-    frame.render_widget(Clear, popup);
-    frame.render_widget(table, popup);
+fn side(frame: &mut Frame, area: Rect, title: &str, focused: bool, text: Text<'static>, scroll: &Scroll) {
+    panes::draw(frame, area, title, focused, text, scroll);
 }

@@ -408,6 +408,11 @@ fn detect_skills_in(ws: &[&str], url: bool) -> Vec<&'static str> {
     {
         out.push("recall");
     }
+    // A named list of the user's own: "my books list", "our packing list".
+    if !out.contains(&"list") && ws.windows(3).any(|w| matches!(w[0], "my" | "our") && matches!(w[2], "list" | "lists"))
+    {
+        out.push("list");
+    }
     // "call me Sam" / "you can call me Sam" is the name hook only as an opener, not inside a quote.
     if !out.contains(&"memorize") && (phrase_at(ws, 0, "call me") || phrase_at(ws, 0, "you can call me")) {
         out.push("memorize");

@@ -135,6 +135,7 @@ fn intent_detects_each_innate_skill_by_keyword() {
         ("what does the ocean remind you of?", "associate"),
         ("remind me to stretch at 3pm", "schedule"),
         ("add milk to my shopping list", "list"),
+        ("put Dune and Emma on my books list", "list"),
         ("start a focus session", "focus"),
         ("what do you know about me?", "autobiography"),
         ("keep working on the report in the background task queue", "persistent_task"),
@@ -145,6 +146,7 @@ fn intent_detects_each_innate_skill_by_keyword() {
         assert!(detect_skills(text).contains(&skill), "{text}: {:?}", detect_skills(text));
     }
     assert!(detect_skills("What is the capital of Peru?").is_empty());
+    assert!(detect_skills("how do I sort the python list?").is_empty(), "a list that is not the user's");
     assert!(contains_url("see www.example.org"));
     assert!(!contains_url("no link here"));
 }

@@ -5,6 +5,8 @@
 //! and events). Every model call has a deterministic fallback, so a turn fails only when the
 //! database does; each fallback that fired is named in the audit row.
 
+pub mod act;
+mod commit;
 pub mod phases;
 pub mod prompts;
 mod report;
@@ -14,6 +16,7 @@ pub use phases::{
 };
 pub use report::{RouterReport, SessionReport, Timings, TopicReport, TriageReport, TurnReport};
 
+use crate::cognition::act::skill::SkillContext;
 use crate::cognition::boundary::BoundaryParams;
 use crate::cognition::context::ContextSignals;
 use crate::cognition::identity::declared_name;
@@ -22,8 +25,8 @@ use crate::cognition::intent::{
     sanity_check,
 };
 use crate::cognition::router::{
-    ActOutcome, DEFAULT_WEIGHTS_VERSION, Mode, RouterSignals, RouterWeights, parse_tiebreak_for, reroute_after_act,
-    route, tiebreak_context,
+    DEFAULT_WEIGHTS_VERSION, Mode, RouterSignals, RouterWeights, parse_tiebreak_for, reroute_after_act, route,
+    tiebreak_context,
 };
 use crate::cognition::signals;
 use crate::cognition::social::social_match;
@@ -31,7 +34,7 @@ use crate::cognition::topic::ClassifierParams;
 use crate::config::Role;
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::{Llm, LlmError, Token};
-use crate::store::{Db, RoutingRecord, StoreError, TriageRow, TurnCommit, TurnRepo, now_ts};
+use crate::store::{Db, StoreError, TurnCommit, TurnRepo, now_ts};
 use prompts::GenerationInput;
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
@@ -243,12 +246,9 @@ impl Engine {
                 let req = prompts::tiebreak_request(&context);
                 let schema = crate::cognition::router::tiebreak_schema();
                 match self.llm.structured(Role::Lightweight, &req, &schema, self.tiebreak_timeout, cancel).await {
+                    // The schema admits only A or B, so a valid reply always parses.
                     Ok(v) => {
-                        let choice = parse_tiebreak_for(&v.to_string(), a_mode, b_mode);
-                        if choice.is_none() {
-                            fallbacks.push("tiebreaker_invalid_output".into());
-                        }
-                        decision.resolve_tiebreak(choice);
+                        decision.resolve_tiebreak(parse_tiebreak_for(&v.to_string(), a_mode, b_mode));
                     }
                     Err(e) => {
                         fallbacks.push(fallback_name("tiebreaker", &e));
@@ -293,20 +293,46 @@ impl Engine {
         if let Some(n) = &name {
             notes.push(format!("The user just told you their name: {n}. Greet them by it."));
         }
-        let reply_mode = if delivery.mode == Mode::Act {
-            // The ACT loop is not part of this build: re-route as after an ACT step that
-            // produced nothing, and let the reply say so instead of pretending.
-            fallbacks.push("act_loop_unavailable".into());
-            notes.push(
-                "The user asked for an action (a list, reminder, focus session or memory lookup). Action \
-                 skills are not available yet: say so in one sentence, then help with what you can."
-                    .to_string(),
-            );
-            reroute_after_act(&router_signals, &self.weights, &topic.router_state, ActOutcome::default()).mode
+        let routing_id = uuid::Uuid::now_v7().to_string();
+        let act_run = if delivery.mode == Mode::Act {
+            let ctx = SkillContext {
+                thread_id: thread_id.to_string(),
+                exchange_id: exchange_id.to_string(),
+                topic: topic.report.name.clone(),
+                now: chrono::Local::now(),
+            };
+            let skills = act::select_skills(&triage.result.skills, text);
+            let run = self.act_loop(&ctx, text, &skills, &routing_id, cancel).await;
+            if let Some(f) = &run.planner_fallback {
+                fallbacks.push(f.clone());
+            }
+            Some(run)
         } else {
-            delivery.mode
+            None
+        };
+        t.act = ms(clock);
+        let clock = Instant::now();
+        let builtin_primary = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
+        let mut cards: Vec<String> = Vec::new();
+        let reply_mode = match &act_run {
+            Some(run) => {
+                let after = act::after_act(run, builtin_primary);
+                cards = after.cards;
+                notes.extend(after.notes);
+                fallbacks.extend(after.fallback.map(str::to_string));
+                after.mode.unwrap_or_else(|| {
+                    reroute_after_act(&router_signals, &self.weights, &topic.router_state, after.outcome).mode
+                })
+            }
+            None => delivery.mode,
         };
         let generated = match (reply_mode, social.map(|s| s.exit)) {
+            (Mode::Ignore, _) if !cards.is_empty() => {
+                // Every action produced a card: the cards are the reply, no text is generated.
+                let text = cards.join("\n");
+                self.bus.emit(EngineEvent::ReplyChunk { exchange_id: exchange_id.to_string(), text: text.clone() });
+                Generated { text, ..Generated::default() }
+            }
             (Mode::Ignore, _) => Generated::default(),
             (_, Some(crate::cognition::social::SocialExit::Cancel)) => {
                 self.bus
@@ -341,49 +367,19 @@ impl Engine {
         let clock = Instant::now();
         let mut state = topic.router_state.clone();
         state.record(&decision);
-        let record = RoutingRecord {
-            id: uuid::Uuid::now_v7().to_string(),
-            thread_id: Some(thread_id.to_string()),
-            topic: topic.report.name.clone(),
-            exchange_id: Some(exchange_id.to_string()),
-            selected_mode: delivery.mode.as_str().to_string(),
-            router_confidence: Some(decision.router_confidence),
-            scores: serde_json::to_value(decision.scores).unwrap_or(Value::Null),
-            pre_routed: delivery.pre_routed,
-            tiebreaker_used: decision.tiebreaker_used,
-            tiebreaker_candidates: decision.tiebreak.map(|(a, b)| json!([a, b])),
-            margin: Some(decision.margin),
-            effective_margin: Some(decision.effective_margin),
-            signal_snapshot: decision.signal_snapshot.clone(),
-            weight_snapshot: Some(decision.weight_snapshot.clone()),
-            weights_version: Some(i64::from(self.weights_version)),
-            routing_time_ms: Some(routing_time_ms),
-            fallback: (!fallbacks.is_empty()).then(|| fallbacks.join(",")),
-            reasoning: Some(delivery.reason.clone()),
-            feedback: None,
-            reflection: None,
-            previous_mode: decision.previous_mode.map(|m| m.as_str().to_string()),
-            created_at: now,
-        };
-        let r = &triage.result;
-        let triage_row = match r.source {
-            TriageSource::Model => Some("llm"),
-            TriageSource::Heuristic => Some("heuristic"),
-            TriageSource::Social => None,
-        }
-        .map(|source| TriageRow {
-            source,
-            fallback_reason: triage.fallback.clone(),
-            branch: crate::wire_name(&r.branch),
-            mode: crate::wire_name(&r.mode),
-            skills: json!(r.skills),
-            confidence_internal: r.confidence_internal,
-            confidence_tool_need: r.confidence_tool_need,
-            freshness_risk: r.freshness_risk,
-            effort: crate::wire_name(&r.effort),
-            reasoning: r.reasoning.clone(),
-            latency_ms: triage.latency_ms,
-        });
+        let record = commit::routing_record(
+            routing_id,
+            thread_id,
+            exchange_id,
+            &topic.report.name,
+            &delivery,
+            &decision,
+            self.weights_version,
+            routing_time_ms,
+            &fallbacks,
+            now,
+        );
+        let triage_row = commit::triage_row(&triage);
         let response = generated.text.clone();
         let interaction = json!({
             "mode": delivery.mode,
@@ -394,6 +390,7 @@ impl Engine {
             "tokens_out": generated.tokens_out,
             "cancelled": generated.cancelled,
             "fallbacks": fallbacks,
+            "topic": topic.report,
         });
         let encode = (!text.trim().is_empty()).then(|| {
             json!({
@@ -444,7 +441,11 @@ impl Engine {
             triage,
             social: social.map(|s| s.reason.to_string()),
             identity: name,
-            act_iterations: Vec::new(),
+            act_iterations: act_run
+                .as_ref()
+                .map(|r| r.iterations.iter().filter_map(|i| serde_json::to_value(i).ok()).collect())
+                .unwrap_or_default(),
+            act_termination: act_run.as_ref().map(|r| r.termination),
             regulator: Vec::new(),
             fallbacks,
             cancelled: generated.cancelled,
@@ -549,4 +550,3 @@ struct Generated {
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
-

@@ -90,6 +90,8 @@ pub struct Timings {
     pub triage: f64,
     pub routing: f64,
     pub tiebreak: f64,
+    /// The ACT loop (planning and actions).
+    pub act: f64,
     pub generation: f64,
     pub commit: f64,
     pub total: f64,
@@ -115,8 +117,11 @@ pub struct TurnReport {
     pub social: Option<String>,
     /// A name the identity hook stored.
     pub identity: Option<String>,
-    /// ACT loop iterations (the ACT loop fills these).
+    /// ACT loop iterations: the plan (and which planner made it), each action's result,
+    /// time, fatigue and cost.
     pub act_iterations: Vec<Value>,
+    /// Why the ACT loop stopped.
+    pub act_termination: Option<crate::cognition::act::plan::Termination>,
     /// Regulator decisions over this turn's model calls (the regulator fills these).
     pub regulator: Vec<Value>,
     /// Every fallback that fired, in order ("triage_timeout", "generation_failed", …).

@@ -1,0 +1,632 @@
+//! Speed of the deterministic part of a turn: everything `Engine::turn` does besides waiting for
+//! models — Phase A context (identity hook, working memory, traits, session), the topic stage
+//! (classifier + boundary detector + topic context; the embedding itself is an instant in-process
+//! provider), intent, social filter, heuristic triage, router, and the Phase D commit.
+//!
+//! - `turn/deterministic/1k` and `turn/deterministic/100k`: one `engine.turn` per iteration on an
+//!   on-disk SQLite database (tempdir, WAL) seeded with N stored memories spread over the layers
+//!   (episodes + vectors, concepts + vectors + edges, facts, gists, traits + vectors), other
+//!   threads' chat history and topics, and one warm thread whose five topics have gists and facts.
+//!   The user message is stored first as `Runtime::intake` does (not timed); the 20 messages
+//!   rotate, so the thread keeps growing the way a real one does. None of them routes to ACT:
+//!   the ACT loop (planning, skills such as `recall` over the vector tables) is outside the
+//!   deterministic path measured here (they route RESPOND or ACKNOWLEDGE; the printed
+//!   delivered-mode line would show an ACT if routing changes).
+//! - `turn/stages_pure`: the pure stages alone for one message (`signals::extract` +
+//!   `classify_intent` + `social_match` + `route`), no database.
+//!
+//! The model calls are an in-process `Provider`: `embed` returns a precomputed 384-d unit vector
+//! per message (messages of one topic share a direction, cosine ≈ 0.8, topics ≈ 0 apart) and
+//! `chat` streams one fixed short completion. Triage is `heuristic`, so no triage or tie-break
+//! call happens. After each database group the median per-stage timings (`TurnReport::timings_ms`)
+//! are printed.
+//!
+//! `cargo bench --bench turn` (seeding 100k memories takes a few seconds first).
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chalie::cognition::context::ContextSignals;
+use chalie::cognition::intent::{IntentContext, classify_intent};
+use chalie::cognition::pipeline::{Engine, Timings};
+use chalie::cognition::router::{Mode, RouterSignals, RouterState, RouterWeights, route};
+use chalie::cognition::signals;
+use chalie::cognition::social::social_match;
+use chalie::config::{LlmSettings, Role, TriageMode};
+use chalie::events::EventBus;
+use chalie::llm::{ChatRequest, Completion, FinishReason, Llm, LlmError, Provider, Route, Token};
+use chalie::store::{ChatRepo, Db, EMBEDDING_DIM, StoreError, VecTable, VectorRepo, now_ts};
+use criterion::{Criterion, criterion_group, criterion_main};
+use rusqlite::params;
+use tokio_util::sync::CancellationToken;
+
+const THREAD: &str = "bench-thread";
+
+/// The warm thread's topics: name, then four messages on it (the rotation is topic-major, so
+/// the boundary detector sees runs of one topic and a switch every four messages).
+const TOPICS: &[(&str, [&str; 4])] = &[
+    (
+        "borrow-checker-vec-iterating",
+        [
+            "Why does the borrow checker complain when I push to a Vec while iterating over it?",
+            "what about iterating over indices instead?",
+            "Can you show me how retain works for that case?",
+            "thanks, that fixed it",
+        ],
+    ),
+    (
+        "trip-lisbon-october",
+        [
+            "I'm planning a trip to Lisbon in October with my sister",
+            "Which neighbourhoods are nice to stay in?",
+            "Is October still warm enough for the beaches there?",
+            "how much should we budget per day for food?",
+        ],
+    ),
+    (
+        "oat-milk-dairy-swap",
+        [
+            "I'm trying to cut down on dairy, is oat milk a good swap?",
+            "which brands don't add sugar?",
+            "is oat milk actually healthier than regular milk?",
+            "ok",
+        ],
+    ),
+    (
+        "sleeping-badly-week",
+        [
+            "I've been sleeping badly all week",
+            "any tips for falling asleep faster?",
+            "why?",
+            "would cutting coffee after noon make a difference?",
+        ],
+    ),
+    (
+        "performance-review-thursday",
+        [
+            "good morning",
+            "I have my performance review on Thursday",
+            "Help me outline what to say about the database migration project",
+            "never mind",
+        ],
+    ),
+];
+
+/// splitmix64: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [-1, 1).
+    fn signed(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unit(&mut self) -> Vec<f32> {
+        normalised((0..EMBEDDING_DIM).map(|_| self.signed()).collect())
+    }
+}
+
+fn normalised(mut v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+/// The precomputed embeddings: one base direction per topic, each message its topic's direction
+/// plus half a unit of its own noise (same-topic cosine ≈ 0.8, cross-topic ≈ 0).
+fn topic_bases() -> Vec<Vec<f32>> {
+    let mut rng = Rng(0x7091C);
+    TOPICS.iter().map(|_| rng.unit()).collect()
+}
+
+fn message_vectors(bases: &[Vec<f32>]) -> HashMap<String, Vec<f32>> {
+    let mut rng = Rng(0xE3BED);
+    let mut out = HashMap::new();
+    for ((_, msgs), base) in TOPICS.iter().zip(bases) {
+        for m in msgs {
+            let noise = rng.unit();
+            out.insert(m.to_string(), normalised(base.iter().zip(&noise).map(|(b, n)| b + 0.5 * n).collect()));
+        }
+    }
+    out
+}
+
+/// Instant in-process models: precomputed embeddings, one fixed completion.
+struct InstantModels {
+    vectors: HashMap<String, Vec<f32>>,
+}
+
+const REPLY: &str = "Sure. Here is a short answer that covers the main point and suggests a next step.";
+
+#[async_trait]
+impl Provider for InstantModels {
+    fn name(&self) -> &str {
+        "instant"
+    }
+
+    async fn chat(
+        &self,
+        _model: &str,
+        _req: &ChatRequest,
+        on_token: &mut (dyn FnMut(Token) + Send),
+        _cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        on_token(Token { text: REPLY.to_string(), logprob: None });
+        Ok(Completion { text: REPLY.to_string(), tokens_in: 120, tokens_out: 18, finish: FinishReason::Stop })
+    }
+
+    async fn embed(&self, _model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        Ok(inputs
+            .iter()
+            .map(|t| {
+                self.vectors.get(t).cloned().unwrap_or_else(|| {
+                    // Unknown text: a deterministic vector from its bytes.
+                    let seed = t
+                        .bytes()
+                        .fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3));
+                    Rng(seed).unit()
+                })
+            })
+            .collect())
+    }
+}
+
+fn llm(vectors: HashMap<String, Vec<f32>>, bus: EventBus) -> Arc<Llm> {
+    let provider: Arc<dyn Provider> = Arc::new(InstantModels { vectors });
+    let settings = LlmSettings {
+        triage: TriageMode::Heuristic,
+        triage_timeout_ms: 500,
+        tiebreak_timeout_ms: 500,
+        request_timeout_ms: 30_000,
+        max_retries: 0,
+    };
+    let routes = Role::ALL.map(|role| {
+        (role, Route { provider: provider.clone(), model: format!("instant-{}", role.as_str()), builtin: false })
+    });
+    Arc::new(Llm::new(bus, settings, routes))
+}
+
+const EPISODE_GISTS: &[&str] = &[
+    "User debugged a failing migration and found a missing index",
+    "User planned a weekend hike and asked about trail conditions",
+    "User compared two laptops for battery life and weight",
+    "User practised Spanish past tenses and got most of them right",
+    "User felt stressed about a deadline and asked for a plan",
+    "User asked how to split a bill fairly among four friends",
+    "User set up a sourdough starter and asked about feeding times",
+    "User reviewed a pull request about async cancellation",
+];
+const CONCEPTS: &[&str] =
+    &["sleep", "coffee", "rust", "travel", "budget", "cooking", "running", "spanish", "work", "family", "music"];
+const TRAIT_KEYS: &[&str] =
+    &["likes", "works_as", "lives_in", "prefers", "dislikes", "allergic_to", "hobby", "goal", "pet", "schedule"];
+const WORDS: &[&str] = &[
+    "morning", "evening", "project", "deadline", "garden", "recipe", "budget", "flight", "library", "bicycle",
+    "meeting", "sister", "laptop", "notebook", "playlist", "marathon", "invoice", "balcony", "harbour", "theatre",
+];
+
+/// Seed `n` stored memories in one transaction, plus the warm bench thread. Returns the seeding time.
+fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>) -> Result<Duration, StoreError> {
+    let started = Instant::now();
+    db.call_blocking(move |c| {
+        let now = now_ts();
+        let mut rng = Rng(n as u64);
+        let tx = c.transaction()?;
+        let vec = VectorRepo(&tx);
+        let phrase = |rng: &mut Rng, k: usize| -> String {
+            (0..k).map(|_| WORDS[rng.below(WORDS.len())]).collect::<Vec<_>>().join(" ")
+        };
+
+        // Layer shares of the N memories: episodes 45 %, concepts 25 %, facts 15 %, gists 10 %, traits 5 %.
+        let (n_ep, n_con, n_fact, n_gist) = (n * 45 / 100, n * 25 / 100, n * 15 / 100, n * 10 / 100);
+        let n_trait = n - n_ep - n_con - n_fact - n_gist;
+        // Other threads: one per 500 memories, 10 topics each, 20 chat lines per topic.
+        let threads = (n / 500).max(2);
+        let topic_names: Vec<String> =
+            (0..threads * 10).map(|i| format!("{}-{}", phrase(&mut rng, 2).replace(' ', "-"), i)).collect();
+
+        {
+            let mut thread_stmt =
+                tx.prepare("INSERT INTO threads (id, created_at, last_active_at) VALUES (?1, ?2, ?2)")?;
+            let mut topic_stmt = tx.prepare(
+                "INSERT INTO topics (name, thread_id, centroid, message_count, avg_salience, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, 0.5, ?5, ?5)",
+            )?;
+            let mut chat_stmt = tx.prepare(
+                "INSERT INTO chat_history (thread_id, exchange_id, role, content, mode, topic, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for t in 0..threads {
+                let thread = format!("thread-{t}");
+                let t0 = now - 86_400 * (1 + t as i64 % 300);
+                thread_stmt.execute(params![thread, t0])?;
+                for k in 0..10 {
+                    let name = &topic_names[t * 10 + k];
+                    let centroid: Vec<u8> = rng.unit().iter().flat_map(|x| x.to_le_bytes()).collect();
+                    topic_stmt.execute(params![name, thread, centroid, 10, t0])?;
+                    for m in 0..10 {
+                        let xid = format!("x-{t}-{k}-{m}");
+                        let at = t0 + (k * 10 + m) as i64 * 60;
+                        chat_stmt.execute(params![thread, xid, "user", phrase(&mut rng, 9), "RESPOND", name, at])?;
+                        chat_stmt.execute(params![
+                            thread,
+                            xid,
+                            "assistant",
+                            phrase(&mut rng, 30),
+                            "RESPOND",
+                            name,
+                            at + 5
+                        ])?;
+                    }
+                }
+            }
+        }
+
+        {
+            let mut ep = tx.prepare(
+                "INSERT INTO episodes (intent, context, action, emotion, outcome, gist, salience, freshness, topic,
+                     thread_id, exchange_id, created_at, updated_at, activation_score, semantic_consolidation_status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, 'consolidated')",
+            )?;
+            for i in 0..n_ep {
+                let topic = &topic_names[rng.below(topic_names.len())];
+                let gist = format!("{} ({})", EPISODE_GISTS[i % EPISODE_GISTS.len()], phrase(&mut rng, 3));
+                let at = now - rng.below(365 * 86_400) as i64;
+                ep.execute(params![
+                    r#"{"type":"question","direction":"seeking"}"#,
+                    r#"{"situational":"at home","conversational":"follow-up","constraints":[]}"#,
+                    "assistant explained and suggested a next step",
+                    r#"{"type":"neutral","valence":0.1,"intensity":0.3,"arc":"flat"}"#,
+                    "resolved",
+                    gist,
+                    1 + rng.below(10) as i64,
+                    0.5,
+                    topic,
+                    format!("thread-{}", rng.below(threads)),
+                    format!("ep-{i}"),
+                    at,
+                    1.0,
+                ])?;
+                vec.upsert(VecTable::Episodes, tx.last_insert_rowid(), &rng.unit())?;
+            }
+        }
+
+        {
+            let mut con = tx.prepare(
+                "INSERT INTO semantic_concepts (name, concept_type, definition, domain, strength, confidence,
+                     source_episodes, created_at, updated_at)
+                 VALUES (?1, 'domain', ?2, ?3, ?4, ?5, '[]', ?6, ?6)",
+            )?;
+            let mut rel = tx.prepare(
+                "INSERT OR IGNORE INTO semantic_relationships (source_id, target_id, rel_type, strength, weight,
+                     confidence, created_at, updated_at)
+                 VALUES (?1, ?2, 'related-to', 0.5, ?3, 0.5, ?4, ?4)",
+            )?;
+            for i in 0..n_con {
+                let domain = CONCEPTS[i % CONCEPTS.len()];
+                let at = now - rng.below(365 * 86_400) as i64;
+                con.execute(params![
+                    format!("{domain} {} {i}", WORDS[rng.below(WORDS.len())]),
+                    format!("something about {domain} and {}", phrase(&mut rng, 4)),
+                    domain,
+                    0.5 + 0.5 * (rng.below(100) as f64 / 100.0),
+                    0.5,
+                    at
+                ])?;
+                let id = tx.last_insert_rowid();
+                vec.upsert(VecTable::Concepts, id, &rng.unit())?;
+                if id > 1 {
+                    let other = 1 + rng.below(id as usize - 1) as i64;
+                    rel.execute(params![id, other, (rng.below(200) as f64 / 100.0) - 1.0, at])?;
+                }
+            }
+        }
+
+        {
+            let mut fact = tx.prepare(
+                "INSERT OR IGNORE INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
+                 VALUES (?1, ?2, ?3, 0.8, ?4, ?4, ?5)",
+            )?;
+            for i in 0..n_fact {
+                let topic = &topic_names[rng.below(topic_names.len())];
+                let at = now - rng.below(30 * 86_400) as i64;
+                fact.execute(params![topic, format!("key_{i}"), phrase(&mut rng, 4), at, at + 90 * 86_400])?;
+            }
+            let mut gist = tx.prepare(
+                "INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, 7.0, ?5, ?6)",
+            )?;
+            for _ in 0..n_gist {
+                let t = rng.below(topic_names.len());
+                let at = now - rng.below(7 * 86_400) as i64;
+                let kind = ["decision", "intent", "preference", "fact"][rng.below(4)];
+                // Most stored gists have expired (30 min TTL, swept lazily); a tenth are live.
+                let expires = if rng.below(10) == 0 { now + 1_800 } else { at + 1_800 };
+                gist.execute(params![
+                    topic_names[t],
+                    format!("thread-{}", t / 10),
+                    kind,
+                    phrase(&mut rng, 10),
+                    at,
+                    expires
+                ])?;
+            }
+            let mut tr = tx.prepare(
+                "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, created_at, updated_at)
+                 VALUES (?1, ?2, 'general', ?3, ?4, ?5, ?5)",
+            )?;
+            for i in 0..n_trait {
+                let at = now - rng.below(365 * 86_400) as i64;
+                let source = if i % 20 == 0 { "explicit" } else { "inferred" };
+                tr.execute(params![
+                    format!("{}_{i}", TRAIT_KEYS[i % TRAIT_KEYS.len()]),
+                    phrase(&mut rng, 2),
+                    0.3 + 0.7 * (rng.below(100) as f64 / 100.0),
+                    source,
+                    at
+                ])?;
+                vec.upsert(VecTable::Traits, tx.last_insert_rowid(), &rng.unit())?;
+            }
+            tx.execute(
+                "INSERT INTO world_state (key, value, updated_at, expires_at) VALUES
+                 ('time_of_day', 'morning', ?1, NULL), ('location', 'home office', ?1, NULL),
+                 ('weather', 'light rain, 14 C', ?1, ?2)",
+                params![now, now + 3_600],
+            )?;
+        }
+
+        // The warm bench thread: five topics with centroids on the message directions, each with
+        // live gists and facts, and 200 earlier chat lines ending a minute ago.
+        {
+            let mut topic_stmt = tx.prepare(
+                "INSERT INTO topics (name, thread_id, centroid, message_count, avg_salience, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, 12, 0.6, ?4, ?4)",
+            )?;
+            let mut gist = tx.prepare(
+                "INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, 7.5, ?5, ?6)",
+            )?;
+            let mut fact = tx.prepare(
+                "INSERT INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
+                 VALUES (?1, ?2, ?3, 0.9, ?4, ?4, ?5)",
+            )?;
+            for (k, ((name, _), base)) in TOPICS.iter().zip(&bases).enumerate() {
+                let at = now - 3_600 + k as i64 * 60;
+                let centroid: Vec<u8> = base.iter().flat_map(|x| x.to_le_bytes()).collect();
+                topic_stmt.execute(params![name, THREAD, centroid, at])?;
+                for g in 0..4 {
+                    let kind = ["intent", "preference", "decision", "fact"][g];
+                    gist.execute(params![
+                        name,
+                        THREAD,
+                        kind,
+                        format!("{name}: {}", phrase(&mut rng, 8)),
+                        at,
+                        now + 86_400
+                    ])?;
+                }
+                for f in 0..8 {
+                    fact.execute(params![name, format!("{name}_fact_{f}"), phrase(&mut rng, 3), at, now + 86_400])?;
+                }
+            }
+            tx.execute(
+                "INSERT INTO threads (id, created_at, last_active_at) VALUES (?1, ?2, ?2)",
+                params![THREAD, now - 3_600],
+            )?;
+            let mut chat = tx.prepare(
+                "INSERT INTO chat_history (thread_id, exchange_id, role, content, mode, topic, created_at)
+                 VALUES (?1, ?2, ?3, ?4, 'RESPOND', ?5, ?6)",
+            )?;
+            for i in 0..100i64 {
+                let xid = format!("warm-{i}");
+                let (name, msgs) = &TOPICS[i as usize % TOPICS.len()];
+                let at = now - 60 - (100 - i) * 30;
+                chat.execute(params![THREAD, xid, "user", msgs[i as usize % 4], name, at])?;
+                chat.execute(params![THREAD, xid, "assistant", REPLY, name, at + 5])?;
+            }
+        }
+        tx.commit()?;
+        c.execute_batch("PRAGMA optimize; PRAGMA wal_checkpoint(TRUNCATE);")?;
+        Ok(())
+    })?;
+    Ok(started.elapsed())
+}
+
+fn messages() -> Vec<&'static str> {
+    TOPICS.iter().flat_map(|(_, m)| m.iter().copied()).collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Median per-stage timings of every measured turn (`TurnReport::timings_ms`), then the spread of
+/// the whole turn: `outer` is the wall time around `block_on(engine.turn)` (what criterion sees),
+/// `total` the engine's own measurement. Their means sit above the medians because of rare slow
+/// turns (WAL auto-checkpoints, a busy machine).
+fn print_stages(label: &str, turns: &[(Timings, f64)], modes: &HashMap<Mode, usize>) {
+    if turns.is_empty() {
+        return;
+    }
+    let col = |f: fn(&Timings) -> f64| median(turns.iter().map(|(t, _)| f(t)).collect());
+    println!(
+        "{label}: {} turns; median ms: context {:.3}, embedding {:.3}, topic {:.3}, intent {:.3}, triage {:.3}, \
+         routing {:.4}, act {:.3}, generation {:.3}, commit {:.3}, total {:.3}",
+        turns.len(),
+        col(|t| t.context),
+        col(|t| t.embedding),
+        col(|t| t.topic),
+        col(|t| t.intent),
+        col(|t| t.triage),
+        col(|t| t.routing),
+        col(|t| t.act),
+        col(|t| t.generation),
+        col(|t| t.commit),
+        col(|t| t.total),
+    );
+    for (name, v) in [
+        ("outer", turns.iter().map(|(_, o)| *o).collect::<Vec<_>>()),
+        ("total", turns.iter().map(|(t, _)| t.total).collect()),
+        ("context", turns.iter().map(|(t, _)| t.context).collect()),
+        ("embedding", turns.iter().map(|(t, _)| t.embedding).collect()),
+        ("generation", turns.iter().map(|(t, _)| t.generation).collect()),
+        (
+            "unaccounted",
+            turns
+                .iter()
+                .map(|(t, _)| {
+                    t.total
+                        - (t.context
+                            + t.embedding
+                            + t.topic
+                            + t.intent
+                            + t.triage
+                            + t.routing
+                            + t.tiebreak
+                            + t.act
+                            + t.generation
+                            + t.commit)
+                })
+                .collect(),
+        ),
+        ("topic", turns.iter().map(|(t, _)| t.topic).collect()),
+        ("commit", turns.iter().map(|(t, _)| t.commit).collect()),
+    ] {
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        println!(
+            "{label}: {name:<11} ms: median {:.3}  mean {:.3}  p95 {:.3}  p99 {:.3}  max {:.3}",
+            quantile(v.clone(), 0.5),
+            mean,
+            quantile(v.clone(), 0.95),
+            quantile(v.clone(), 0.99),
+            quantile(v, 1.0)
+        );
+    }
+    let mut m: Vec<_> = modes.iter().map(|(k, v)| format!("{}={v}", k.as_str())).collect();
+    m.sort();
+    println!("{label}: delivered modes {}", m.join(" "));
+}
+
+fn bench_db(c: &mut Criterion, label: &str, n: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("chalie.db");
+    let db = Db::open(&path).expect("open db");
+    let bases = topic_bases();
+    let took = seed(&db, n, bases.clone()).expect("seed");
+    println!("seeded {n} memories in {:.2} s ({:.1} MB on disk)", took.as_secs_f64(), file_mb(&path));
+
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let bus = EventBus::new();
+    let engine =
+        rt.block_on(Engine::start(db.clone(), llm(message_vectors(&bases), bus.clone()), bus)).expect("engine");
+    let cancel = CancellationToken::new();
+    let msgs = messages();
+    let mut i = 0usize;
+    let timings = Arc::new(Mutex::new(Vec::new()));
+    let modes = Arc::new(Mutex::new(HashMap::new()));
+
+    let mut group = c.benchmark_group("turn");
+    group.sample_size(20).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(2));
+    group.bench_function(format!("deterministic/{label}"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let text = msgs[i % msgs.len()];
+                i += 1;
+                let xid = uuid::Uuid::now_v7().to_string();
+                // Store the message first, as Runtime::intake does (not timed).
+                let (x, body) = (xid.clone(), text.to_string());
+                rt.block_on(db.call(move |c| ChatRepo(c).append(THREAD, &x, "user", &body, None, None)))
+                    .expect("intake");
+                let t = Instant::now();
+                let report = rt.block_on(engine.turn(THREAD, &xid, text, &cancel)).expect("turn");
+                let took = t.elapsed();
+                total += took;
+                *modes.lock().unwrap().entry(report.mode).or_insert(0) += 1;
+                timings.lock().unwrap().push((black_box(report).timings_ms, took.as_secs_f64() * 1000.0));
+            }
+            total
+        })
+    });
+    group.finish();
+    print_stages(&format!("turn/deterministic/{label}"), &timings.lock().unwrap(), &modes.lock().unwrap());
+    drop(engine);
+    drop(db);
+}
+
+fn file_mb(path: &Path) -> f64 {
+    let wal = path.with_extension("db-wal");
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    (size(path) + size(&wal)) as f64 / 1e6
+}
+
+fn bench_pure(c: &mut Criterion) {
+    let text = "Which neighbourhoods are nice to stay in?";
+    let weights = RouterWeights::default();
+    let state = RouterState { previous_mode: Some(Mode::Respond), recent_confidences: vec![0.4, 0.3, 0.5] };
+    let ctx = ContextSignals {
+        working_memory_turns: 4,
+        gist_count: 4,
+        fact_count: 8,
+        world_state_present: true,
+        fok_score: 0.0,
+        topic_confidence: 0.8,
+        is_new_topic: false,
+        session_exchange_count: 6,
+        self_constraint: 0.0,
+    };
+    let mut group = c.benchmark_group("turn");
+    group.sample_size(30).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(2));
+    group.bench_function("stages_pure", |b| {
+        b.iter(|| {
+            let text = black_box(text);
+            let ts = signals::extract(text);
+            let intent = classify_intent(
+                text,
+                &ts,
+                &IntentContext {
+                    warmth: ctx.warmth(),
+                    memory_confidence: ctx.memory_confidence(),
+                    working_memory_turns: ctx.working_memory_turns,
+                },
+            );
+            let rs = RouterSignals::new(&ts, &intent, &ctx);
+            let social = social_match(text);
+            route(&rs, &weights, &state, social.is_none()).mode
+        })
+    });
+    group.finish();
+}
+
+fn bench(c: &mut Criterion) {
+    bench_pure(c);
+    bench_db(c, "1k", 1_000);
+    bench_db(c, "100k", 100_000);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,10 @@
+//! The ACT loop's deterministic parts (seed 000 "ACT loop", seed 001 §4b): the plan contract,
+//! fatigue and termination, the deterministic planner, the dispatcher and the innate skills.
+//! The loop itself, which needs the models and the database, is in `pipeline::act`.
+
+pub mod dispatch;
+pub mod plan;
+pub mod planner;
+pub mod skill;
+pub mod skills;
+pub mod time;

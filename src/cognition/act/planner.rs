@@ -1,0 +1,211 @@
+//! The deterministic planner: unambiguous everyday commands turned into plans without a
+//! model, so lists, reminders, focus sessions and "what did I tell you about …" work on
+//! every model — the built-in 135M one rarely produces a usable plan. It runs when the
+//! model's plan is invalid or empty, and only for the first iteration.
+
+use super::plan::Action;
+use super::skills::list::clean_name;
+use super::time::split_reminder;
+use chrono::{DateTime, Local};
+use regex::Regex;
+use serde_json::json;
+use std::sync::LazyLock;
+
+static LIST_ADD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:please\s+)?(?:can you\s+|could you\s+)?(?:add|put|stick|throw)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+(?P<name>(?:my|the|our)\s+)?(?P<list>[\w' -]*?)\s*list\b")
+        .expect("valid regex")
+});
+static LIST_REMOVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:please\s+)?(?:can you\s+|could you\s+)?(?:remove|take|delete|cross|strike|drop)\s+(?P<items>.+?)\s+(?:off|from|out of)\s+(?P<name>(?:my|the|our)\s+)?(?P<list>[\w' -]*?)\s*list\b")
+        .expect("valid regex")
+});
+static LIST_CHECK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:please\s+)?(?:check off|tick off|mark)\s+(?P<items>.+?)(?:\s+as done|\s+done)?(?:\s+on\s+(?:my|the)\s+(?P<list>[\w' -]*?)\s*list)?[.!]?$")
+        .expect("valid regex")
+});
+static LIST_VIEW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:what(?:'s| is| do i have)\s+on|show(?: me)?|read(?: me)?|view|open|display)\s+(?:my|the|our)\s+(?P<list>[\w' -]*?)\s*list\b")
+        .expect("valid regex")
+});
+static REMINDER_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:what|which|any|show(?: me)?|list|read)\b.*\breminders?\b|\bwhat(?:'s| is| do i have) (?:scheduled|coming up)")
+        .expect("valid regex")
+});
+static REMINDER_CANCEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:cancel|delete|remove|drop)\s+(?:my\s+|the\s+)?reminder\s*(?:#\s*(?P<id>\d+)|(?:to|about|for)\s+(?P<what>.+?))?[.!]?$")
+        .expect("valid regex")
+});
+static FOCUS_SET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:start|begin|set)\s+(?:a\s+)?focus(?:\s+session)?\s+(?:on|for)\s+(?P<what>.+?)(?:\s+for\s+(?P<n>\d+)\s*(?P<unit>minutes?|mins?|hours?|hrs?|h))?[.!]?$|^(?:help me\s+)?focus on\s+(?P<what2>.+?)(?:\s+for\s+(?P<n2>\d+)\s*(?P<unit2>minutes?|mins?|hours?|hrs?|h))?[.!]?$")
+        .expect("valid regex")
+});
+static FOCUS_CLEAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:end|stop|finish|clear|cancel)\s+(?:my\s+|the\s+)?focus(?:\s+session)?\b")
+        .expect("valid regex")
+});
+static FOCUS_CHECK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:am i (?:still )?(?:in a )?focus|what am i focus(?:ed|ing) on|how(?:'s| is) my focus|focus status)",
+    )
+    .expect("valid regex")
+});
+static RECALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:what did i (?:tell|say to) you about|what have i told you about|do you remember (?:what i said about|anything about)|what do you (?:know|remember) about)\s+(?P<q>.+?)[?.!]*$")
+        .expect("valid regex")
+});
+static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:please\s+)?(?:remember|note|keep in mind|don't forget)(?: that)?\s+(?P<fact>.+?)[.!]*$")
+        .expect("valid regex")
+});
+
+/// The plan for `text`, if it is one of the unambiguous commands.
+pub fn plan(text: &str, now: DateTime<Local>) -> Option<Vec<Action>> {
+    let t = text.trim();
+    if let Some((what, when)) = split_reminder(t, now) {
+        let mut params = json!({"action": "create", "message": what, "due_at": super::time::iso(when.due)});
+        if let Some(r) = when.recurrence {
+            params["recurrence"] = json!(r.as_str());
+        }
+        return Some(vec![Action::new("schedule", params)]);
+    }
+    if let Some(c) = REMINDER_CANCEL.captures(t) {
+        let mut params = json!({"action": "cancel"});
+        if let Some(id) = c.name("id") {
+            params["item_id"] = json!(id.as_str());
+        } else if let Some(what) = c.name("what") {
+            params["message"] = json!(what.as_str().trim());
+        } else {
+            return None;
+        }
+        return Some(vec![Action::new("schedule", params)]);
+    }
+    if REMINDER_LIST.is_match(t) {
+        return Some(vec![Action::new("schedule", json!({"action": "list"}))]);
+    }
+    for (re, action) in [(&*LIST_ADD, "add"), (&*LIST_REMOVE, "remove"), (&*LIST_CHECK, "check"), (&*LIST_VIEW, "view")]
+    {
+        if let Some(c) = re.captures(t) {
+            let mut params = json!({"action": action});
+            if let Some(items) = c.name("items") {
+                params["items"] = json!(split_items(items.as_str()));
+            }
+            // "the list" names no list: the skill then uses the most recently touched one.
+            if let Some(name) = c.name("list").map(|m| m.as_str().trim()).filter(|s| !s.is_empty()) {
+                params["name"] = json!(clean_name(name));
+            }
+            return Some(vec![Action::new("list", params)]);
+        }
+    }
+    if FOCUS_CLEAR.is_match(t) {
+        return Some(vec![Action::new("focus", json!({"action": "clear"}))]);
+    }
+    if FOCUS_CHECK.is_match(t) {
+        return Some(vec![Action::new("focus", json!({"action": "check"}))]);
+    }
+    if let Some(c) = FOCUS_SET.captures(t) {
+        let what = c.name("what").or(c.name("what2")).map_or("", |m| m.as_str()).trim();
+        let n = c.name("n").or(c.name("n2")).and_then(|m| m.as_str().parse::<i64>().ok());
+        let unit = c.name("unit").or(c.name("unit2")).map_or("m", |m| m.as_str());
+        let mut params = json!({"action": "set", "description": what});
+        if let Some(n) = n {
+            params["minutes"] = json!(if unit.starts_with('h') { n * 60 } else { n });
+        }
+        return Some(vec![Action::new("focus", params)]);
+    }
+    if let Some(c) = RECALL.captures(t) {
+        return Some(vec![Action::new("recall", json!({"query": c["q"].trim()}))]);
+    }
+    if let Some(c) = REMEMBER.captures(t) {
+        return Some(vec![Action::new(
+            "memorize",
+            json!({"facts": [{"key": "note", "value": c["fact"].trim()}], "durable": true}),
+        )]);
+    }
+    None
+}
+
+/// "eggs, milk and a loaf of bread" → ["eggs", "milk", "a loaf of bread"].
+pub fn split_items(raw: &str) -> Vec<String> {
+    raw.split(',')
+        .flat_map(|part| part.split(" and ").flat_map(|p| p.split(" & ")))
+        .map(|s| s.trim().trim_start_matches("and ").trim().trim_matches(|c: char| c == '"' || c == '\''))
+        .map(|s| s.strip_prefix("some ").unwrap_or(s).trim())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Local> {
+        Local.with_ymd_and_hms(2026, 11, 21, 10, 0, 0).single().expect("a valid local time")
+    }
+
+    fn one(text: &str) -> Action {
+        let mut p = plan(text, now()).unwrap_or_else(|| panic!("no plan for {text:?}"));
+        assert_eq!(p.len(), 1);
+        p.remove(0)
+    }
+
+    #[test]
+    fn list_commands() {
+        let a = one("add eggs, milk and bread to my shopping list");
+        assert_eq!((a.kind.as_str(), &a.params["action"]), ("list", &json!("add")));
+        assert_eq!(a.params["name"], "shopping");
+        assert_eq!(a.params["items"], json!(["eggs", "milk", "bread"]));
+        let a = one("Can you put some olive oil on the grocery list?");
+        assert_eq!(a.params["items"], json!(["olive oil"]));
+        assert_eq!(a.params["name"], "grocery");
+        let a = one("take milk off the list");
+        assert_eq!((a.params["action"].as_str(), a.params.get("name")), (Some("remove"), None));
+        let a = one("remove eggs from my shopping list");
+        assert_eq!(a.params["items"], json!(["eggs"]));
+        let a = one("what's on my shopping list?");
+        assert_eq!((a.params["action"].as_str(), a.params["name"].as_str()), (Some("view"), Some("shopping")));
+        let a = one("what's on my list");
+        assert_eq!(a.params.get("name"), None, "no name: the skill uses the latest list");
+        let a = one("check off bread");
+        assert_eq!(a.params["action"], "check");
+    }
+
+    #[test]
+    fn focus_recall_and_memorize() {
+        let a = one("start a focus session on the quarterly report for 45 minutes");
+        assert_eq!(a.kind, "focus");
+        assert_eq!(a.params["description"], "the quarterly report");
+        assert_eq!(a.params["minutes"], 45);
+        assert_eq!(one("focus on writing for 2 hours").params["minutes"], 120);
+        assert_eq!(one("end my focus session").params["action"], "clear");
+        assert_eq!(one("what did I tell you about my sister?").params["query"], "my sister");
+        let a = one("remember that my sister lives in Porto");
+        assert_eq!(a.kind, "memorize");
+        assert_eq!(a.params["facts"][0]["value"], "my sister lives in Porto");
+    }
+
+    #[test]
+    fn reminders_carry_an_iso_due_time() {
+        let a = one("remind me to call mum tomorrow at 9am");
+        assert_eq!(a.kind, "schedule");
+        assert_eq!(a.params["message"], "call mum");
+        assert_eq!(a.params["due_at"], "2026-11-22T09:00");
+    }
+
+    #[test]
+    fn reminder_list_and_cancel() {
+        assert_eq!(one("what reminders do I have?").params["action"], "list");
+        assert_eq!(one("show me my reminders").params["action"], "list");
+        let a = one("cancel my reminder to call mum");
+        assert_eq!((a.params["action"].as_str(), a.params["message"].as_str()), (Some("cancel"), Some("call mum")));
+        assert_eq!(one("delete reminder #4").params["item_id"], "4");
+    }
+
+    #[test]
+    fn ordinary_messages_get_no_plan() {
+        for t in ["what is the capital of France?", "I love my shopping trips", "tell me about lists in Python"] {
+            assert!(plan(t, now()).is_none(), "{t}");
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The contract every innate skill implements: a synchronous, non-LLM operation over the
+//! database, given its parameters and the turn's context. The dispatcher runs it on the
+//! database thread with a per-action timeout, so a skill never blocks a tokio worker.
+
+use crate::store::StoreError;
+use chrono::{DateTime, Local};
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What a skill knows about the turn that called it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillContext {
+    pub thread_id: String,
+    pub exchange_id: String,
+    pub topic: String,
+    /// The user's local wall clock (natural times like "tomorrow at 9am" resolve against it).
+    pub now: DateTime<Local>,
+}
+
+/// A skill's result: a short summary for the planner, the reply and the ACT pane, and the
+/// structured data for `ask --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillOutput {
+    pub summary: String,
+    pub data: Value,
+}
+
+impl SkillOutput {
+    pub fn new(summary: impl Into<String>, data: Value) -> SkillOutput {
+        SkillOutput { summary: summary.into(), data }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    /// A parameter is missing or malformed; the message says which and how.
+    #[error("parameter `{name}`: {problem}")]
+    Param { name: &'static str, problem: String },
+    /// The thing the action refers to does not exist ("no list named groceries").
+    #[error("{0}")]
+    NotFound(String),
+    #[error("the database failed")]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for SkillError {
+    fn from(e: rusqlite::Error) -> SkillError {
+        SkillError::Store(StoreError::Sqlite(e))
+    }
+}
+
+/// The signature of every skill.
+pub type SkillFn = fn(&Connection, &Map<String, Value>, &SkillContext) -> Result<SkillOutput, SkillError>;
+
+/// A required string parameter.
+pub fn str_param<'a>(p: &'a Map<String, Value>, name: &'static str) -> Result<&'a str, SkillError> {
+    p.get(name)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| SkillError::Param { name, problem: "missing or not a non-empty string".into() })
+}
+
+/// An optional string parameter (absent, null or blank → `None`).
+pub fn opt_str_param<'a>(p: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    p.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// A list of strings: a JSON array of strings, or one string.
+pub fn strings_param(p: &Map<String, Value>, name: &'static str) -> Vec<String> {
+    match p.get(name) {
+        Some(Value::Array(a)) => {
+            a.iter().filter_map(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+        }
+        Some(Value::String(s)) if !s.trim().is_empty() => vec![s.trim().to_string()],
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,176 @@
+//! The `associate` skill: spreading activation over the concept graph from seed concepts
+//! (parameters §6.5). Breadth-first to depth 2; a child gets parent × 0.7, scaled by a strong
+//! relationship's strength; a weak one (< 0.5) passes only sometimes (probability 0.15,
+//! unscaled) and only with `include_weak`; values under 0.3 are dropped; each node keeps its
+//! maximum. The graph issue replaces this with leaky integrate-and-fire dynamics.
+
+use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, strings_param};
+use rusqlite::{Connection, params};
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, VecDeque};
+
+pub const DECAY: f64 = 0.7;
+pub const STRONG: f64 = 0.5;
+pub const WEAK_PASS: f64 = 0.15;
+pub const FLOOR: f64 = 0.3;
+pub const MAX_DEPTH: u32 = 2;
+
+/// One edge of the concept graph, as activation reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Edge {
+    pub id: i64,
+    pub from: i64,
+    pub to: i64,
+    pub strength: f64,
+}
+
+/// Spread from `seeds` (which are included at 1.0). Weak edges pass when
+/// `weak_pass(edge_id)` returns true; the caller decides how (random in production, a fixed
+/// answer in tests).
+pub fn spread(seeds: &[i64], edges: &[Edge], depth: u32, weak_pass: &dyn Fn(i64) -> bool) -> Vec<(i64, f64)> {
+    let mut out: HashMap<i64, f64> = seeds.iter().map(|&s| (s, 1.0)).collect();
+    let mut queue: VecDeque<(i64, f64, u32)> = seeds.iter().map(|&s| (s, 1.0, 0)).collect();
+    let mut visited: std::collections::HashSet<i64> = seeds.iter().copied().collect();
+    while let Some((node, act, d)) = queue.pop_front() {
+        if d >= depth.min(MAX_DEPTH) {
+            continue;
+        }
+        for e in edges.iter().filter(|e| e.from == node) {
+            let mut child = act * DECAY;
+            if e.strength >= STRONG {
+                child *= e.strength;
+            } else if !weak_pass(e.id) {
+                continue;
+            }
+            if child < FLOOR {
+                continue;
+            }
+            let best = out.entry(e.to).or_insert(0.0);
+            *best = best.max(child);
+            if visited.insert(e.to) {
+                queue.push_back((e.to, child, d + 1));
+            }
+        }
+    }
+    let mut v: Vec<(i64, f64)> = out.into_iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+/// `associate`: `seeds` (concept names), optional `depth` (≤ 2) and `include_weak`.
+pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let names = strings_param(p, "seeds");
+    if names.is_empty() {
+        return Err(SkillError::Param { name: "seeds", problem: "give at least one concept name".into() });
+    }
+    let depth = p.get("depth").and_then(Value::as_u64).map_or(MAX_DEPTH, |d| d.min(u64::from(MAX_DEPTH)) as u32);
+    let include_weak = p.get("include_weak").and_then(Value::as_bool).unwrap_or(false);
+    let mut seeds = Vec::new();
+    {
+        let mut stmt =
+            c.prepare_cached("SELECT id FROM semantic_concepts WHERE name = ?1 COLLATE NOCASE AND deleted_at IS NULL")?;
+        for n in &names {
+            for id in stmt.query_map(params![n], |r| r.get::<_, i64>(0))? {
+                seeds.push(id?);
+            }
+        }
+    }
+    if seeds.is_empty() {
+        return Err(SkillError::NotFound(format!("no concept named {}", names.join(" or "))));
+    }
+    let mut stmt = c.prepare_cached(
+        "SELECT id, source_id, target_id, strength, bidirectional FROM semantic_relationships WHERE weight > 0",
+    )?;
+    let mut edges = Vec::new();
+    for row in stmt.query_map([], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, f64>(3)?, r.get::<_, bool>(4)?))
+    })? {
+        let (id, from, to, strength, both) = row?;
+        edges.push(Edge { id, from, to, strength });
+        if both {
+            edges.push(Edge { id, from: to, to: from, strength });
+        }
+    }
+    let salt = uuid::Uuid::new_v4().as_u128() as u64;
+    let weak = |id: i64| include_weak && unit_hash(id as u64 ^ salt) < WEAK_PASS;
+    let activated = spread(&seeds, &edges, depth, &weak);
+    let mut stmt = c.prepare_cached("SELECT name, definition FROM semantic_concepts WHERE id = ?1")?;
+    let mut found = Vec::new();
+    for (id, a) in &activated {
+        let (name, def): (String, String) = stmt.query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        found.push(json!({"id": id, "name": name, "definition": def, "activation": (a * 1000.0).round() / 1000.0}));
+    }
+    let others: Vec<&str> = found.iter().skip(seeds.len()).filter_map(|f| f["name"].as_str()).collect();
+    let summary = if others.is_empty() {
+        format!("Nothing is associated with {} yet.", names.join(", "))
+    } else {
+        format!("{} brings to mind: {}.", names.join(", "), others.join(", "))
+    };
+    Ok(SkillOutput::new(summary, json!({"seeds": names, "activated": found})))
+}
+
+/// A uniform value in [0, 1) from a 64-bit input (splitmix64).
+fn unit_hash(x: u64) -> f64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(id: i64, from: i64, to: i64, strength: f64) -> Edge {
+        Edge { id, from, to, strength }
+    }
+
+    #[test]
+    fn activation_decays_scales_and_stops_at_depth_two() {
+        let edges = [e(1, 1, 2, 1.0), e(2, 2, 3, 0.8), e(3, 3, 4, 1.0), e(4, 1, 5, 0.2)];
+        let got = spread(&[1], &edges, 2, &|_| false);
+        assert_eq!(got[0], (1, 1.0), "seeds are included at 1.0");
+        assert!((got[1].1 - 0.7).abs() < 1e-9);
+        assert!((got.iter().find(|x| x.0 == 3).unwrap().1 - 0.7 * 0.7 * 0.8).abs() < 1e-9);
+        assert!(got.iter().all(|x| x.0 != 4), "depth 2 stops before node 4");
+        assert!(got.iter().all(|x| x.0 != 5), "a weak edge that does not pass");
+        let with_weak = spread(&[1], &edges, 2, &|_| true);
+        assert!((with_weak.iter().find(|x| x.0 == 5).unwrap().1 - 0.7).abs() < 1e-9, "passes unscaled");
+    }
+
+    #[test]
+    fn floor_and_max_per_node() {
+        let edges = [e(1, 1, 2, 0.5), e(2, 1, 3, 1.0), e(3, 3, 2, 1.0), e(4, 2, 4, 0.5)];
+        let got = spread(&[1], &edges, 2, &|_| false);
+        // Node 2: direct 0.35, via 3 0.49 → keeps 0.49. Node 4 from 2: below the floor.
+        assert!((got.iter().find(|x| x.0 == 2).unwrap().1 - 0.49).abs() < 1e-9);
+        assert!(got.iter().all(|x| x.0 != 4));
+    }
+
+    #[test]
+    fn the_skill_reads_the_graph() {
+        let c = crate::store::open_in_memory().unwrap();
+        for (id, name) in [(1, "coffee"), (2, "morning"), (3, "espresso")] {
+            c.execute(
+                "INSERT INTO semantic_concepts (id, name, created_at, updated_at) VALUES (?1, ?2, 0, 0)",
+                params![id, name],
+            )
+            .unwrap();
+        }
+        c.execute(
+            "INSERT INTO semantic_relationships (source_id, target_id, rel_type, strength, weight, created_at, updated_at)
+             VALUES (1, 2, 'related-to', 0.9, 0.9, 0, 0), (3, 1, 'is-a', 0.9, 0.9, 0, 0)",
+            [],
+        )
+        .unwrap();
+        let ctx = SkillContext {
+            thread_id: "t".into(),
+            exchange_id: "x".into(),
+            topic: "t".into(),
+            now: chrono::Local::now(),
+        };
+        let out = run(&c, json!({"seeds": ["Coffee"]}).as_object().unwrap(), &ctx).unwrap();
+        assert_eq!(out.summary, "Coffee brings to mind: morning.", "one-way edge 3→1 does not spread back");
+        assert!(run(&c, json!({"seeds": ["tea"]}).as_object().unwrap(), &ctx).is_err());
+    }
+}

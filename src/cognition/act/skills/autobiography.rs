@@ -1,0 +1,121 @@
+//! The `autobiography` skill: a narrative of the user synthesised, without a model, from
+//! what is stored — traits by category, recent salient episodes, the strongest concepts.
+//! Cached in `kv_state` and rebuilt only when its sources changed.
+
+use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param};
+use crate::store::TurnRepo;
+use rusqlite::{Connection, params};
+use serde_json::{Map, Value, json};
+
+/// The six sections, in narrative order.
+pub const SECTIONS: [&str; 6] = ["identity", "people", "work", "preferences", "interests", "recent"];
+
+pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let section = opt_str_param(p, "section").map(str::to_ascii_lowercase);
+    if let Some(s) = &section
+        && !SECTIONS.contains(&s.as_str())
+    {
+        return Err(SkillError::Param { name: "section", problem: format!("one of {}", SECTIONS.join(", ")) });
+    }
+    let version = source_version(c)?;
+    let repo = TurnRepo(c);
+    let cached = repo.kv_get("autobiography", "narrative")?;
+    let narrative = match cached.filter(|v| v["version"] == json!(version)) {
+        Some(v) => v["sections"].clone(),
+        None => {
+            let sections = build(c)?;
+            repo.kv_set("autobiography", "narrative", &json!({"version": version, "sections": sections}))
+                .map_err(SkillError::Store)?;
+            sections
+        }
+    };
+    let wanted: Vec<&str> = match &section {
+        Some(s) => vec![s.as_str()],
+        None => SECTIONS.to_vec(),
+    };
+    let text: Vec<String> =
+        wanted.iter().filter_map(|s| narrative[*s].as_str().filter(|t| !t.is_empty()).map(str::to_string)).collect();
+    let summary = if text.is_empty() {
+        "I don't know enough about you yet to tell your story.".to_string()
+    } else {
+        text.join(" ")
+    };
+    Ok(SkillOutput::new(summary, json!({"sections": narrative, "section": section})))
+}
+
+/// Changes whenever a source row changes: the newest update among traits, episodes, concepts.
+fn source_version(c: &Connection) -> Result<String, SkillError> {
+    Ok(c.query_row(
+        "SELECT (SELECT COALESCE(MAX(updated_at), 0) || ':' || COUNT(*) FROM user_traits) || '/' ||
+                (SELECT COALESCE(MAX(updated_at), 0) || ':' || COUNT(*) FROM episodes) || '/' ||
+                (SELECT COALESCE(MAX(updated_at), 0) || ':' || COUNT(*) FROM semantic_concepts)",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+fn build(c: &Connection) -> Result<Value, SkillError> {
+    let mut stmt = c.prepare_cached(
+        "SELECT trait_key, trait_value, category FROM user_traits
+         WHERE reliability IN ('reliable', 'uncertain') AND confidence >= 0.3
+         ORDER BY confidence DESC, updated_at DESC LIMIT 60",
+    )?;
+    let traits: Vec<(String, String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+    let pick = |cats: &[&str]| -> Vec<String> {
+        traits
+            .iter()
+            .filter(|(_, _, cat)| cats.contains(&cat.as_str()))
+            .map(|(k, v, _)| {
+                let k = k.trim_start_matches("note:").replace('_', " ");
+                if k == "name" { format!("your name is {v}") } else { format!("{k}: {v}") }
+            })
+            .collect()
+    };
+    let sentence = |lead: &str, items: Vec<String>| {
+        if items.is_empty() { String::new() } else { format!("{lead} {}.", items.join("; ")) }
+    };
+    let mut stmt = c.prepare_cached(
+        "SELECT gist FROM episodes WHERE deleted_at IS NULL ORDER BY salience DESC, created_at DESC LIMIT 3",
+    )?;
+    let episodes: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut stmt = c.prepare_cached(
+        "SELECT name FROM semantic_concepts WHERE deleted_at IS NULL ORDER BY strength DESC, updated_at DESC LIMIT 6",
+    )?;
+    let concepts: Vec<String> = stmt.query_map(params![], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    Ok(json!({
+        "identity": sentence("About you:", pick(&["identity", "general"])),
+        "people": sentence("The people in your life:", pick(&["relationship", "people", "family"])),
+        "work": sentence("Your work:", pick(&["work", "project", "career"])),
+        "preferences": sentence("You prefer:", pick(&["preference", "communication", "style"])),
+        "interests": sentence("You are interested in", concepts.into_iter().chain(pick(&["interest", "hobby"])).collect()),
+        "recent": sentence("Recently:", episodes),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> SkillContext {
+        SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "t".into(), now: chrono::Local::now() }
+    }
+
+    #[test]
+    fn narrative_from_traits_cached_until_they_change() {
+        let c = crate::store::open_in_memory().unwrap();
+        let empty = run(&c, &Map::new(), &ctx()).unwrap();
+        assert!(empty.summary.starts_with("I don't know enough"));
+        TurnRepo(&c).set_explicit_trait("name", "Ada", "identity").unwrap();
+        let out = run(&c, &Map::new(), &ctx()).unwrap();
+        assert_eq!(out.summary, "About you: your name is Ada.");
+        c.execute(
+            "INSERT INTO user_traits (trait_key, trait_value, category, created_at, updated_at) VALUES ('sister', 'Maria', 'family', 1, 99999999999)",
+            [],
+        )
+        .unwrap();
+        let people = run(&c, json!({"section": "people"}).as_object().unwrap(), &ctx()).unwrap();
+        assert_eq!(people.summary, "The people in your life: sister: Maria.", "the cache was refreshed");
+        assert!(run(&c, json!({"section": "astrology"}).as_object().unwrap(), &ctx()).is_err());
+    }
+}

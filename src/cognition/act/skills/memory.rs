@@ -1,0 +1,283 @@
+//! The three primitives every ACT prompt gets: `memorize`, `recall`, `introspect`.
+//!
+//! `recall` here is keyword recall across every layer with provenance (which layer, which
+//! row, when, why it matched); the memory issue adds the vector half and the fused ranking.
+
+use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
+use crate::cognition::signals::{is_content_word, normalize, words};
+use crate::store::{GIST_TTL_S, TurnRepo};
+use rusqlite::{Connection, params};
+use serde_json::{Map, Value, json};
+
+/// Facts live a day (parameters §6).
+pub const FACT_TTL_S: i64 = 86_400;
+/// FOK lives five minutes.
+pub const FOK_TTL_S: i64 = 300;
+
+/// `memorize`: `facts[{key, value, confidence}]` into the topic's facts (24 h) — and, with
+/// `durable: true` (an explicit "remember that …"), also as an explicit user trait that
+/// outlives the topic; `gists[{content, type, confidence}]` into the topic's gists.
+pub fn memorize(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let now = ctx.now.timestamp();
+    let durable = p.get("durable").and_then(Value::as_bool).unwrap_or(false);
+    let mut stored = Vec::new();
+    for f in p.get("facts").and_then(Value::as_array).into_iter().flatten() {
+        let Some(obj) = f.as_object() else { continue };
+        let Ok(value) = str_param(obj, "value") else { continue };
+        let key =
+            opt_str_param(obj, "key").map_or_else(|| slug(value), |k| if k == "note" { slug(value) } else { k.into() });
+        let confidence = obj.get("confidence").and_then(Value::as_f64).unwrap_or(0.9).clamp(0.0, 1.0);
+        c.execute(
+            "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, 'user', ?5, ?5, ?6)
+             ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
+                 updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+            params![ctx.topic, key, value, confidence, now, now + FACT_TTL_S],
+        )?;
+        if durable {
+            TurnRepo(c).set_explicit_trait(&format!("note:{key}"), value, "note")?;
+        }
+        stored.push(json!({"layer": "fact", "key": key, "value": value, "durable": durable}));
+    }
+    for g in p.get("gists").and_then(Value::as_array).into_iter().flatten() {
+        let Some(obj) = g.as_object() else { continue };
+        let Ok(content) = str_param(obj, "content") else { continue };
+        let kind = opt_str_param(obj, "type").unwrap_or("fact");
+        let confidence = obj.get("confidence").and_then(Value::as_f64).unwrap_or(7.0).clamp(0.0, 10.0);
+        c.execute(
+            "INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![ctx.topic, ctx.thread_id, kind, content, confidence, now, now + GIST_TTL_S],
+        )?;
+        stored.push(json!({"layer": "gist", "type": kind, "content": content}));
+    }
+    if stored.is_empty() {
+        return Err(SkillError::Param { name: "facts", problem: "nothing to store: give facts or gists".into() });
+    }
+    let what: Vec<String> =
+        stored.iter().map(|s| s["value"].as_str().or(s["content"].as_str()).unwrap_or("").to_string()).collect();
+    Ok(SkillOutput::new(format!("Remembered: {}.", what.join("; ")), json!({"stored": stored})))
+}
+
+/// A short key from a value: its first three content words.
+fn slug(value: &str) -> String {
+    let lower = normalize(value);
+    let ws: Vec<&str> = words(&lower).into_iter().filter(|w| is_content_word(w)).take(3).collect();
+    if ws.is_empty() { "note".into() } else { ws.join("_") }
+}
+
+/// One recalled memory with its provenance.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Hit {
+    pub layer: &'static str,
+    pub id: i64,
+    pub text: String,
+    pub at: i64,
+    /// Share of the query's content words it contains (0–1).
+    pub confidence: f64,
+    pub why: String,
+    /// The memory's reliability state (`reliable` for layers that do not track one).
+    pub reliability: String,
+}
+
+/// `recall`: `query`, optional `layers` and `limit` (default 3). Sets the topic's FOK to
+/// the number of partial matches (confidence < 0.5), as the seed's FOK signal expects.
+pub fn recall(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let query = str_param(p, "query")?;
+    let limit = p.get("limit").and_then(Value::as_u64).unwrap_or(3).clamp(1, 20) as usize;
+    let layers: Vec<String> = match p.get("layers").and_then(Value::as_array) {
+        Some(a) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        None => Vec::new(),
+    };
+    let lower = normalize(query);
+    let terms: Vec<String> = words(&lower).into_iter().filter(|w| is_content_word(w)).map(str::to_string).collect();
+    if terms.is_empty() {
+        return Err(SkillError::Param { name: "query", problem: "has no content words to search for".into() });
+    }
+    let wants = |l: &str| layers.is_empty() || layers.iter().any(|x| x == l);
+    let now = ctx.now.timestamp();
+    let mut candidates: Vec<(&'static str, i64, String, i64, String)> = Vec::new();
+    let like: Vec<String> = terms.iter().map(|t| format!("%{t}%")).collect();
+    let mut gather = |layer: &'static str, sql: &str| -> Result<(), SkillError> {
+        let mut stmt = c.prepare_cached(sql)?;
+        for pat in &like {
+            let rows = stmt.query_map(params![pat, now], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get::<_, String>(3)?))
+            })?;
+            for row in rows {
+                let (id, text, at, reliability) = row?;
+                if !candidates.iter().any(|(l, i, ..)| *l == layer && *i == id) {
+                    candidates.push((layer, id, text, at, reliability));
+                }
+            }
+        }
+        Ok(())
+    };
+    if wants("traits") {
+        gather(
+            "trait",
+            "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability FROM user_traits
+             WHERE (trait_value LIKE ?1 OR trait_key LIKE ?1) AND reliability != 'superseded' AND ?2 IS NOT NULL LIMIT 50",
+        )?;
+    }
+    if wants("facts") {
+        gather(
+            "fact",
+            "SELECT id, key || ': ' || value, updated_at, 'reliable' FROM facts WHERE (value LIKE ?1 OR key LIKE ?1) AND expires_at > ?2 LIMIT 50",
+        )?;
+    }
+    if wants("gists") {
+        gather(
+            "gist",
+            "SELECT id, content, created_at, 'reliable' FROM gists WHERE content LIKE ?1 AND expires_at > ?2 AND is_cold_start = 0 LIMIT 50",
+        )?;
+    }
+    if wants("episodes") {
+        gather(
+            "episode",
+            "SELECT id, gist, created_at, reliability FROM episodes WHERE gist LIKE ?1 AND deleted_at IS NULL AND ?2 IS NOT NULL LIMIT 50",
+        )?;
+    }
+    if wants("concepts") {
+        gather(
+            "concept",
+            "SELECT id, name || ': ' || definition, updated_at, reliability FROM semantic_concepts
+             WHERE (name LIKE ?1 OR definition LIKE ?1) AND deleted_at IS NULL AND ?2 IS NOT NULL LIMIT 50",
+        )?;
+    }
+    if wants("chat") {
+        gather(
+            "chat",
+            "SELECT id, content, created_at, 'reliable' FROM chat_history WHERE role = 'user' AND content LIKE ?1 AND ?2 IS NOT NULL
+             ORDER BY id DESC LIMIT 50",
+        )?;
+    }
+    let mut hits: Vec<Hit> = candidates
+        .into_iter()
+        .filter(|(layer, _, text, ..)| !(*layer == "chat" && normalize(text).contains(&lower)))
+        .map(|(layer, id, text, at, reliability)| {
+            let t = normalize(&text);
+            let matched: Vec<&String> = terms.iter().filter(|w| t.contains(w.as_str())).collect();
+            let confidence = matched.len() as f64 / terms.len() as f64;
+            let why = format!("matches {}", matched.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "));
+            Hit { layer, id, text, at, confidence, why, reliability }
+        })
+        .collect();
+    // Best match first; durable layers before the chat log on ties; newer before older.
+    let rank = |l: &str| match l {
+        "trait" => 0,
+        "fact" => 1,
+        "episode" => 2,
+        "concept" => 3,
+        "gist" => 4,
+        _ => 5,
+    };
+    hits.sort_by(|a, b| {
+        b.confidence.total_cmp(&a.confidence).then(rank(a.layer).cmp(&rank(b.layer))).then(b.at.cmp(&a.at))
+    });
+    hits.truncate(limit);
+    let partial = hits.iter().filter(|h| h.confidence < 0.5).count().min(5) as i64;
+    c.execute(
+        "INSERT INTO fok (topic, score, expires_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(topic) DO UPDATE SET score = excluded.score, expires_at = excluded.expires_at",
+        params![ctx.topic, partial, now + FOK_TTL_S],
+    )?;
+    let summary = if hits.is_empty() {
+        format!("Nothing remembered about \"{query}\".")
+    } else {
+        hits.iter().map(|h| format!("[{}] {}", h.layer, h.text)).collect::<Vec<_>>().join("; ")
+    };
+    Ok(SkillOutput::new(summary, json!({"query": query, "hits": hits, "partial_matches": partial})))
+}
+
+/// `introspect`: what the assistant can say about its own state — warmth inputs, FOK,
+/// recent routing decisions with their reasons, skill use and open reminders/focus.
+pub fn introspect(c: &Connection, _p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let now = ctx.now.timestamp();
+    let repo = TurnRepo(c);
+    let wm = repo.working_memory(&ctx.thread_id, now)?.len();
+    let topic = repo.topic_context(&ctx.topic, now)?;
+    let mut stmt = c.prepare_cached(
+        "SELECT selected_mode, COALESCE(reasoning, ''), topic, created_at FROM routing_decisions
+         ORDER BY created_at DESC, rowid DESC LIMIT 5",
+    )?;
+    let routing: Vec<Value> = stmt
+        .query_map([], |r| {
+            Ok(json!({"mode": r.get::<_, String>(0)?, "why": r.get::<_, String>(1)?, "topic": r.get::<_, String>(2)?, "at": r.get::<_, i64>(3)?}))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut stmt = c.prepare_cached(
+        "SELECT json_extract(value, '$.type'), COUNT(*) FROM cortex_iterations, json_each(actions_executed)
+         GROUP BY 1 ORDER BY 2 DESC LIMIT 10",
+    )?;
+    let skills: Vec<Value> = stmt
+        .query_map([], |r| Ok(json!({"skill": r.get::<_, Option<String>>(0)?, "uses": r.get::<_, i64>(1)?})))?
+        .collect::<Result<_, _>>()?;
+    let pending: i64 = c.query_row("SELECT COUNT(*) FROM reminders WHERE state = 'pending'", [], |r| r.get(0))?;
+    let summary = format!(
+        "Working memory {wm}/4, {} gists and {} facts on this topic, FOK {}; last modes: {}; {pending} pending reminder(s).",
+        topic.real_gist_count(),
+        topic.facts.len(),
+        topic.fok,
+        routing.iter().filter_map(|r| r["mode"].as_str()).collect::<Vec<_>>().join(", "),
+    );
+    Ok(SkillOutput::new(
+        summary,
+        json!({
+            "working_memory": wm, "gists": topic.real_gist_count(), "facts": topic.facts.len(),
+            "world_state": topic.world_state.len(), "fok": topic.fok, "recent_routing": routing,
+            "skill_use": skills, "pending_reminders": pending,
+        }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Local;
+
+    fn ctx() -> SkillContext {
+        SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "family".into(), now: Local::now() }
+    }
+
+    fn call(f: crate::cognition::act::skill::SkillFn, c: &Connection, v: Value) -> Result<SkillOutput, SkillError> {
+        f(c, v.as_object().unwrap(), &ctx())
+    }
+
+    #[test]
+    fn memorize_then_recall_with_provenance() {
+        let c = crate::store::open_in_memory().unwrap();
+        call(memorize, &c, json!({"facts": [{"key": "note", "value": "my sister lives in Porto"}], "durable": true}))
+            .unwrap();
+        let out = call(recall, &c, json!({"query": "where does my sister live"})).unwrap();
+        let hits = out.data["hits"].as_array().unwrap();
+        assert_eq!(hits[0]["layer"], "trait", "the durable copy ranks first: {hits:?}");
+        assert!(hits[0]["text"].as_str().unwrap().contains("Porto"));
+        assert!(hits.iter().any(|h| h["layer"] == "fact"));
+        assert!(hits[0]["why"].as_str().unwrap().contains("sister"));
+        let out = call(recall, &c, json!({"query": "quantum chromodynamics"})).unwrap();
+        assert!(out.summary.starts_with("Nothing remembered"));
+    }
+
+    #[test]
+    fn recall_sets_fok_and_filters_layers() {
+        let c = crate::store::open_in_memory().unwrap();
+        call(memorize, &c, json!({"gists": [{"content": "planning a trip to Lisbon in May", "type": "intent"}]}))
+            .unwrap();
+        let out = call(recall, &c, json!({"query": "Lisbon hotels", "layers": ["gists"]})).unwrap();
+        assert_eq!(out.data["hits"].as_array().unwrap().len(), 1);
+        assert_eq!(out.data["partial_matches"], 0, "1 of 2 words = 0.5 is not partial");
+        let fok: i64 = c.query_row("SELECT score FROM fok WHERE topic = 'family'", [], |r| r.get(0)).unwrap();
+        assert_eq!(fok, 0);
+        assert!(call(recall, &c, json!({"query": "the"})).is_err());
+        assert!(call(memorize, &c, json!({})).is_err());
+    }
+
+    #[test]
+    fn introspect_reports_state() {
+        let c = crate::store::open_in_memory().unwrap();
+        let out = call(introspect, &c, json!({})).unwrap();
+        assert!(out.summary.starts_with("Working memory 0/4"), "{}", out.summary);
+        assert_eq!(out.data["pending_reminders"], 0);
+    }
+}

@@ -1,0 +1,8 @@
+//! The innate skills, all non-LLM: each a [`SkillFn`](super::skill::SkillFn).
+
+pub mod associate;
+pub mod autobiography;
+pub mod focus;
+pub mod list;
+pub mod memory;
+pub mod schedule;

@@ -1,0 +1,698 @@
+//! The `schedule` skill: reminders (parameters §5: action create/list/cancel; message;
+//! due_at; item_type notification|prompt; recurrence daily|weekly|monthly|weekdays|hourly|
+//! interval:N; item_id; time_range). Deterministic and fast: one or two indexed queries.
+//!
+//! `due_at` may be ISO 8601 (`2026-11-22T09:00`, with or without seconds or a zone) or a
+//! natural phrase ("tomorrow at 9am", "every Sunday evening", "in 20 minutes") resolved
+//! against the turn's local clock; with no `due_at`, a time inside `message` is used
+//! ("call mum tomorrow at 9am"). Reminders are stored with `due_at` as ISO local text (what
+//! the user sees) and `due_ts` as unix seconds (what the scheduler compares).
+
+use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param};
+use crate::cognition::act::time::{self, Recurrence};
+use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, Timelike, Weekday};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Map, Value, json};
+
+/// The most reminders one `list` returns.
+pub const LIST_LIMIT: usize = 100;
+/// The longest reminder text accepted.
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+const RECURRENCES: &str = "daily, weekly, monthly, weekdays, hourly or interval:N (minutes)";
+const RANGES: &str = "today, tomorrow, this week, next week, this month, a weekday name, an ISO date, or all";
+
+pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let action = match opt_str_param(p, "action") {
+        Some(a) => a.to_ascii_lowercase(),
+        None if p.contains_key("item_id") => "cancel".into(),
+        None if message_param(p).is_some() => "create".into(),
+        None => "list".into(),
+    };
+    match action.as_str() {
+        "create" | "add" | "set" | "new" | "schedule" | "remind" => create(c, p, ctx),
+        "list" | "view" | "show" | "get" | "list_all" => list(c, p, ctx),
+        "cancel" | "delete" | "remove" | "clear" => cancel(c, p, ctx),
+        other => Err(SkillError::Param {
+            name: "action",
+            problem: format!("unknown action \"{other}\"; expected create, list or cancel"),
+        }),
+    }
+}
+
+/// A stored reminder.
+#[derive(Debug, Clone, PartialEq)]
+struct Reminder {
+    id: i64,
+    message: String,
+    due_at: String,
+    due_ts: i64,
+    item_type: String,
+    recurrence: Option<String>,
+    state: String,
+}
+
+impl Reminder {
+    const COLUMNS: &'static str = "id, message, due_at, due_ts, item_type, recurrence, state";
+
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Reminder> {
+        Ok(Reminder {
+            id: r.get(0)?,
+            message: r.get(1)?,
+            due_at: r.get(2)?,
+            due_ts: r.get(3)?,
+            item_type: r.get(4)?,
+            recurrence: r.get(5)?,
+            state: r.get(6)?,
+        })
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "message": self.message,
+            "due_at": self.due_at,
+            "recurrence": self.recurrence,
+            "item_type": self.item_type,
+            "state": self.state,
+        })
+    }
+
+    /// "call mum — 2026-11-22T09:00 (tomorrow 09:00, daily)"
+    fn describe(&self, now: NaiveDateTime) -> String {
+        let mut when = match time::parse_iso(&self.due_at) {
+            Some(due) => time::humanize(due, now),
+            None => String::new(),
+        };
+        if let Some(r) = &self.recurrence {
+            if !when.is_empty() {
+                when.push_str(", ");
+            }
+            when.push_str(r);
+        }
+        if self.item_type == "prompt" {
+            when.push_str(if when.is_empty() { "prompt" } else { ", prompt" });
+        }
+        if when.is_empty() {
+            format!("{} — {}", self.message, self.due_at)
+        } else {
+            format!("{} — {} ({when})", self.message, self.due_at)
+        }
+    }
+}
+
+fn now_minute(ctx: &SkillContext) -> NaiveDateTime {
+    let n = ctx.now.naive_local();
+    n.with_second(0).and_then(|n| n.with_nanosecond(0)).unwrap_or(n)
+}
+
+fn message_param(p: &Map<String, Value>) -> Option<&str> {
+    ["message", "text", "reminder", "what", "title", "content"].iter().find_map(|k| opt_str_param(p, k))
+}
+
+fn get(c: &Connection, id: i64) -> Result<Option<Reminder>, SkillError> {
+    let sql = format!("SELECT {} FROM reminders WHERE id = ?1", Reminder::COLUMNS);
+    Ok(c.query_row(&sql, [id], Reminder::from_row).optional()?)
+}
+
+// ------------------------------------------------------------------ create
+
+fn create(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let raw_message = message_param(p).ok_or_else(|| SkillError::Param {
+        name: "message",
+        problem: "missing: say what to remind (e.g. \"call mum\")".into(),
+    })?;
+    let due_text = ["due_at", "when", "time", "due", "at"].iter().find_map(|k| opt_str_param(p, k));
+    let (message, when) = match due_text {
+        Some(text) => {
+            let when = time::parse_when(text, ctx.now).ok_or_else(|| SkillError::Param {
+                name: "due_at",
+                problem: format!(
+                    "cannot read \"{text}\" as a time; give ISO 8601 local time like 2026-11-22T09:00 \
+                     or a phrase like \"tomorrow at 9am\" or \"in 20 minutes\""
+                ),
+            })?;
+            (raw_message.to_string(), when)
+        }
+        None => match time::split_when(raw_message, ctx.now) {
+            Some((what, when)) => (what, when),
+            None => {
+                return Err(SkillError::Param {
+                    name: "due_at",
+                    problem: "missing: give ISO 8601 local time like 2026-11-22T09:00 or a phrase like \
+                              \"tomorrow at 9am\""
+                        .into(),
+                });
+            }
+        },
+    };
+    let message = message.trim().to_string();
+    if message.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(SkillError::Param {
+            name: "message",
+            problem: format!("too long ({} characters, at most {MAX_MESSAGE_CHARS})", message.chars().count()),
+        });
+    }
+    let recurrence = match opt_str_param(p, "recurrence") {
+        None => when.recurrence,
+        Some(r) if matches!(r.to_ascii_lowercase().as_str(), "none" | "once" | "null" | "no") => None,
+        Some(r) => Some(
+            Recurrence::parse(r)
+                .or_else(|| time::parse_when(&format!("every {r}"), ctx.now).and_then(|w| w.recurrence))
+                .ok_or_else(|| SkillError::Param {
+                    name: "recurrence",
+                    problem: format!("unknown recurrence \"{r}\"; expected {RECURRENCES}"),
+                })?,
+        ),
+    };
+    let item_type = match opt_str_param(p, "item_type").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("notification") | Some("reminder") | Some("task") => "notification",
+        Some("prompt") => "prompt",
+        Some(other) => {
+            return Err(SkillError::Param {
+                name: "item_type",
+                problem: format!("unknown item type \"{other}\"; expected notification or prompt"),
+            });
+        }
+    };
+
+    let now = now_minute(ctx);
+    let mut due = when.due;
+    if due < now {
+        match recurrence {
+            // A recurring reminder given a past start begins at its next occurrence.
+            Some(r) => {
+                let mut guard = 0;
+                while due < now && guard < 100_000 {
+                    due = r.advance(due);
+                    guard += 1;
+                }
+            }
+            None => {
+                return Err(SkillError::Param {
+                    name: "due_at",
+                    problem: format!(
+                        "{} is in the past (it is now {}); give a future time",
+                        time::iso(due),
+                        time::iso(now)
+                    ),
+                });
+            }
+        }
+    }
+    let due_at = time::iso(due);
+    let due_ts = time::to_unix(due).ok_or_else(|| SkillError::Param {
+        name: "due_at",
+        problem: format!("{due_at} does not exist in the local time zone"),
+    })?;
+    let rec_text = recurrence.map(|r| r.as_str());
+
+    // The same reminder twice (an ACT loop repeating itself) is set once.
+    let sql = format!(
+        "SELECT {} FROM reminders WHERE state = 'pending' AND message = ?1 COLLATE NOCASE AND due_at = ?2
+         AND recurrence IS ?3 ORDER BY id LIMIT 1",
+        Reminder::COLUMNS
+    );
+    if let Some(existing) = c.query_row(&sql, params![message, due_at, rec_text], Reminder::from_row).optional()? {
+        let summary = format!("Reminder already set: {} [#{}]", existing.describe(now), existing.id);
+        return Ok(SkillOutput::new(
+            summary,
+            json!({"action": "create", "created": false, "reminder": existing.json()}),
+        ));
+    }
+
+    let thread = Some(ctx.thread_id.as_str()).filter(|t| !t.is_empty());
+    c.execute(
+        "INSERT INTO reminders (message, due_at, due_ts, item_type, recurrence, state, thread_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7)",
+        params![message, due_at, due_ts, item_type, rec_text, thread, ctx.now.timestamp()],
+    )?;
+    let id = c.last_insert_rowid();
+    let r = get(c, id)?.ok_or_else(|| SkillError::NotFound(format!("reminder #{id} vanished")))?;
+    let summary = format!("Reminder set: {} [#{id}]", r.describe(now));
+    Ok(SkillOutput::new(summary, json!({"action": "create", "created": true, "reminder": r.json()})))
+}
+
+// ------------------------------------------------------------------ list
+
+/// The [start, end) local days a `time_range` covers; `None` = everything pending.
+fn range_days(text: &str, today: NaiveDate) -> Result<Option<(NaiveDate, NaiveDate)>, SkillError> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.trim_start_matches("for ").trim_start_matches("on ");
+    let day = |n: u64| today.checked_add_days(Days::new(n));
+    let monday = today.checked_sub_days(Days::new(u64::from(today.weekday().num_days_from_monday())));
+    let first = today.with_day(1);
+    let range = match t {
+        "" | "all" | "any" | "pending" | "upcoming" | "everything" | "future" => return Ok(None),
+        "today" | "tonight" | "this evening" | "this afternoon" | "this morning" => Some((today, day(1))),
+        "tomorrow" => Some((day(1).unwrap_or(today), day(2))),
+        "this week" | "week" => monday.map(|m| (m, m.checked_add_days(Days::new(7)))),
+        "next week" => {
+            monday.map(|m| (m.checked_add_days(Days::new(7)).unwrap_or(m), m.checked_add_days(Days::new(14))))
+        }
+        "next 7 days" | "the next 7 days" | "next seven days" | "7 days" => Some((today, day(7))),
+        "this month" | "month" => first.map(|f| (f, f.checked_add_months(Months::new(1)))),
+        "next month" => {
+            first.and_then(|f| f.checked_add_months(Months::new(1))).map(|f| (f, f.checked_add_months(Months::new(1))))
+        }
+        other => {
+            if let Ok(d) = NaiveDate::parse_from_str(other, "%Y-%m-%d") {
+                Some((d, d.checked_add_days(Days::new(1))))
+            } else if let Ok(wd) = other.parse::<Weekday>() {
+                let ahead = (7 + wd.num_days_from_monday() - today.weekday().num_days_from_monday()) % 7;
+                day(u64::from(ahead)).map(|d| (d, d.checked_add_days(Days::new(1))))
+            } else {
+                None
+            }
+        }
+    };
+    match range {
+        Some((start, Some(end))) => Ok(Some((start, end))),
+        _ => Err(SkillError::Param {
+            name: "time_range",
+            problem: format!("unknown time range \"{text}\"; expected {RANGES}"),
+        }),
+    }
+}
+
+fn day_start_ts(d: NaiveDate) -> Option<i64> {
+    d.and_hms_opt(0, 0, 0).and_then(time::to_unix)
+}
+
+fn list(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let now = now_minute(ctx);
+    let range_text = opt_str_param(p, "time_range").or_else(|| opt_str_param(p, "window"));
+    let range = match range_text {
+        Some(t) => range_days(t, now.date())?,
+        None => None,
+    };
+    let (lo, hi) = match range {
+        Some((start, end)) => (day_start_ts(start).unwrap_or(i64::MIN), day_start_ts(end).unwrap_or(i64::MAX)),
+        None => (i64::MIN, i64::MAX),
+    };
+    let sql = format!(
+        "SELECT {} FROM reminders WHERE state = 'pending' AND due_ts >= ?1 AND due_ts < ?2
+         ORDER BY due_ts, id LIMIT ?3",
+        Reminder::COLUMNS
+    );
+    let mut stmt = c.prepare_cached(&sql)?;
+    let rows: Vec<Reminder> =
+        stmt.query_map(params![lo, hi, LIST_LIMIT as i64], Reminder::from_row)?.collect::<Result<_, _>>()?;
+    let scope = range_text.filter(|_| range.is_some()).map(|t| format!(" ({t})")).unwrap_or_default();
+    let summary = if rows.is_empty() {
+        format!("No pending reminders{scope}.")
+    } else {
+        let mut s = format!("{} pending reminder{}{scope}:", rows.len(), if rows.len() == 1 { "" } else { "s" });
+        for r in &rows {
+            s.push_str(&format!("\n- #{} {}", r.id, r.describe(now)));
+        }
+        s
+    };
+    let data = json!({
+        "action": "list",
+        "time_range": range_text,
+        "count": rows.len(),
+        "reminders": rows.iter().map(Reminder::json).collect::<Vec<_>>(),
+    });
+    Ok(SkillOutput::new(summary, data))
+}
+
+// ------------------------------------------------------------------ cancel
+
+fn id_param(p: &Map<String, Value>) -> Result<Option<i64>, SkillError> {
+    let bad =
+        |v: &Value| SkillError::Param { name: "item_id", problem: format!("expected a reminder number, got {v}") };
+    match p.get("item_id").or_else(|| p.get("id")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| bad(&Value::Number(n.clone()))),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(v @ Value::String(s)) => s.trim().trim_start_matches('#').parse().map(Some).map_err(|_| bad(v)),
+        Some(v) => Err(bad(v)),
+    }
+}
+
+fn pending(c: &Connection) -> Result<Vec<Reminder>, SkillError> {
+    let sql = format!("SELECT {} FROM reminders WHERE state = 'pending' ORDER BY due_ts, id", Reminder::COLUMNS);
+    let mut stmt = c.prepare_cached(&sql)?;
+    Ok(stmt.query_map([], Reminder::from_row)?.collect::<Result<_, _>>()?)
+}
+
+/// Words that describe the reminder rather than name it ("my 5pm reminder").
+const NOISE: &[&str] = &["my", "the", "a", "reminder", "reminders", "for", "about", "to", "that", "alarm"];
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric() && c != ':')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !NOISE.contains(&w.as_str()))
+        .collect()
+}
+
+/// Pending reminders that `query` names: an exact (case-insensitive) message, else messages
+/// containing it or contained in it, else all of its words, else its time ("my 5pm reminder").
+fn find_matches(all: &[Reminder], query: &str, ctx: &SkillContext) -> Vec<Reminder> {
+    let q = query.trim().to_lowercase();
+    let exact: Vec<_> = all.iter().filter(|r| r.message.to_lowercase() == q).cloned().collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    let contains: Vec<_> = all
+        .iter()
+        .filter(|r| {
+            let m = r.message.to_lowercase();
+            m.contains(&q) || (m.len() >= 3 && q.contains(&m))
+        })
+        .cloned()
+        .collect();
+    if !contains.is_empty() {
+        return contains;
+    }
+    let qw = words(&q);
+    if !qw.is_empty() {
+        let by_words: Vec<_> = all
+            .iter()
+            .filter(|r| {
+                let mw = words(&r.message);
+                qw.iter().all(|w| mw.contains(w))
+            })
+            .cloned()
+            .collect();
+        if !by_words.is_empty() {
+            return by_words;
+        }
+    }
+    // "5pm", "my 5pm reminder", "tomorrow's 9am one": match on the time of day (and the day
+    // when one is named).
+    let Some(when) = time::parse_when(&q, ctx.now) else { return Vec::new() };
+    let day_named = ["today", "tomorrow", "tonight", "monday", "tuesday", "wednesday", "thursday", "friday"]
+        .iter()
+        .chain(&["saturday", "sunday"])
+        .any(|d| q.contains(d));
+    all.iter()
+        .filter(|r| {
+            time::parse_iso(&r.due_at)
+                .is_some_and(|d| d.time() == when.due.time() && (!day_named || d.date() == when.due.date()))
+        })
+        .cloned()
+        .collect()
+}
+
+fn cancel(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+    let now = now_minute(ctx);
+    let target = if let Some(id) = id_param(p)? {
+        let r = get(c, id)?.ok_or_else(|| SkillError::NotFound(format!("there is no reminder #{id}")))?;
+        match r.state.as_str() {
+            "cancelled" => {
+                let summary = format!("Reminder #{id} was already cancelled: {}", r.describe(now));
+                return Ok(SkillOutput::new(
+                    summary,
+                    json!({"action": "cancel", "cancelled": false, "reminder": r.json()}),
+                ));
+            }
+            "fired" => {
+                return Err(SkillError::NotFound(format!("reminder #{id} ({}) has already fired", r.message)));
+            }
+            _ => r,
+        }
+    } else {
+        let query = message_param(p).or_else(|| opt_str_param(p, "due_at")).ok_or_else(|| SkillError::Param {
+            name: "item_id",
+            problem: "missing: give the reminder's number (item_id) or its message".into(),
+        })?;
+        let all = pending(c)?;
+        let mut found = find_matches(&all, query, ctx);
+        match found.len() {
+            0 => {
+                let hint = if all.is_empty() { "there are no pending reminders" } else { "see the list of reminders" };
+                return Err(SkillError::NotFound(format!("no pending reminder matches \"{query}\" ({hint})")));
+            }
+            1 => found.remove(0),
+            n => {
+                let list: Vec<String> = found.iter().map(|r| format!("#{} {}", r.id, r.describe(now))).collect();
+                return Err(SkillError::Param {
+                    name: "item_id",
+                    problem: format!("\"{query}\" matches {n} reminders, give item_id: {}", list.join("; ")),
+                });
+            }
+        }
+    };
+    c.execute("UPDATE reminders SET state = 'cancelled' WHERE id = ?1 AND state = 'pending'", [target.id])?;
+    let r = get(c, target.id)?.unwrap_or(target);
+    let summary = format!("Reminder cancelled: {} [#{}]", r.describe(now), r.id);
+    Ok(SkillOutput::new(summary, json!({"action": "cancel", "cancelled": true, "reminder": r.json()})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::open_in_memory;
+    use chrono::{Local, TimeZone};
+
+    /// Wednesday 18 November 2026, 10:00 local.
+    fn ctx() -> SkillContext {
+        ctx_at("2026-11-18T10:00")
+    }
+
+    fn ctx_at(s: &str) -> SkillContext {
+        let n = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M").unwrap();
+        SkillContext {
+            thread_id: "t1".into(),
+            exchange_id: "e1".into(),
+            topic: "general".into(),
+            now: Local.from_local_datetime(&n).earliest().unwrap(),
+        }
+    }
+
+    fn p(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn call(c: &Connection, v: Value) -> Result<SkillOutput, SkillError> {
+        run(c, &p(v), &ctx())
+    }
+
+    fn set(c: &Connection, message: &str, due: &str) -> i64 {
+        let out = call(c, json!({"action": "create", "message": message, "due_at": due})).unwrap();
+        out.data["reminder"]["id"].as_i64().unwrap()
+    }
+
+    #[test]
+    fn create_with_natural_time() {
+        let c = open_in_memory().unwrap();
+        let out = call(&c, json!({"action": "create", "message": "call mum", "due_at": "tomorrow at 9am"})).unwrap();
+        assert_eq!(out.summary, "Reminder set: call mum — 2026-11-19T09:00 (tomorrow 09:00) [#1]");
+        let r = &out.data["reminder"];
+        assert_eq!(r["message"], "call mum");
+        assert_eq!(r["due_at"], "2026-11-19T09:00");
+        assert_eq!(r["state"], "pending");
+        assert_eq!(r["recurrence"], Value::Null);
+        let (due_ts, thread, created): (i64, String, i64) = c
+            .query_row("SELECT due_ts, thread_id, created_at FROM reminders WHERE id = 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        assert_eq!(Some(due_ts), time::to_unix(time::parse_iso("2026-11-19T09:00").unwrap()));
+        assert_eq!(thread, "t1");
+        assert_eq!(created, ctx().now.timestamp());
+    }
+
+    #[test]
+    fn create_with_iso_and_recurrence() {
+        let c = open_in_memory().unwrap();
+        let out = call(
+            &c,
+            json!({"action": "create", "message": "plan the week", "due_at": "2026-11-22T18:00", "recurrence": "weekly",
+                   "item_type": "prompt"}),
+        )
+        .unwrap();
+        assert_eq!(out.summary, "Reminder set: plan the week — 2026-11-22T18:00 (Sunday 18:00, weekly, prompt) [#1]");
+        assert_eq!(out.data["reminder"]["recurrence"], "weekly");
+        assert_eq!(out.data["reminder"]["item_type"], "prompt");
+    }
+
+    #[test]
+    fn recurrence_from_the_phrase_and_synonyms() {
+        let c = open_in_memory().unwrap();
+        let out = call(&c, json!({"action": "create", "message": "stretch", "due_at": "every 15 minutes"})).unwrap();
+        assert_eq!(out.data["reminder"]["recurrence"], "interval:15");
+        assert_eq!(out.data["reminder"]["due_at"], "2026-11-18T10:15");
+        let out = call(&c, json!({"message": "pills", "due_at": "at 8am", "recurrence": "every day"})).unwrap();
+        assert_eq!(out.data["reminder"]["recurrence"], "daily");
+        let out = call(&c, json!({"message": "water", "due_at": "at 8pm", "recurrence": "30 minutes"})).unwrap();
+        assert_eq!(out.data["reminder"]["recurrence"], "interval:30");
+        let err = call(&c, json!({"message": "x", "due_at": "at 8pm", "recurrence": "yearly"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "recurrence", .. }), "{err}");
+    }
+
+    #[test]
+    fn time_taken_from_the_message_when_due_at_is_missing() {
+        let c = open_in_memory().unwrap();
+        let out = call(&c, json!({"action": "create", "message": "call mum tomorrow at 9am"})).unwrap();
+        assert_eq!(out.data["reminder"]["message"], "call mum");
+        assert_eq!(out.data["reminder"]["due_at"], "2026-11-19T09:00");
+        let err = call(&c, json!({"action": "create", "message": "call mum"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "due_at", .. }), "{err}");
+    }
+
+    #[test]
+    fn bad_create_parameters() {
+        let c = open_in_memory().unwrap();
+        let err = call(&c, json!({"action": "create", "due_at": "tomorrow"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "message", .. }));
+        let err = call(&c, json!({"action": "create", "message": "x", "due_at": "whenever"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "due_at", .. }));
+        let err = call(&c, json!({"action": "create", "message": "x", "due_at": "at 5pm", "item_type": "email"}))
+            .unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "item_type", .. }));
+        let err = call(&c, json!({"action": "explode"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "action", .. }));
+    }
+
+    #[test]
+    fn past_times_are_refused() {
+        let c = open_in_memory().unwrap();
+        let err = call(&c, json!({"action": "create", "message": "x", "due_at": "2026-11-18T09:00"})).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, SkillError::Param { name: "due_at", .. }));
+        assert!(text.contains("2026-11-18T09:00 is in the past"), "{text}");
+        assert!(text.contains("it is now 2026-11-18T10:00"), "{text}");
+        let err = call(&c, json!({"action": "create", "message": "x", "due_at": "today at 9am"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "due_at", .. }));
+        // The current minute is fine (it fires at once).
+        assert!(call(&c, json!({"action": "create", "message": "now", "due_at": "2026-11-18T10:00"})).is_ok());
+        // A recurring reminder with a past start begins at its next occurrence.
+        let out = call(
+            &c,
+            json!({"action": "create", "message": "pills", "due_at": "2026-11-17T09:00", "recurrence": "daily"}),
+        )
+        .unwrap();
+        assert_eq!(out.data["reminder"]["due_at"], "2026-11-19T09:00");
+    }
+
+    #[test]
+    fn the_same_reminder_twice_is_set_once() {
+        let c = open_in_memory().unwrap();
+        let a = set(&c, "call mum", "tomorrow at 9am");
+        let out = call(&c, json!({"action": "create", "message": "Call Mum", "due_at": "2026-11-19T09:00"})).unwrap();
+        assert_eq!(out.data["reminder"]["id"].as_i64(), Some(a));
+        assert_eq!(out.data["created"], false);
+        assert!(out.summary.starts_with("Reminder already set"));
+        let n: i64 = c.query_row("SELECT COUNT(*) FROM reminders", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn list_soonest_first_with_ranges() {
+        let c = open_in_memory().unwrap();
+        set(&c, "dentist", "on Friday at 3pm");
+        set(&c, "call mum", "tomorrow at 9am");
+        set(&c, "bins", "at 5pm");
+        set(&c, "renew passport", "on 3 December at 10am");
+        let cancelled = set(&c, "gone", "at 6pm");
+        call(&c, json!({"action": "cancel", "item_id": cancelled})).unwrap();
+
+        let out = call(&c, json!({"action": "list"})).unwrap();
+        let msgs: Vec<_> = out.data["reminders"].as_array().unwrap().iter().map(|r| r["message"].clone()).collect();
+        assert_eq!(msgs, vec!["bins", "call mum", "dentist", "renew passport"]);
+        assert_eq!(out.data["count"], 4);
+        assert!(out.summary.starts_with("4 pending reminders:\n- #3 bins — 2026-11-18T17:00 (today 17:00)"));
+
+        let names = |range: &str| -> Vec<String> {
+            let out = call(&c, json!({"action": "list", "time_range": range})).unwrap();
+            out.data["reminders"].as_array().unwrap().iter().map(|r| r["message"].as_str().unwrap().into()).collect()
+        };
+        assert_eq!(names("today"), vec!["bins"]);
+        assert_eq!(names("tomorrow"), vec!["call mum"]);
+        assert_eq!(names("this week"), vec!["bins", "call mum", "dentist"]);
+        assert_eq!(names("next week"), Vec::<String>::new());
+        assert_eq!(names("friday"), vec!["dentist"]);
+        assert_eq!(names("2026-12-03"), vec!["renew passport"]);
+        assert_eq!(names("this month"), vec!["bins", "call mum", "dentist"]);
+        assert_eq!(names("all").len(), 4);
+        let out = call(&c, json!({"action": "list", "time_range": "next week"})).unwrap();
+        assert_eq!(out.summary, "No pending reminders (next week).");
+        let err = call(&c, json!({"action": "list", "time_range": "someday"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "time_range", .. }));
+    }
+
+    #[test]
+    fn cancel_by_id() {
+        let c = open_in_memory().unwrap();
+        let id = set(&c, "call mum", "tomorrow at 9am");
+        let out = call(&c, json!({"action": "cancel", "item_id": id})).unwrap();
+        assert_eq!(out.summary, format!("Reminder cancelled: call mum — 2026-11-19T09:00 (tomorrow 09:00) [#{id}]"));
+        assert_eq!(out.data["reminder"]["state"], "cancelled");
+        // Again: already cancelled, not an error.
+        let out = call(&c, json!({"action": "cancel", "item_id": format!("#{id}")})).unwrap();
+        assert_eq!(out.data["cancelled"], false);
+        let err = call(&c, json!({"action": "cancel", "item_id": 99})).unwrap_err();
+        assert!(matches!(err, SkillError::NotFound(_)));
+        let err = call(&c, json!({"action": "cancel", "item_id": "soon"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "item_id", .. }));
+        c.execute("UPDATE reminders SET state = 'fired' WHERE id = ?1", [id]).unwrap();
+        let err = call(&c, json!({"action": "cancel", "item_id": id})).unwrap_err();
+        assert!(err.to_string().contains("already fired"), "{err}");
+    }
+
+    #[test]
+    fn cancel_by_message() {
+        let c = open_in_memory().unwrap();
+        let mum = set(&c, "Call Mum", "tomorrow at 9am");
+        set(&c, "call the dentist", "on Friday at 3pm");
+        set(&c, "take the bins out", "at 5pm");
+        let out = call(&c, json!({"action": "cancel", "message": "call mum"})).unwrap();
+        assert_eq!(out.data["reminder"]["id"].as_i64(), Some(mum));
+        // "call" now matches only the dentist one.
+        let out = call(&c, json!({"action": "cancel", "message": "dentist"})).unwrap();
+        assert_eq!(out.data["reminder"]["message"], "call the dentist");
+        let out = call(&c, json!({"action": "cancel", "message": "my 5pm reminder"})).unwrap();
+        assert_eq!(out.data["reminder"]["message"], "take the bins out");
+        let err = call(&c, json!({"action": "cancel", "message": "gym"})).unwrap_err();
+        assert!(matches!(err, SkillError::NotFound(_)), "{err}");
+        let err = call(&c, json!({"action": "cancel"})).unwrap_err();
+        assert!(matches!(err, SkillError::Param { name: "item_id", .. }));
+    }
+
+    #[test]
+    fn ambiguous_cancel_lists_candidates() {
+        let c = open_in_memory().unwrap();
+        let a = set(&c, "call mum", "tomorrow at 9am");
+        let b = set(&c, "call mum about the party", "on Friday at 3pm");
+        let err = call(&c, json!({"action": "cancel", "message": "mum"})).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, SkillError::Param { name: "item_id", .. }));
+        assert!(text.contains(&format!("#{a} call mum")) && text.contains(&format!("#{b} call mum about")), "{text}");
+        // An exact message wins over partial ones.
+        let out = call(&c, json!({"action": "cancel", "message": "Call mum"})).unwrap();
+        assert_eq!(out.data["reminder"]["id"].as_i64(), Some(a));
+    }
+
+    #[test]
+    fn action_inferred_when_missing() {
+        let c = open_in_memory().unwrap();
+        let out = call(&c, json!({"message": "call mum", "due_at": "in 20 minutes"})).unwrap();
+        assert_eq!(out.data["action"], "create");
+        assert_eq!(out.data["reminder"]["due_at"], "2026-11-18T10:20");
+        assert_eq!(call(&c, json!({})).unwrap().data["action"], "list");
+    }
+
+    #[test]
+    fn list_is_capped() {
+        let c = open_in_memory().unwrap();
+        for k in 0..200 {
+            set(&c, &format!("task {k}"), &format!("in {} minutes", k + 1));
+        }
+        let out = call(&c, json!({"action": "list"})).unwrap();
+        assert_eq!(out.data["count"], LIST_LIMIT);
+    }
+
+    #[test]
+    fn created_reminders_fire() {
+        let c = open_in_memory().unwrap();
+        let id = set(&c, "check the oven", "in 20 minutes");
+        let due = time::to_unix(time::parse_iso("2026-11-18T10:20").unwrap()).unwrap();
+        let fired = crate::background::scheduler::fire_due(&c, due).unwrap();
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].id, id);
+    }
+}

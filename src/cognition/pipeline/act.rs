@@ -1,0 +1,433 @@
+//! The ACT loop with its I/O: the model planner (primary role, strict JSON, the selected
+//! skill docs injected), the deterministic planner as its fallback, dispatch on the database
+//! thread with a per-action timeout, one `cortex_iterations` row and one event per iteration.
+
+use super::Engine;
+use crate::cognition::act::dispatch::{ActionResult, IMPLEMENTED, dispatch, is_consequential, unreliable_basis};
+use crate::cognition::act::plan::{ActLimits, Action, LoopState, Termination, parse_plan, plan_schema};
+use crate::cognition::act::planner;
+use crate::cognition::act::skill::SkillContext;
+use crate::cognition::intent::{PRIMITIVES, detect_skills};
+use crate::cognition::router::{ActOutcome, Mode};
+use crate::config::Role;
+use crate::events::{ActStep, EngineEvent};
+use crate::llm::{ChatRequest, Message, ResponseFormat};
+use crate::store::now_ts;
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// How long one planning call may take (within the loop's 60 s).
+pub const PLAN_TIMEOUT: Duration = Duration::from_secs(20);
+/// The same for the built-in model, which seldom plans usefully.
+pub const BUILTIN_PLAN_TIMEOUT: Duration = Duration::from_secs(6);
+
+pub const ACT_PROMPT: &str = include_str!("../../../prompts/frontal-cortex-act.md");
+
+/// A skill's doc line for the planner prompt.
+pub fn skill_doc(skill: &str) -> Option<&'static str> {
+    Some(match skill {
+        "recall" => include_str!("../../../prompts/skills/recall.md"),
+        "memorize" => include_str!("../../../prompts/skills/memorize.md"),
+        "introspect" => include_str!("../../../prompts/skills/introspect.md"),
+        "list" => include_str!("../../../prompts/skills/list.md"),
+        "schedule" => include_str!("../../../prompts/skills/schedule.md"),
+        "focus" => include_str!("../../../prompts/skills/focus.md"),
+        "associate" => include_str!("../../../prompts/skills/associate.md"),
+        "autobiography" => include_str!("../../../prompts/skills/autobiography.md"),
+        _ => return None,
+    })
+}
+
+/// The skills injected for this turn: the three primitives always, then up to three
+/// contextual ones from triage and from the message's own keywords; only implemented ones.
+pub fn select_skills(triage_skills: &[String], text: &str) -> Vec<String> {
+    let mut out: Vec<String> = PRIMITIVES.iter().map(|s| s.to_string()).collect();
+    let contextual = triage_skills.iter().map(String::as_str).chain(detect_skills(text));
+    for s in contextual {
+        if out.len() >= PRIMITIVES.len() + 3 {
+            break;
+        }
+        if IMPLEMENTED.contains(&s) && !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    }
+    out
+}
+
+/// The planner request: the skeleton with only the selected skill docs, the message, and the
+/// results so far.
+pub fn plan_request(text: &str, skills: &[String], history: &[ActionResult]) -> ChatRequest {
+    let docs: Vec<&str> = skills.iter().filter_map(|s| skill_doc(s)).map(str::trim).collect();
+    let system = ACT_PROMPT.trim().replace("{{skills}}", &docs.join("\n"));
+    let mut user = format!("Message: {text}");
+    if !history.is_empty() {
+        user.push_str("\n\nResults so far:");
+        for r in history {
+            user.push_str(&format!("\n- {}: {}", r.kind, r.summary));
+        }
+    }
+    let mut req = ChatRequest::new(vec![Message::system(system), Message::user(user)]);
+    req.max_tokens = 256;
+    req.temperature = 0.1;
+    req.logprobs = false;
+    req.format = ResponseFormat::JsonSchema { name: "act_plan".into(), schema: plan_schema() };
+    req
+}
+
+/// One iteration as `ask --json` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iteration {
+    pub iteration: u32,
+    /// `model` or `deterministic`.
+    pub planner: String,
+    pub actions: Vec<Action>,
+    pub results: Vec<ActionResult>,
+    pub ms: f64,
+    pub fatigue: f64,
+    pub cost: f64,
+}
+
+/// The whole loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActRun {
+    pub iterations: Vec<Iteration>,
+    pub termination: Termination,
+    /// Why the model's plan was not used, when the deterministic planner stood in.
+    pub planner_fallback: Option<String>,
+    /// The doubtful memory a consequential action would have relied on (then the loop
+    /// stopped with `needs_confirmation` and the user is asked first).
+    pub confirm: Option<String>,
+}
+
+impl ActRun {
+    pub fn results(&self) -> impl Iterator<Item = &ActionResult> {
+        self.iterations.iter().flat_map(|i| i.results.iter())
+    }
+}
+
+/// What the reply after an ACT loop should be, decided from the loop's results alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AfterAct {
+    /// A mode forced by the results (CLARIFY to confirm, IGNORE when the cards are the reply);
+    /// `None`: the router's post-ACT re-route decides.
+    pub mode: Option<Mode>,
+    pub outcome: ActOutcome,
+    /// The reply itself when every action produced a card.
+    pub cards: Vec<String>,
+    /// Lines for the reply's system prompt.
+    pub notes: Vec<String>,
+    pub fallback: Option<&'static str>,
+}
+
+/// A doubtful memory → ask first; all cards → the cards are the reply; nothing ran → say so
+/// (deterministically on the built-in model, which tends to echo an earlier confirmation
+/// instead); otherwise the model answers from the results.
+pub fn after_act(run: &ActRun, builtin_primary: bool) -> AfterAct {
+    let results: Vec<&ActionResult> = run.results().collect();
+    let outcome = ActOutcome {
+        substantive: results.iter().any(|r| r.ok),
+        all_cards: !results.is_empty() && results.iter().all(|r| r.card),
+    };
+    let mut after = AfterAct { mode: None, outcome, cards: Vec::new(), notes: Vec::new(), fallback: None };
+    if let Some(basis) = &run.confirm {
+        after.mode = Some(Mode::Clarify);
+        after.fallback = Some("reliability_check");
+        after.notes.push(format!(
+            "Do not act yet. The request relies on a memory marked doubtful: {basis}. Ask the user to confirm it \
+             in one short question."
+        ));
+    } else if outcome.all_cards {
+        after.cards = results.iter().map(|r| r.summary.clone()).collect();
+    } else if results.is_empty() && builtin_primary {
+        after.mode = Some(Mode::Ignore);
+        after.cards.push(NO_PLAN_REPLY.to_string());
+    } else if results.is_empty() {
+        after.notes.push(
+            "You could not work out an action for this request. Say so in one sentence and ask what exactly the \
+             user wants done."
+                .to_string(),
+        );
+    } else {
+        after.notes.push("You took these actions; answer the user from their results:".to_string());
+        after.notes.extend(results.iter().map(|r| format!("{}: {}", r.kind, r.summary)));
+    }
+    after
+}
+
+/// What an ACT turn with no workable plan says on the built-in model.
+pub const NO_PLAN_REPLY: &str = "I couldn't turn that into an action. I can add to or read your lists, set, list or \
+    cancel reminders, run focus sessions and recall what you've told me. Could you phrase it as one of those?";
+
+impl Engine {
+    /// Run the ACT loop for one message.
+    pub(super) async fn act_loop(
+        &self,
+        ctx: &SkillContext,
+        text: &str,
+        skills: &[String],
+        routing_id: &str,
+        cancel: &CancellationToken,
+    ) -> ActRun {
+        let limits = ActLimits::default();
+        let started = Instant::now();
+        let mut state = LoopState::default();
+        let mut iterations: Vec<Iteration> = Vec::new();
+        let mut history: Vec<ActionResult> = Vec::new();
+        let mut planner_fallback = None;
+        let mut confirm = None;
+        let termination = loop {
+            if cancel.is_cancelled() {
+                break Termination::Cancelled;
+            }
+            let left = limits.cumulative_timeout.saturating_sub(started.elapsed());
+            let (plan, planner, why) = self.plan(text, skills, &history, state.iteration, left, ctx, cancel).await;
+            if why.is_some() && planner_fallback.is_none() {
+                planner_fallback = why;
+            }
+            state.elapsed = started.elapsed();
+            if let Some(t) = state.check(&plan, &limits) {
+                break t;
+            }
+            let clock = Instant::now();
+            let mut results = Vec::with_capacity(plan.len());
+            for action in &plan {
+                if is_consequential(action)
+                    && let Some(basis) = unreliable_basis(history.iter().chain(&results))
+                {
+                    confirm = Some(basis);
+                    break;
+                }
+                let previous = results.last().map(|r: &ActionResult| r.summary.clone());
+                let (a, c) = (action.clone(), ctx.clone());
+                let work = self.db.call(move |conn| Ok(dispatch(conn, &a, &c, previous.as_deref())));
+                let r = match tokio::time::timeout(limits.per_action_timeout, work).await {
+                    Ok(Ok(r)) => r,
+                    Ok(Err(e)) => failed(action, &format!("the database failed: {}", crate::describe(&e))),
+                    Err(_) => failed(action, &format!("timed out after {} s", limits.per_action_timeout.as_secs())),
+                };
+                results.push(r);
+            }
+            let took = clock.elapsed();
+            // Only what ran is accounted and logged.
+            let plan: Vec<Action> = plan.into_iter().take(results.len()).collect();
+            let cost = state.record(&plan, took);
+            history.extend(results.iter().cloned());
+            iterations.push(Iteration {
+                iteration: state.iteration - 1,
+                planner: planner.to_string(),
+                actions: plan,
+                results,
+                ms: took.as_secs_f64() * 1000.0,
+                fatigue: state.fatigue,
+                cost,
+            });
+            if let Some(it) = iterations.last() {
+                self.log_iteration(ctx, routing_id, it, None).await;
+            }
+            if confirm.is_some() {
+                break Termination::NeedsConfirmation;
+            }
+            if planner == "deterministic" {
+                break Termination::EmptyPlan;
+            }
+        };
+        // The stop reason goes on the last iteration's row and event (or a row of its own
+        // when nothing ran).
+        let last = iterations.last().cloned().unwrap_or(Iteration {
+            iteration: 0,
+            planner: "model".into(),
+            actions: Vec::new(),
+            results: Vec::new(),
+            ms: 0.0,
+            fatigue: 0.0,
+            cost: 0.0,
+        });
+        self.log_iteration(ctx, routing_id, &last, Some(termination)).await;
+        ActRun { iterations, termination, planner_fallback, confirm }
+    }
+
+    /// A plan for this iteration, with the planner that made it and, when the deterministic
+    /// planner stood in, why. The model plans first, except on the built-in model, where an
+    /// unambiguous command goes straight to the deterministic planner: 135M parameters
+    /// rarely produce a usable plan, and trying costs seconds. The deterministic planner is
+    /// one-shot: once it planned, the loop ends after its plan.
+    #[allow(clippy::too_many_arguments)]
+    async fn plan(
+        &self,
+        text: &str,
+        skills: &[String],
+        history: &[ActionResult],
+        iteration: u32,
+        left: Duration,
+        ctx: &SkillContext,
+        cancel: &CancellationToken,
+    ) -> (Vec<Action>, &'static str, Option<String>) {
+        let builtin = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
+        if iteration == 0
+            && builtin
+            && let Some(plan) = planner::plan(text, ctx.now)
+        {
+            return (plan, "deterministic", Some("act_plan_builtin_model".into()));
+        }
+        let req = plan_request(text, skills, history);
+        let cap = if builtin { BUILTIN_PLAN_TIMEOUT } else { PLAN_TIMEOUT };
+        let timeout = left.min(cap).min(Duration::from_millis(self.llm.settings().request_timeout_ms));
+        let model = match self.llm.structured(Role::Primary, &req, &plan_schema(), timeout, cancel).await {
+            Ok(v) => parse_plan(&v, skills).map_err(|_| "act_plan_invalid".to_string()),
+            Err(e) => Err(super::fallback_name("act_plan", &e)),
+        };
+        match model {
+            Ok(plan) if !plan.is_empty() => (plan, "model", None),
+            outcome if iteration == 0 => {
+                let why = match outcome {
+                    Ok(_) => "act_plan_empty".to_string(),
+                    Err(e) => e,
+                };
+                match planner::plan(text, ctx.now) {
+                    Some(plan) => (plan, "deterministic", Some(why)),
+                    None => (Vec::new(), "model", Some(why)),
+                }
+            }
+            _ => (Vec::new(), "model", None),
+        }
+    }
+
+    async fn log_iteration(&self, ctx: &SkillContext, routing_id: &str, it: &Iteration, end: Option<Termination>) {
+        self.bus.emit(EngineEvent::ActIteration {
+            exchange_id: ctx.exchange_id.clone(),
+            iteration: it.iteration + 1,
+            actions: it
+                .actions
+                .iter()
+                .zip(&it.results)
+                .map(|(a, r)| ActStep {
+                    skill: a.kind.clone(),
+                    params: super::prompts::clip(&Value::Object(a.params.clone()).to_string(), 80),
+                    result: super::prompts::clip(&r.summary, 120),
+                    ok: r.ok,
+                    ms: r.ms,
+                })
+                .collect(),
+            elapsed_ms: it.ms,
+            fatigue: it.fatigue,
+            budget: ActLimits::default().fatigue_budget,
+            termination: end.map(|t| t.as_str().to_string()),
+        });
+        let (xid, rid, it, end) = (ctx.exchange_id.clone(), routing_id.to_string(), it.clone(), end);
+        let write = self
+            .db
+            .call(move |c| {
+                let reason = end.map(Termination::as_str);
+                let updated = match reason {
+                    Some(r) => c.execute(
+                        "UPDATE cortex_iterations SET termination_reason = ?3
+                         WHERE exchange_id = ?1 AND iteration_number = ?2",
+                        params![xid, it.iteration, r],
+                    )?,
+                    None => 0,
+                };
+                if updated == 0 {
+                    c.execute(
+                        "INSERT INTO cortex_iterations (exchange_id, routing_decision_id, iteration_number, planner,
+                             actions_executed, action_results, execution_time_ms, fatigue, iteration_cost, mode,
+                             termination_reason, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'ACT', ?10, ?11)",
+                        params![
+                            xid,
+                            rid,
+                            it.iteration,
+                            it.planner,
+                            serde_json::to_string(&it.actions)?,
+                            serde_json::to_string(&it.results)?,
+                            it.ms,
+                            it.fatigue,
+                            it.cost,
+                            reason,
+                            now_ts()
+                        ],
+                    )?;
+                }
+                Ok(())
+            })
+            .await;
+        if let Err(e) = write {
+            tracing::warn!("cannot log an ACT iteration: {}", crate::describe(&e));
+        }
+    }
+}
+
+fn failed(action: &Action, why: &str) -> ActionResult {
+    ActionResult {
+        kind: action.kind.clone(),
+        ok: false,
+        summary: format!("Could not {}: {why}", action.kind),
+        data: json!({"error": why}),
+        ms: 0.0,
+        card: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skills_are_primitives_plus_three_contextual_implemented_ones() {
+        let s = select_skills(&["list".into(), "persistent_task".into()], "remind me tomorrow and add milk to my list");
+        assert_eq!(&s[..3], &["recall", "memorize", "introspect"]);
+        assert!(s.contains(&"list".to_string()));
+        assert!(!s.contains(&"persistent_task".to_string()), "not implemented: never offered");
+        assert!(s.len() <= 6);
+    }
+
+    fn run(results: Vec<ActionResult>, confirm: Option<&str>) -> ActRun {
+        ActRun {
+            iterations: vec![Iteration {
+                iteration: 0,
+                planner: "model".into(),
+                actions: Vec::new(),
+                results,
+                ms: 0.0,
+                fatigue: 0.0,
+                cost: 0.0,
+            }],
+            termination: Termination::EmptyPlan,
+            planner_fallback: None,
+            confirm: confirm.map(str::to_string),
+        }
+    }
+
+    fn result(kind: &str, ok: bool, card: bool) -> ActionResult {
+        ActionResult { kind: kind.into(), ok, summary: format!("{kind} done"), data: json!({}), ms: 0.0, card }
+    }
+
+    #[test]
+    fn what_follows_the_loop() {
+        let cards = after_act(&run(vec![result("list", true, true), result("focus", false, true)], None), false);
+        assert_eq!((cards.mode, cards.cards.len()), (None, 2));
+        assert!(cards.outcome.all_cards && cards.outcome.substantive);
+        let recall = after_act(&run(vec![result("recall", true, false)], None), false);
+        assert!(recall.cards.is_empty() && recall.notes[1] == "recall: recall done");
+        let ask = after_act(&run(vec![result("recall", true, false)], Some("x (uncertain)")), false);
+        assert_eq!((ask.mode, ask.fallback), (Some(Mode::Clarify), Some("reliability_check")));
+        let nothing = after_act(&run(vec![], None), true);
+        assert_eq!((nothing.mode, nothing.cards), (Some(Mode::Ignore), vec![NO_PLAN_REPLY.to_string()]));
+        let nothing = after_act(&run(vec![], None), false);
+        assert_eq!(nothing.mode, None);
+        assert_eq!(nothing.notes.len(), 1);
+    }
+
+    #[test]
+    fn the_planner_prompt_has_only_the_selected_docs() {
+        let skills = select_skills(&["list".into()], "add milk to my list");
+        let req = plan_request("add milk to my list", &skills, &[]);
+        let system = &req.messages[0].content;
+        assert!(system.contains("- list: named lists"));
+        assert!(system.contains("- recall:"));
+        assert!(!system.contains("- focus:"));
+        assert!(!system.contains("{{skills}}"));
+    }
+}

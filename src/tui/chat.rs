@@ -1,0 +1,282 @@
+//! The Chat pane: scrollback of rendered messages, the reply streaming into the last one.
+//!
+//! Each message keeps its Markdown rendering wrapped at the current width ([`Doc`]), so a
+//! frame costs the rows on screen, not the history: a 10,000-line reply scrolls as fast as a
+//! short one. `prepare` (run before each draw) does whatever re-rendering changed text or a
+//! new width needs; `render` only copies rows into the buffer.
+
+use super::markdown::Doc;
+use super::theme;
+use crate::cognition::router::Mode;
+use chrono::{DateTime, FixedOffset, Utc};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    /// Things the program says in the conversation (reminders, failed replies).
+    System,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Streaming,
+    Done,
+    Stopped,
+    /// No real reply: the reason.
+    Failed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub role: Role,
+    pub exchange_id: Option<String>,
+    pub mode: Option<Mode>,
+    pub at: DateTime<Utc>,
+    pub status: Status,
+    pub body: Doc,
+}
+
+impl Message {
+    /// Header row + body + one blank row after.
+    fn height(&self) -> usize {
+        1 + self.body.height() + 1
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Chat {
+    pub messages: Vec<Message>,
+    /// Rows scrolled up from the bottom (0 = following the newest text).
+    pub scroll: usize,
+    /// Rows in the whole history at the last `prepare`.
+    total: usize,
+    /// Rows visible at the last `prepare`.
+    visible: usize,
+    /// Width the messages are wrapped at.
+    width: u16,
+    /// Some streamed text was missed (the UI fell behind the bus); the finished reply fixes it.
+    pub gap: bool,
+}
+
+impl Chat {
+    pub fn streaming(&self) -> Option<&Message> {
+        self.messages.last().filter(|m| m.status == Status::Streaming)
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        self.streaming().is_some()
+    }
+
+    pub fn push(&mut self, role: Role, text: &str, at: DateTime<Utc>) {
+        let plain = role == Role::User;
+        self.messages.push(Message {
+            role,
+            exchange_id: None,
+            mode: None,
+            at,
+            status: Status::Done,
+            body: Doc::new(text, plain),
+        });
+    }
+
+    pub fn push_user(&mut self, exchange_id: &str, text: &str, at: DateTime<Utc>) {
+        self.push(Role::User, text, at);
+        if let Some(m) = self.messages.last_mut() {
+            m.exchange_id = Some(exchange_id.to_string());
+        }
+    }
+
+    /// The routed mode, shown on the reply's header.
+    pub fn set_mode(&mut self, exchange_id: &str, mode: Mode) {
+        if let Some(m) = self.messages.iter_mut().rev().find(|m| m.exchange_id.as_deref() == Some(exchange_id)) {
+            m.mode = Some(mode);
+        }
+    }
+
+    fn reply_index(&self, exchange_id: &str) -> Option<usize> {
+        self.messages.iter().rposition(|m| m.role == Role::Assistant && m.exchange_id.as_deref() == Some(exchange_id))
+    }
+
+    fn mode_of(&self, exchange_id: &str) -> Option<Mode> {
+        self.messages.iter().rev().find(|m| m.exchange_id.as_deref() == Some(exchange_id)).and_then(|m| m.mode)
+    }
+
+    pub fn chunk(&mut self, exchange_id: &str, text: &str, at: DateTime<Utc>) {
+        if let Some(i) = self.reply_index(exchange_id) {
+            self.messages[i].body.push_str(text);
+            return;
+        }
+        let mode = self.mode_of(exchange_id);
+        self.messages.push(Message {
+            role: Role::Assistant,
+            exchange_id: Some(exchange_id.to_string()),
+            mode,
+            at,
+            status: Status::Streaming,
+            body: Doc::new(text, false),
+        });
+    }
+
+    /// The turn is committed: the final text replaces what streamed (the engine may have
+    /// trimmed or reshaped it), or arrives whole when nothing streamed.
+    pub fn done(
+        &mut self,
+        exchange_id: &str,
+        mode: Mode,
+        text: &str,
+        cancelled: bool,
+        failed: Option<&str>,
+        at: DateTime<Utc>,
+    ) {
+        let status = match (failed, cancelled) {
+            (Some(why), _) => Status::Failed(why.to_string()),
+            (None, true) => Status::Stopped,
+            (None, false) => Status::Done,
+        };
+        let role = if failed.is_some() { Role::System } else { Role::Assistant };
+        match self.reply_index(exchange_id) {
+            Some(i) => {
+                let m = &mut self.messages[i];
+                m.body.set_text(text);
+                m.status = status;
+                m.role = role;
+                m.mode = Some(mode);
+            }
+            None if !text.is_empty() || failed.is_some() => self.messages.push(Message {
+                role,
+                exchange_id: Some(exchange_id.to_string()),
+                mode: Some(mode),
+                at,
+                status,
+                body: Doc::new(text, false),
+            }),
+            // IGNORE: no reply; the header of the user's message shows the mode.
+            None => self.set_mode(exchange_id, mode),
+        }
+        self.gap = false;
+    }
+
+    /// Wrap what changed to the pane's inner size; keep the view still while scrolled up.
+    pub fn prepare(&mut self, width: u16, height: u16) {
+        self.width = width;
+        let before = self.total;
+        self.total = self.messages.iter_mut().map(|m| m.body.prepare(width) + 2).sum();
+        self.visible = usize::from(height);
+        if self.scroll > 0 && self.total > before {
+            self.scroll += self.total - before;
+        }
+        self.scroll = self.scroll.min(self.max_scroll());
+    }
+
+    fn max_scroll(&self) -> usize {
+        self.total.saturating_sub(self.visible)
+    }
+
+    /// Positive: up (back in time).
+    pub fn scroll_by(&mut self, rows: isize) {
+        self.scroll = self.scroll.saturating_add_signed(rows).min(self.max_scroll());
+    }
+
+    pub fn page(&self) -> isize {
+        self.visible.saturating_sub(2).max(1) as isize
+    }
+
+    pub fn to_top(&mut self) {
+        self.scroll = self.max_scroll();
+    }
+
+    pub fn to_bottom(&mut self) {
+        self.scroll = 0;
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect, focused: bool, offset: FixedOffset) {
+        let mut block = theme::pane("Chat", focused);
+        if self.scroll > 0 {
+            block = block
+                .title_bottom(Line::from(format!(" ↓ {} more ", self.scroll)).right_aligned().style(theme::accent()));
+        } else if self.gap {
+            block = block.title_bottom(
+                Line::from(" some streamed text was skipped; the full reply follows ").style(theme::warn()),
+            );
+        }
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        if self.messages.is_empty() {
+            let hint = Line::from("Say something to start. Ctrl-Q quits, F1 lists every key.").style(theme::dim());
+            frame.render_widget(
+                ratatui::widgets::Paragraph::new(hint).wrap(ratatui::widgets::Wrap { trim: true }),
+                inner,
+            );
+            return;
+        }
+        let buf = frame.buffer_mut();
+        let height = usize::from(inner.height);
+        let top = self.total.saturating_sub(height).saturating_sub(self.scroll);
+        let mut y = inner.y;
+        let mut skip = top;
+        let mut take = height.min(self.total.saturating_sub(top));
+        for m in &self.messages {
+            if take == 0 {
+                break;
+            }
+            let h = m.height();
+            if skip >= h {
+                skip -= h;
+                continue;
+            }
+            // Header.
+            if skip == 0 {
+                buf.set_line(inner.x, y, &header(m, offset), inner.width);
+                y += 1;
+                take -= 1;
+            } else {
+                skip -= 1;
+            }
+            let body_take = take.min(m.body.height().saturating_sub(skip));
+            m.body.rows(skip, body_take, &mut |row| {
+                buf.set_line(inner.x, y, row, inner.width);
+                y += 1;
+            });
+            take -= body_take;
+            skip = skip.saturating_sub(m.body.height());
+            // The blank row after the message.
+            if take > 0 {
+                if skip == 0 {
+                    y += 1;
+                    take -= 1;
+                } else {
+                    skip -= 1;
+                }
+            }
+        }
+    }
+}
+
+fn header(m: &Message, offset: FixedOffset) -> Line<'static> {
+    let (who, style) = match m.role {
+        Role::User => ("you", theme::user()),
+        Role::Assistant => ("chalie", theme::assistant()),
+        Role::System => ("chalie", theme::error().add_modifier(ratatui::style::Modifier::BOLD)),
+    };
+    let mut spans = vec![Span::styled(who, style)];
+    spans.push(Span::styled(format!("  {}", m.at.with_timezone(&offset).format("%H:%M")), theme::dim()));
+    if let Some(mode) = m.mode {
+        spans.push(Span::styled("  ", Style::new()));
+        spans.push(Span::styled(mode.as_str(), theme::mode(mode)));
+    }
+    match &m.status {
+        Status::Streaming => spans.push(Span::styled("  writing…", theme::dim())),
+        Status::Stopped => spans.push(Span::styled("  (stopped)", theme::warn())),
+        Status::Failed(why) => spans.push(Span::styled(format!("  (no reply: {why})"), theme::error())),
+        Status::Done => {}
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,63 @@
+//! The help popup (F1 / ?): every binding of the live key table, grouped by where it
+//! applies, so it always matches what the keys do, user overrides included.
+
+use super::keymap::{Keymap, Scope};
+use super::panes::Scroll;
+use super::theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Clear, Paragraph};
+
+#[derive(Debug, Default)]
+pub struct Help {
+    pub scroll: Scroll,
+}
+
+impl Help {
+    pub fn area(screen: Rect) -> Rect {
+        let width = screen.width.saturating_sub(4).min(72);
+        let height = screen.height.saturating_sub(2);
+        Rect { x: screen.x + (screen.width - width) / 2, y: screen.y + (screen.height - height) / 2, width, height }
+    }
+
+    pub fn text(keymap: &Keymap) -> Text<'static> {
+        let mut t = Text::default();
+        let key_width = keymap.bindings.iter().map(|b| b.label.chars().count()).max().unwrap_or(8).min(16);
+        for (i, scope) in Scope::ORDER.iter().enumerate() {
+            if i > 0 {
+                t.push_line(Line::default());
+            }
+            t.push_line(Line::from(Span::styled(scope.heading(), theme::accent().add_modifier(Modifier::BOLD))));
+            for b in keymap.bindings.iter().filter(|b| b.scope == *scope) {
+                let label = if b.label.is_empty() { "(unbound)".to_string() } else { b.label.clone() };
+                t.push_line(Line::from(vec![
+                    Span::styled(format!("  {label:<key_width$}  "), theme::bold()),
+                    Span::raw(b.help),
+                    Span::styled(format!("  [{}]", b.name), theme::dim()),
+                ]));
+            }
+        }
+        t.push_line(Line::default());
+        t.push_line(
+            Line::from("Rebind any key under [keys] in the config file, by the name in brackets.").style(theme::dim()),
+        );
+        t
+    }
+
+    pub fn prepare(&mut self, screen: Rect, keymap: &Keymap) {
+        let area = Self::area(screen);
+        let inner = Rect { width: area.width.saturating_sub(2), height: area.height.saturating_sub(2), ..area };
+        self.scroll.clamp(&Self::text(keymap), inner);
+    }
+
+    pub fn render(&self, frame: &mut Frame, screen: Rect, keymap: &Keymap) {
+        let area = Self::area(screen);
+        frame.render_widget(Clear, area);
+        let p = Paragraph::new(Self::text(keymap))
+            .scroll((self.scroll.top, 0))
+            .block(theme::pane("Keys · Esc closes", true));
+        frame.render_widget(p, area);
+    }
+}

@@ -1,0 +1,105 @@
+//! Routing: for the latest message, one bar per mode with its score, the delivered mode
+//! highlighted, then confidence, margin, whether the tie-breaker ran, routing time and topic:
+//! why the assistant chose what it did, not just what.
+
+use super::{Scroll, empty};
+use crate::cognition::pipeline::{RouterReport, TopicReport};
+use crate::cognition::router::{Mode, ModeScores};
+use crate::tui::theme;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+
+/// The latest routing decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub exchange_id: String,
+    pub mode: Mode,
+    pub router: RouterReport,
+    pub topic: TopicReport,
+    pub fallbacks: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct RoutingPane {
+    pub latest: Option<Decision>,
+    pub scroll: Scroll,
+}
+
+const EMPTY: &str = "No message routed yet. Each mode's score and the reason for the choice show here.";
+
+impl RoutingPane {
+    /// Rows the pane would like (borders included), so the layout can give it room.
+    pub fn wanted_height(&self) -> u16 {
+        match &self.latest {
+            Some(d) => 2 + 5 + 4 + u16::from(!d.fallbacks.is_empty()) + u16::from(d.router.pre_routed),
+            None => 5,
+        }
+    }
+
+    pub fn text(&self, width: u16) -> Text<'static> {
+        let Some(d) = &self.latest else { return empty(EMPTY) };
+        let r = &d.router;
+        let mut text = Text::from(score_lines(&r.scores, Some(d.mode), width));
+        text.push_line(Line::from(vec![
+            Span::raw(format!("conf {:.2}", r.confidence)),
+            Span::styled(" · ", theme::dim()),
+            Span::raw(format!("margin {:.2}", r.margin)),
+            Span::styled(format!(" (needs {:.2})", r.effective_margin), theme::dim()),
+        ]));
+        text.push_line(Line::from(tiebreak(r, d.mode)));
+        let new = if d.topic.is_new_topic { " (new)" } else { "" };
+        text.push_line(Line::from(vec![
+            Span::raw(format!("{:.2} ms", r.routing_time_ms)),
+            Span::styled(" · topic ", theme::dim()),
+            Span::styled(d.topic.name.clone(), theme::accent()),
+            Span::styled(new, theme::warn()),
+        ]));
+        if r.pre_routed || r.scored_mode != d.mode {
+            text.push_line(Line::from(r.reason.clone()).style(theme::dim()));
+        }
+        if !d.fallbacks.is_empty() {
+            text.push_line(Line::from(format!("fallback: {}", d.fallbacks.join(", "))).style(theme::warn()));
+        }
+        text
+    }
+}
+
+/// Whether the tie-breaker ran, and what came of it.
+fn tiebreak(r: &RouterReport, delivered: Mode) -> Vec<Span<'static>> {
+    match r.tiebreaker_candidates {
+        None => vec![Span::styled("no tie-break needed", theme::dim())],
+        Some([a, b]) if r.tiebreaker_used => vec![
+            Span::raw("tie-break ran: "),
+            Span::raw(format!("{} vs {} → ", a.as_str(), b.as_str())),
+            Span::styled(delivered.as_str(), theme::mode(delivered)),
+        ],
+        Some([a, b]) => vec![Span::styled(
+            format!("close call {} vs {}: tie-breaker not used, kept {}", a.as_str(), b.as_str(), a.as_str()),
+            theme::warn(),
+        )],
+    }
+}
+
+/// One bar per mode, scaled to the largest score; `chosen` highlighted in its mode colour.
+pub fn score_lines(scores: &ModeScores, chosen: Option<Mode>, width: u16) -> Vec<Line<'static>> {
+    let max = Mode::ALL.iter().map(|m| scores.get(*m).abs()).fold(f64::EPSILON, f64::max);
+    let bar_width = usize::from(width.saturating_sub(13 + 6)).max(1);
+    Mode::ALL
+        .iter()
+        .map(|&mode| {
+            let score = scores.get(mode);
+            let filled = ((score.max(0.0) / max) * bar_width as f64).round() as usize;
+            let is_chosen = chosen == Some(mode);
+            let (label, bar, value) = if is_chosen {
+                (theme::mode(mode).add_modifier(Modifier::BOLD), theme::mode(mode), theme::bold())
+            } else {
+                (theme::dim(), Style::new().fg(Color::Gray), Style::new())
+            };
+            Line::from(vec![
+                Span::styled(format!("{}{:<12}", if is_chosen { "▸" } else { " " }, mode.as_str()), label),
+                Span::styled("█".repeat(filled.min(bar_width)), bar),
+                Span::styled(format!(" {score:>5.2}"), value),
+            ])
+        })
+        .collect()
+}

