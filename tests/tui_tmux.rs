@@ -8,78 +8,14 @@
 #[path = "support/openai_double.rs"]
 mod openai_double;
 
+#[path = "support/tmux.rs"]
+mod tmux;
+
 use openai_double::{Double, Reply};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// A tmux server of our own, killed on drop.
-struct Tmux {
-    socket: PathBuf,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().expect("run tmux");
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "chalie"])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "chalie"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    fn type_text(&self, text: &str) {
-        self.run(&["send-keys", "-t", "chalie", "-l", text]);
-    }
-
-    /// Poll the screen until `done` holds; every screen seen goes to `seen`.
-    async fn wait(&self, what: &str, seen: &mut Vec<String>, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let s = self.screen();
-            seen.push(s.clone());
-            if done(&s) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen:\n{s}");
-            tokio::time::sleep(Duration::from_millis(40)).await;
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
-    }
-}
-
-fn config(dir: &Path, base_url: &str) -> PathBuf {
-    let path = dir.join("config.toml");
-    let text = format!(
-        "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n\n[models]\nprimary = \"double/double-chat\"\n\
-         lightweight = \"double/double-chat\"\nstrong = \"double/double-chat\"\nembedding = \"double/double-embed\"\n\n\
-         [llm]\ntriage = \"heuristic\"\n"
-    );
-    std::fs::write(&path, text).expect("write config");
-    path
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
+use tmux::{config, launch, quit};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn type_stream_audit_quit_in_tmux() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        panic!("tmux is not installed; scripts/deps.sh installs it");
-    }
     let chunks: Vec<String> = [
         "**Green ", "tea** ", "likes ", "water ", "at ", "about ", "80 ", "°C, ", "steeped ", "for ", "two ",
         "minutes.",
@@ -91,17 +27,7 @@ async fn type_stream_audit_quit_in_tmux() {
     let double = Double::start(vec![reply.clone(), reply.clone(), reply]).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let config = config(dir.path(), &double.base_url());
-    let exit_file = dir.path().join("exit");
-    let command = format!(
-        "env CHALIE_DATA_DIR={data} CHALIE_CONFIG={config} CHALIE_MODELS_DIR={models} {bin}; echo $? > {exit}; sleep 30",
-        data = shell_quote(&dir.path().display().to_string()),
-        config = shell_quote(&config.display().to_string()),
-        models = shell_quote(&dir.path().join("models").display().to_string()),
-        bin = shell_quote(env!("CARGO_BIN_EXE_chalie-tui")),
-        exit = shell_quote(&exit_file.display().to_string()),
-    );
-    let tmux = Tmux { socket: dir.path().join("tmux.sock") };
-    tmux.run(&["-f", "/dev/null", "new-session", "-d", "-s", "chalie", "-x", "120", "-y", "40", &command]);
+    let tmux = launch(dir.path(), &config);
     let mut seen = Vec::new();
 
     tmux.wait("the TUI", &mut seen, |s| s.contains("Routing") && s.contains("Uncertainties") && s.contains("Message"))
@@ -140,17 +66,7 @@ async fn type_stream_audit_quit_in_tmux() {
     tmux.keys(&["Escape"]);
     tmux.wait("the audit to close", &mut seen, |s| !s.contains("Routing audit")).await;
 
-    tmux.keys(&["C-q"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let code = loop {
-        if let Ok(code) = std::fs::read_to_string(&exit_file)
-            && !code.trim().is_empty()
-        {
-            break code;
-        }
-        assert!(Instant::now() < deadline, "chalie-tui did not exit after Ctrl-Q:\n{}", tmux.screen());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let code = quit(&tmux, dir.path()).await;
     assert_eq!(code.trim(), "0", "exit status");
     // The generation request was the streaming one the double answered.
     assert!(double.chat_requests().iter().any(|r| r.body["stream"] == true));

@@ -32,7 +32,7 @@ pub enum SocialExit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SocialMatch {
     pub exit: SocialExit,
-    /// "empty" | "cancel" | "self_resolved" | "greeting" | "thanks".
+    /// "empty" | "cancel" | "self_resolved" | "greeting" | "thanks" | "acknowledgement".
     pub reason: &'static str,
 }
 
@@ -86,6 +86,45 @@ const CANCEL_TAIL: &[&str] = &[
     "fine", "no", "worries", "about", "haha", "lol", "thanks", "forget", "mind", "never", "nvm",
 ];
 
+/// An acknowledgement opens with one of these ("ok that makes sense")…
+const ACK_LEADS: &[&str] = &["ok", "okay", "alright", "sure", "right", "kk"];
+/// …and says nothing else than these: no request, no new content.
+const ACK_BODY: &[&str] = &[
+    "that",
+    "makes",
+    "sense",
+    "sounds",
+    "good",
+    "fine",
+    "i'll",
+    "ill",
+    "try",
+    "wait",
+    "then",
+    "it",
+    "will",
+    "see",
+    "get",
+    "i",
+    "now",
+    "got",
+    "understood",
+    "noted",
+    "thanks",
+    "great",
+    "cool",
+    "perfect",
+    "that's",
+    "clear",
+];
+
+/// "ok that makes sense", "ok I'll try that": a short acknowledgement with no question.
+fn acknowledgement(ws: &[&str], text: &str) -> Option<SocialMatch> {
+    let body_only = ws.len() >= 2 && ws.len() <= 6 && ws[1..].iter().all(|w| ACK_BODY.contains(w));
+    (ACK_LEADS.contains(&ws[0]) && body_only && !text.contains('?'))
+        .then_some(SocialMatch { exit: SocialExit::Acknowledge, reason: "acknowledgement" })
+}
+
 /// Greeting anchors (§3.2 list plus common variants).
 const GREETING_ANCHORS: &[&str] = &[
     "hey",
@@ -108,6 +147,13 @@ const GREETING_ANCHORS: &[&str] = &[
 /// Thanks / praise anchors (§3.2 positive feedback plus common variants).
 const THANKS_ANCHORS: &[&str] = &[
     "thanks",
+    "gracias",
+    "merci",
+    "danke",
+    "cool",
+    "fair",
+    "sweet",
+    "lovely",
     "thank",
     "thx",
     "ty",
@@ -134,6 +180,7 @@ const THANKS_ANCHORS: &[&str] = &[
 /// Everything else a wholly social message may contain.
 const SOCIAL_FILLER: &[&str] = &[
     "there",
+    "now",
     "you",
     "again",
     "so",
@@ -241,6 +288,9 @@ pub fn social_match(text: &str) -> Option<SocialMatch> {
     if ws.len() > MAX_SOCIAL_WORDS {
         return None;
     }
+    if let Some(m) = acknowledgement(&ws, text) {
+        return Some(m);
+    }
     let mut greeting = (0..ws.len()).any(|i| PLEASANTRIES.iter().any(|p| phrase_at(&ws, i, p)));
     let mut thanks = false;
     for w in &ws {
@@ -330,6 +380,15 @@ mod tests {
         }
         assert_eq!(social_match("hello").unwrap().reason, "greeting");
         assert_eq!(social_match("thanks a lot").unwrap().reason, "thanks");
+        for t in ["gracias!", "cool", "haha fair", "ok it works now, thanks a lot"] {
+            assert_eq!(social_filter(t), Some(SocialExit::Acknowledge), "{t}");
+        }
+        for t in ["ok that makes sense", "ok I'll try that", "okay, I'll wait then"] {
+            assert_eq!(social_match(t).map(|m| m.reason), Some("acknowledgement"), "{t}");
+        }
+        for t in ["ok", "ok do it", "ok what next?", "ok now add milk", "sure, tell me more"] {
+            assert_eq!(social_match(t).map(|m| m.reason), None, "{t} is not a bare acknowledgement");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Keys follow the seeds: working memory per thread, gists/facts/FOK per topic name.
 
 use super::{StoreError, now_ts};
+use crate::cognition::topic::Topic;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -65,17 +66,6 @@ pub struct TraitRow {
     pub category: String,
     pub confidence: f64,
     pub reliability: String,
-}
-
-/// A topic row (the classifier's `Topic` plus its thread).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TopicRow {
-    pub id: i64,
-    pub name: String,
-    pub centroid: Vec<f32>,
-    pub message_count: u32,
-    pub avg_salience: f32,
-    pub updated_at: i64,
 }
 
 /// Everything Phase D writes, in one transaction.
@@ -233,14 +223,14 @@ impl TurnRepo<'_> {
     }
 
     /// The thread's topics, most recently updated first.
-    pub fn topics(&self, thread_id: &str) -> Result<Vec<TopicRow>, StoreError> {
+    pub fn topics(&self, thread_id: &str) -> Result<Vec<Topic>, StoreError> {
         let mut stmt = self.0.prepare_cached(
             "SELECT id, name, centroid, message_count, avg_salience, updated_at FROM topics
              WHERE thread_id = ?1 AND centroid IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![thread_id, TOPICS_CONSIDERED as i64], |r| {
             let centroid: Vec<u8> = r.get(2)?;
-            Ok(TopicRow {
+            Ok(Topic {
                 id: r.get(0)?,
                 name: r.get(1)?,
                 centroid: unblob(&centroid),
@@ -258,7 +248,7 @@ impl TurnRepo<'_> {
     }
 
     /// Insert or update a topic row.
-    pub fn save_topic(&self, thread_id: &str, t: &TopicRow) -> Result<(), StoreError> {
+    pub fn save_topic(&self, thread_id: &str, t: &Topic) -> Result<(), StoreError> {
         self.0.execute(
             "INSERT INTO topics (id, name, thread_id, centroid, message_count, avg_salience, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)

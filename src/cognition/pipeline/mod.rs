@@ -408,7 +408,10 @@ impl Engine {
             mode: delivery.mode.as_str().to_string(),
             routing: record,
             triage: triage_row,
-            router_state: Some((topic.report.name.clone(), serde_json::to_value(&state).unwrap_or(Value::Null))),
+            router_state: Some((
+                phases::router_state_key(thread_id, &topic.report.name),
+                serde_json::to_value(&state).unwrap_or(Value::Null),
+            )),
             interaction,
             encode,
         };

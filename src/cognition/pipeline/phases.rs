@@ -9,7 +9,7 @@ use crate::cognition::router::{Mode, RouterState, RoutingDecision, TieChoice};
 use crate::cognition::social::{SocialExit, SocialMatch};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::llm::LlmError;
-use crate::store::{EPISODE_QUEUE, JobsRepo, StoreError, TopicContext, TopicRow, TraitRow, TurnRepo, WmEntry};
+use crate::store::{EPISODE_QUEUE, JobsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
 use rusqlite::{Connection, params};
 use serde_json::json;
 
@@ -220,18 +220,7 @@ pub fn topic_stage(
     params: (&ClassifierParams, &BoundaryParams),
 ) -> Result<TopicStage, StoreError> {
     let repo = TurnRepo(c);
-    let rows = repo.topics(thread_id)?;
-    let mut topics: Vec<Topic> = rows
-        .iter()
-        .map(|r| Topic {
-            id: r.id,
-            name: r.name.clone(),
-            centroid: r.centroid.clone(),
-            message_count: r.message_count,
-            avg_salience: r.avg_salience,
-            updated_at: r.updated_at,
-        })
-        .collect();
+    let mut topics: Vec<Topic> = repo.topics(thread_id)?;
     // Rows come most recently updated first: the thread's current topic is the first.
     let active = (!topics.is_empty()).then_some(0);
     let focus = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
@@ -251,8 +240,8 @@ pub fn topic_stage(
                 // later message is compared with; it gets a provisional name and no row.
                 return finish(
                     &repo,
-                    TopicReport { name: topic::topic_name(text, now), ..unclassified(true) }
-                        .with_diagnostics(cls.diagnostics.as_ref()),
+                    thread_id,
+                    TopicReport::new(topic::topic_name(text, now), true).with_diagnostics(cls.diagnostics.as_ref()),
                     focus,
                     now,
                 );
@@ -260,24 +249,13 @@ pub fn topic_stage(
             let new_id = repo.next_topic_id()?;
             let i = topic::apply(&mut topics, &cls, &msg, new_id, cparams);
             let t = &topics[i];
-            repo.save_topic(
-                thread_id,
-                &TopicRow {
-                    id: t.id,
-                    name: t.name.clone(),
-                    centroid: t.centroid.clone(),
-                    message_count: t.message_count,
-                    avg_salience: t.avg_salience,
-                    updated_at: t.updated_at,
-                },
-            )?;
+            repo.save_topic(thread_id, t)?;
             repo.save_boundary_state(thread_id, &state.to_json(), now)?;
             TopicReport {
-                name: t.name.clone(),
                 switch_score: cls.switch_score,
                 confidence: cls.confidence,
                 contentless: cls.contentless,
-                ..unclassified(cls.is_new_topic)
+                ..TopicReport::new(t.name.clone(), cls.is_new_topic)
             }
             .with_diagnostics(cls.diagnostics.as_ref())
         }
@@ -286,34 +264,29 @@ pub fn topic_stage(
                 Some(t) => (t.name.clone(), false),
                 None => (topic::topic_name(text, now), true),
             };
-            TopicReport { name, degraded: true, ..unclassified(is_new) }
+            TopicReport { degraded: true, ..TopicReport::new(name, is_new) }
         }
     };
-    finish(&repo, report, focus, now)
+    finish(&repo, thread_id, report, focus, now)
 }
 
-/// A report with no classification figures yet.
-fn unclassified(is_new_topic: bool) -> TopicReport {
-    TopicReport {
-        name: String::new(),
-        is_new_topic,
-        switch_score: 0.0,
-        confidence: 0.0,
-        acc: None,
-        bound: None,
-        newma: None,
-        surprise: None,
-        cold_start: false,
-        contentless: false,
-        degraded: false,
-    }
+/// The router's per-topic history is per thread too: topic names are not unique across
+/// threads ("shorter" in two conversations), and one must not inherit the other's last mode.
+pub fn router_state_key(thread_id: &str, topic: &str) -> String {
+    format!("{thread_id}/{topic}")
 }
 
 /// Read the chosen topic's context and router state.
-fn finish(repo: &TurnRepo, report: TopicReport, focus: FocusLevel, now: i64) -> Result<TopicStage, StoreError> {
+fn finish(
+    repo: &TurnRepo,
+    thread_id: &str,
+    report: TopicReport,
+    focus: FocusLevel,
+    now: i64,
+) -> Result<TopicStage, StoreError> {
     let context = repo.topic_context(&report.name, now)?;
     let router_state = repo
-        .kv_get("router_state", &report.name)?
+        .kv_get("router_state", &router_state_key(thread_id, &report.name))?
         .and_then(|v| serde_json::from_value::<RouterState>(v).ok())
         .unwrap_or_default();
     Ok(TopicStage { report, context, router_state, focus })

@@ -45,6 +45,23 @@ pub struct TopicReport {
 }
 
 impl TopicReport {
+    /// A report with no classification figures yet.
+    pub fn new(name: impl Into<String>, is_new_topic: bool) -> TopicReport {
+        TopicReport {
+            name: name.into(),
+            is_new_topic,
+            switch_score: 0.0,
+            confidence: 0.0,
+            acc: None,
+            bound: None,
+            newma: None,
+            surprise: None,
+            cold_start: false,
+            contentless: false,
+            degraded: false,
+        }
+    }
+
     pub fn with_diagnostics(mut self, d: Option<&BoundaryOutcome>) -> TopicReport {
         if let Some(d) = d {
             self.acc = Some(d.acc);
