@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chalie::cognition::pipeline::{Engine, TurnReport};
-use chalie::cognition::router::Mode;
+use chalie::cognition::router::{HealthyRange, Mode};
 use chalie::config::{LlmSettings, Role, TriageMode};
 use chalie::events::EventBus;
 use chalie::llm::local::{EMBED_MODEL, LocalProvider};
@@ -93,26 +93,8 @@ fn load(path: &PathBuf) -> anyhow::Result<Vec<Turn>> {
     Ok(out)
 }
 
-/// §4.5 healthy ranges and red flags, in percent.
-fn health(mode: Mode) -> (&'static str, f64, f64, f64, f64) {
-    match mode {
-        Mode::Respond => ("50–75 % (flag > 85 or < 40)", 50.0, 75.0, 40.0, 85.0),
-        Mode::Clarify => ("8–20 % (flag > 30 or < 3)", 8.0, 20.0, 3.0, 30.0),
-        Mode::Act => ("5–15 % (flag > 25 or < 2)", 5.0, 15.0, 2.0, 25.0),
-        Mode::Acknowledge => ("3–12 % (flag > 20 or < 1)", 3.0, 12.0, 1.0, 20.0),
-        Mode::Ignore => ("< 2 % (flag > 5)", 0.0, 2.0, 0.0, 5.0),
-    }
-}
-
 fn verdict(mode: Mode, p: f64) -> &'static str {
-    let (_, lo, hi, flag_lo, flag_hi) = health(mode);
-    if p > flag_hi || (flag_lo > 0.0 && p < flag_lo) {
-        "RED FLAG"
-    } else if p < lo || p > hi {
-        "outside healthy"
-    } else {
-        "healthy"
-    }
+    HealthyRange::of(mode).verdict(p)
 }
 
 fn pct(n: usize, total: usize) -> f64 {
@@ -263,7 +245,7 @@ async fn main() -> anyhow::Result<()> {
             verdict(mode, pct(g, n)),
             w,
             pct(w, n),
-            health(mode).0
+            HealthyRange::of(mode).label
         );
     }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use chalie::cognition::context::ContextSignals;
 use chalie::cognition::router::calibration::{agreement, holdout_set, labelled_set, tiebreak_rate};
-use chalie::cognition::router::{Mode, RouterHistory, RouterSignals, RouterWeights, route};
+use chalie::cognition::router::{HealthyRange, Mode, RouterHistory, RouterSignals, RouterWeights, route};
 use chalie::cognition::social::{SocialExit, social_filter};
 
 const DEFAULT_PATH: &str = "/work/shared/data/chatterbot/first_turns.jsonl";
@@ -25,11 +25,10 @@ const DEFAULT_PATH: &str = "/work/shared/data/chatterbot/first_turns.jsonl";
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let mut g = chalie::SplitMix64(self.0);
+        let v = g.next_u64();
+        self.0 = g.0;
+        v
     }
     fn range(&mut self, lo: usize, hi: usize) -> usize {
         lo + (self.next() % (hi - lo + 1) as u64) as usize
@@ -142,32 +141,15 @@ fn run(turns: &[Turn], weights: &RouterWeights) -> Tally {
     t
 }
 
-/// §4.5 healthy ranges and red flags, in percent.
-fn health(mode: Mode) -> (&'static str, f64, f64, f64, f64) {
-    match mode {
-        Mode::Respond => ("50–75 % (flag > 85 or < 40)", 50.0, 75.0, 40.0, 85.0),
-        Mode::Clarify => ("8–20 % (flag > 30 or < 3)", 8.0, 20.0, 3.0, 30.0),
-        Mode::Act => ("5–15 % (flag > 25 or < 2)", 5.0, 15.0, 2.0, 25.0),
-        Mode::Acknowledge => ("3–12 % (flag > 20 or < 1)", 3.0, 12.0, 1.0, 20.0),
-        Mode::Ignore => ("< 2 % (flag > 5)", 0.0, 2.0, 0.0, 5.0),
-    }
-}
-
 fn print_distribution(name: &str, t: &Tally) {
     println!("\n== {name}: {} messages, tie-break requested on {:.1} %", t.total, pct(t.tiebreaks, t.total));
     println!("   {:<12} {:>6} {:>8}   {:<30} verdict", "mode", "count", "share", "healthy (§4.5)");
     for mode in Mode::ALL {
         let n = t.modes.get(&mode).copied().unwrap_or(0);
         let p = pct(n, t.total);
-        let (label, lo, hi, flag_lo, flag_hi) = health(mode);
-        let verdict = if p > flag_hi || (flag_lo > 0.0 && p < flag_lo) {
-            "RED FLAG"
-        } else if p < lo || p > hi {
-            "outside healthy"
-        } else {
-            "healthy"
-        };
-        println!("   {:<12} {:>6} {:>7.1} %   {:<30} {verdict}", mode.as_str(), n, p, label);
+        let range = HealthyRange::of(mode);
+        let verdict = range.verdict(p);
+        println!("   {:<12} {:>6} {:>7.1} %   {:<30} {verdict}", mode.as_str(), n, p, range.label);
     }
 }
 

@@ -127,6 +127,41 @@ impl FromStr for Mode {
     }
 }
 
+/// The seed's healthy share of a mode over a conversation (parameters §4.5), in percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HealthyRange {
+    pub label: &'static str,
+    pub low: f64,
+    pub high: f64,
+    /// Below this (when above 0) or above `flag_high` is a red flag.
+    pub flag_low: f64,
+    pub flag_high: f64,
+}
+
+impl HealthyRange {
+    pub fn of(mode: Mode) -> HealthyRange {
+        let (label, low, high, flag_low, flag_high) = match mode {
+            Mode::Respond => ("50–75 % (flag > 85 or < 40)", 50.0, 75.0, 40.0, 85.0),
+            Mode::Clarify => ("8–20 % (flag > 30 or < 3)", 8.0, 20.0, 3.0, 30.0),
+            Mode::Act => ("5–15 % (flag > 25 or < 2)", 5.0, 15.0, 2.0, 25.0),
+            Mode::Acknowledge => ("3–12 % (flag > 20 or < 1)", 3.0, 12.0, 1.0, 20.0),
+            Mode::Ignore => ("< 2 % (flag > 5)", 0.0, 2.0, 0.0, 5.0),
+        };
+        HealthyRange { label, low, high, flag_low, flag_high }
+    }
+
+    /// "healthy", "outside healthy" or "RED FLAG" for a share in percent.
+    pub fn verdict(&self, percent: f64) -> &'static str {
+        if percent > self.flag_high || (self.flag_low > 0.0 && percent < self.flag_low) {
+            "RED FLAG"
+        } else if percent < self.low || percent > self.high {
+            "outside healthy"
+        } else {
+            "healthy"
+        }
+    }
+}
+
 /// Two scores closer than this are a tie (resolved by [`Mode::ALL`] order).
 pub const TIE_EPSILON: f64 = 1e-9;
 

@@ -636,3 +636,12 @@ fn signal_snapshot_is_flat_for_the_audit_row() {
     let back: RouterSignals = serde_json::from_value(d.signal_snapshot.clone()).unwrap();
     assert!(back.text.has_question_mark);
 }
+
+#[test]
+fn healthy_ranges_give_verdicts() {
+    assert_eq!(HealthyRange::of(Mode::Respond).verdict(60.0), "healthy");
+    assert_eq!(HealthyRange::of(Mode::Respond).verdict(80.0), "outside healthy");
+    assert_eq!(HealthyRange::of(Mode::Clarify).verdict(0.8), "RED FLAG");
+    assert_eq!(HealthyRange::of(Mode::Ignore).verdict(0.0), "healthy", "no floor for IGNORE");
+    assert_eq!(HealthyRange::of(Mode::Ignore).verdict(6.0), "RED FLAG");
+}

@@ -92,7 +92,7 @@ pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Resul
         }
     }
     let salt = uuid::Uuid::new_v4().as_u128() as u64;
-    let weak = |id: i64| include_weak && unit_hash(id as u64 ^ salt) < WEAK_PASS;
+    let weak = |id: i64| include_weak && crate::SplitMix64(id as u64 ^ salt).next_f64() < WEAK_PASS;
     let activated = spread(&seeds, &edges, depth, &weak);
     let mut stmt = c.prepare_cached("SELECT name, definition FROM semantic_concepts WHERE id = ?1")?;
     let mut found = Vec::new();
@@ -107,14 +107,6 @@ pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Resul
         format!("{} brings to mind: {}.", names.join(", "), others.join(", "))
     };
     Ok(SkillOutput::new(summary, json!({"seeds": names, "activated": found})))
-}
-
-/// A uniform value in [0, 1) from a 64-bit input (splitmix64).
-fn unit_hash(x: u64) -> f64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]
