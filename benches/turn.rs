@@ -596,7 +596,7 @@ fn bench_pure(c: &mut Criterion) {
         topic_confidence: 0.8,
         is_new_topic: false,
         session_exchange_count: 6,
-        self_constraint: 0.0,
+        ..ContextSignals::default()
     };
     let mut group = c.benchmark_group("turn");
     group.sample_size(30).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(2));

@@ -119,7 +119,7 @@ fn run(turns: &[Turn], weights: &RouterWeights) -> Tally {
             topic_confidence: if is_new_topic { 1.0 } else { 0.8 },
             is_new_topic,
             session_exchange_count: wm,
-            self_constraint: 0.0,
+            ..ContextSignals::default()
         };
         let signals = RouterSignals::from_text(&turn.text, &ctx);
         let decision = route(&signals, weights, &history.state(&topic), true);

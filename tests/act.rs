@@ -195,3 +195,20 @@ async fn no_workable_plan_on_an_endpoint_lets_the_model_say_so() {
     let rows = cortex_rows(&h, &r.exchange_id).await;
     assert_eq!(rows, [(0, "model".to_string(), Some("empty_plan".to_string()))], "the stop is audited");
 }
+
+#[tokio::test]
+async fn a_focus_session_is_known_to_every_later_turn() {
+    let mut script = unusable();
+    script.push(Reply::text("Paris."));
+    let h = start_heuristic(script).await;
+    h.say("t", "start a focus session on the tax return for 45 minutes").await;
+    let r = h.say("t", "what is the capital of France?").await;
+    assert_eq!(r.session.focus_on.as_deref(), Some("the tax return"));
+    assert_eq!(r.session.focus, chalie::cognition::boundary::FocusLevel::Explicit);
+    // A distraction is a new topic during the session (the boundary detector's bound is raised
+    // by the explicit focus, so only a clear change counts); the double's embeddings decide here.
+    assert_eq!(r.session.distraction, r.topic.is_new_topic);
+    assert_eq!(r.router.signals["focus_distraction"], r.session.distraction, "recorded in the signal snapshot");
+    let generation = h.double.chat_requests().last().cloned().unwrap();
+    assert_eq!(harness::system_prompt(&generation).contains("focus session on the tax return"), r.session.distraction);
+}

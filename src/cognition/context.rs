@@ -130,6 +130,10 @@ pub struct ContextSignals {
     pub session_exchange_count: usize,
     /// Highest severity (0–1) among the self-model's noteworthy items.
     pub self_constraint: f64,
+    /// A focus session is open and this message left its topic (the focus skill's
+    /// distraction check).
+    #[serde(default)]
+    pub focus_distraction: bool,
 }
 
 impl Default for ContextSignals {
@@ -145,6 +149,7 @@ impl Default for ContextSignals {
             is_new_topic: true,
             session_exchange_count: 0,
             self_constraint: 0.0,
+            focus_distraction: false,
         }
     }
 }

@@ -196,6 +196,11 @@ impl Engine {
             is_new_topic: topic.report.is_new_topic,
             session_exchange_count: a.session_exchanges,
             self_constraint: 0.0,
+            focus_distraction: phases::is_distraction(
+                topic.focus_on.as_deref(),
+                &topic.report,
+                social_match(text).is_some(),
+            ),
         };
         let text_signals = signals::extract(text);
         let intent = classify_intent(
@@ -292,6 +297,12 @@ impl Engine {
         let mut notes = Vec::new();
         if let Some(n) = &name {
             notes.push(format!("The user just told you their name: {n}. Greet them by it."));
+        }
+        if let (true, Some(on)) = (ctx.focus_distraction, &topic.focus_on) {
+            notes.push(format!(
+                "The user is in a focus session on {on} and this message is off that focus: help briefly, then \
+                 gently remind them of it."
+            ));
         }
         let routing_id = uuid::Uuid::now_v7().to_string();
         let act_run = if delivery.mode == Mode::Act {
@@ -439,6 +450,8 @@ impl Engine {
                 exchanges: a.session_exchanges,
                 silence_gap_s: a.silence_gap_s,
                 focus: topic.focus,
+                focus_on: topic.focus_on.clone(),
+                distraction: ctx.focus_distraction,
             },
             intent,
             triage,

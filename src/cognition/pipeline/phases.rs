@@ -10,7 +10,7 @@ use crate::cognition::social::{SocialExit, SocialMatch};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::llm::LlmError;
 use crate::store::{EPISODE_QUEUE, JobsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 /// A silence longer than this ends a session: its episode is consolidated (seed 001 §2).
@@ -206,6 +206,8 @@ pub struct TopicStage {
     pub context: TopicContext,
     pub router_state: RouterState,
     pub focus: FocusLevel,
+    /// What an open focus session is about.
+    pub focus_on: Option<String>,
 }
 
 /// The topic stage: classify the message among the thread's topics with the thread's
@@ -223,7 +225,7 @@ pub fn topic_stage(
     let mut topics: Vec<Topic> = repo.topics(thread_id)?;
     // Rows come most recently updated first: the thread's current topic is the first.
     let active = (!topics.is_empty()).then_some(0);
-    let focus = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
+    let (focus, focus_on) = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
 
     let report = match embedding {
         Some(e) => {
@@ -242,7 +244,7 @@ pub fn topic_stage(
                     &repo,
                     thread_id,
                     TopicReport::new(topic::topic_name(text, now), true).with_diagnostics(cls.diagnostics.as_ref()),
-                    focus,
+                    (focus, focus_on),
                     now,
                 );
             }
@@ -267,7 +269,7 @@ pub fn topic_stage(
             TopicReport { degraded: true, ..TopicReport::new(name, is_new) }
         }
     };
-    finish(&repo, thread_id, report, focus, now)
+    finish(&repo, thread_id, report, (focus, focus_on), now)
 }
 
 /// The router's per-topic history is per thread too: topic names are not unique across
@@ -281,7 +283,7 @@ fn finish(
     repo: &TurnRepo,
     thread_id: &str,
     report: TopicReport,
-    focus: FocusLevel,
+    (focus, focus_on): (FocusLevel, Option<String>),
     now: i64,
 ) -> Result<TopicStage, StoreError> {
     let context = repo.topic_context(&report.name, now)?;
@@ -289,22 +291,29 @@ fn finish(
         .kv_get("router_state", &router_state_key(thread_id, &report.name))?
         .and_then(|v| serde_json::from_value::<RouterState>(v).ok())
         .unwrap_or_default();
-    Ok(TopicStage { report, context, router_state, focus })
+    Ok(TopicStage { report, context, router_state, focus, focus_on })
 }
 
-/// Explicit focus from an open focus session of the thread; inferred after
+/// Explicit focus (with what it is on) from an open focus session; inferred after
 /// [`INFERRED_FOCUS_STREAK`] consecutive user messages on the current topic.
-fn focus_level(c: &Connection, thread_id: &str, current: Option<&str>, now: i64) -> Result<FocusLevel, StoreError> {
-    let explicit: i64 = c.query_row(
-        "SELECT COUNT(*) FROM focus_sessions WHERE (thread_id = ?1 OR thread_id IS NULL)
-             AND cleared_at IS NULL AND (ends_at IS NULL OR ends_at > ?2)",
-        params![thread_id, now],
-        |r| r.get(0),
-    )?;
-    if explicit > 0 {
-        return Ok(FocusLevel::Explicit);
+fn focus_level(
+    c: &Connection,
+    thread_id: &str,
+    current: Option<&str>,
+    now: i64,
+) -> Result<(FocusLevel, Option<String>), StoreError> {
+    let open: Option<String> = c
+        .query_row(
+            "SELECT description FROM focus_sessions WHERE (thread_id = ?1 OR thread_id IS NULL)
+                 AND cleared_at IS NULL AND (ends_at IS NULL OR ends_at > ?2) ORDER BY id DESC LIMIT 1",
+            params![thread_id, now],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if open.is_some() {
+        return Ok((FocusLevel::Explicit, open));
     }
-    let Some(current) = current else { return Ok(FocusLevel::None) };
+    let Some(current) = current else { return Ok((FocusLevel::None, None)) };
     let mut stmt = c.prepare_cached(
         "SELECT topic FROM chat_history WHERE thread_id = ?1 AND role = 'user' AND topic IS NOT NULL
          ORDER BY id DESC LIMIT ?2",
@@ -312,7 +321,13 @@ fn focus_level(c: &Connection, thread_id: &str, current: Option<&str>, now: i64)
     let recent: Vec<String> =
         stmt.query_map(params![thread_id, INFERRED_FOCUS_STREAK as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
     let streak = recent.len() == INFERRED_FOCUS_STREAK && recent.iter().all(|t| t == current);
-    Ok(if streak { FocusLevel::Inferred } else { FocusLevel::None })
+    Ok((if streak { FocusLevel::Inferred } else { FocusLevel::None }, None))
+}
+
+/// A message is a distraction when a focus session is open and it opened a new topic
+/// (a contentless or social message is never one).
+pub fn is_distraction(focus_on: Option<&str>, topic: &TopicReport, social: bool) -> bool {
+    focus_on.is_some() && topic.is_new_topic && !topic.contentless && !topic.degraded && !social
 }
 
 #[cfg(test)]
@@ -329,6 +344,17 @@ mod tests {
         assert_eq!(session_exchanges(now, &[9_990, 9_000, 1_000]), (2, Some(10)));
         assert_eq!(session_exchanges(now, &[5_000, 4_900]), (0, Some(5_000)));
         assert_eq!(session_exchanges(now, &[now - SILENCE_GAP_S]), (1, Some(SILENCE_GAP_S)));
+    }
+
+    #[test]
+    fn distraction_is_a_clear_topic_change_during_focus() {
+        let new = TopicReport::new("capital-france", true);
+        assert!(is_distraction(Some("taxes"), &new, false));
+        assert!(!is_distraction(None, &new, false), "no focus session");
+        assert!(!is_distraction(Some("taxes"), &TopicReport::new("taxes", false), false), "same topic");
+        assert!(!is_distraction(Some("taxes"), &new, true), "a greeting is not a distraction");
+        let contentless = TopicReport { contentless: true, ..new.clone() };
+        assert!(!is_distraction(Some("taxes"), &contentless, false));
     }
 
     #[test]

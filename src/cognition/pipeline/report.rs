@@ -75,7 +75,7 @@ impl TopicReport {
 }
 
 /// Phase A step 9: session and focus tracking.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionReport {
     /// Earlier exchanges in the current session (no silence longer than 45 min between them).
     pub exchanges: usize,
@@ -83,6 +83,10 @@ pub struct SessionReport {
     /// consolidation was queued.
     pub silence_gap_s: Option<i64>,
     pub focus: FocusLevel,
+    /// What an open focus session is on.
+    pub focus_on: Option<String>,
+    /// This message left the focus session's topic.
+    pub distraction: bool,
 }
 
 /// Triage with where it came from and what corrected it.

@@ -239,6 +239,10 @@ pub struct RouterSignals {
     pub session_exchange_count: usize,
     pub memory_confidence: f64,
     pub self_constraint: f64,
+    /// The message left the topic of an open focus session. Recorded for the audit and the
+    /// stability regulator; no weight uses it yet.
+    #[serde(default)]
+    pub focus_distraction: bool,
 }
 
 /// §4.1 derived signals.
@@ -297,6 +301,7 @@ impl RouterSignals {
             session_exchange_count: ctx.session_exchange_count,
             memory_confidence: ctx.memory_confidence(),
             self_constraint: ctx.self_constraint,
+            focus_distraction: ctx.focus_distraction,
         }
     }
 
