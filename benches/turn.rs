@@ -575,6 +575,56 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize) {
     print_stages(&format!("turn/deterministic/{label}"), &timings.lock().unwrap(), &modes.lock().unwrap());
     drop(engine);
     drop(db);
+    bench_skills(c, label, &path);
+}
+
+/// Each innate skill through the dispatcher on the seeded database (the seed's latency
+/// targets are upper bounds: recall/associate/autobiography < 500 ms, introspect/schedule
+/// < 100 ms, memorize/list/focus < 50 ms).
+fn bench_skills(c: &mut Criterion, label: &str, path: &Path) {
+    use chalie::cognition::act::dispatch::dispatch;
+    use chalie::cognition::act::plan::Action;
+    use chalie::cognition::act::skill::SkillContext;
+    let conn = chalie::store::open(path).expect("open db");
+    let ctx = SkillContext {
+        thread_id: THREAD.into(),
+        exchange_id: "bench".into(),
+        topic: "bench".into(),
+        now: chrono::Local::now(),
+    };
+    let setup = [
+        Action::new("list", serde_json::json!({"action": "add", "name": "shopping", "items": ["eggs", "milk"]})),
+        Action::new("focus", serde_json::json!({"action": "set", "description": "the report", "minutes": 45})),
+        Action::new(
+            "schedule",
+            serde_json::json!({"action": "create", "message": "call mum", "due_at": "tomorrow at 9am"}),
+        ),
+    ];
+    for a in &setup {
+        assert!(dispatch(&conn, a, &ctx, None).ok, "setup {a:?}");
+    }
+    let cases = [
+        ("recall", serde_json::json!({"query": "what did I say about the trip budget"})),
+        ("introspect", serde_json::json!({})),
+        ("autobiography", serde_json::json!({})),
+        ("list", serde_json::json!({"action": "view", "name": "shopping"})),
+        ("schedule", serde_json::json!({"action": "list"})),
+        ("focus", serde_json::json!({"action": "check"})),
+        ("memorize", serde_json::json!({"facts": [{"key": "bench", "value": "a benchmark fact"}]})),
+    ];
+    let mut group = c.benchmark_group("skill");
+    group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    for (skill, params) in cases {
+        let action = Action::new(skill, params);
+        group.bench_function(format!("{skill}/{label}"), |b| {
+            b.iter(|| {
+                let r = dispatch(&conn, black_box(&action), &ctx, None);
+                assert!(r.ok, "{skill}: {}", r.summary);
+                r
+            })
+        });
+    }
+    group.finish();
 }
 
 fn file_mb(path: &Path) -> f64 {
