@@ -10,6 +10,7 @@ pub mod config;
 pub mod events;
 pub mod llm;
 pub mod logging;
+pub mod memory;
 pub mod runtime;
 pub mod session;
 pub mod store;

@@ -186,6 +186,7 @@ fn ask(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCode> 
     let runtime = tokio()?;
     let result = runtime.block_on(async {
         let engine = rt.start_engine().await?;
+        let memory = rt.start_memory_workers();
         let cancel = tokio_util::sync::CancellationToken::new();
         let mut failed = false;
         for text in messages {
@@ -198,7 +199,14 @@ fn ask(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCode> 
             } else {
                 println!("{}", report.response);
             }
+            // The turn is only over once its memory encoding is committed (or has failed).
+            if let Some(state) = rt.wait_for_encoding(&report.exchange_id, chalie::runtime::ENCODE_WAIT).await?
+                && state != "done"
+            {
+                tracing::warn!(exchange_id = %report.exchange_id, %state, "memory encoding not finished at exit");
+            }
         }
+        memory.cancel();
         anyhow::Ok(failed)
     });
     drop(runtime);

@@ -3,14 +3,18 @@
 use crate::cognition::pipeline::{Engine, TurnReport};
 use crate::config::{Config, Paths, ProcessEnv, Role};
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
-use crate::llm::resolve;
+use crate::llm::{Llm, resolve};
 use crate::session::{Header, SessionWriter, spawn_writer};
 use crate::store::{ChatRepo, Db, JobsRepo, StoreError};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+/// How long `ask` waits for its turn's memory encoding before exiting anyway.
+pub const ENCODE_WAIT: Duration = Duration::from_secs(10);
 
 /// A started program: configuration, database thread, event bus and session log.
 /// Cloning is cheap: the database and bus are shared handles.
@@ -22,6 +26,8 @@ pub struct Runtime {
     pub bus: EventBus,
     pub session_log: PathBuf,
     writer: Arc<Mutex<Option<JoinHandle<()>>>>,
+    /// The engine's models once one has started: the memory workers wait for them.
+    engine_llm: Arc<watch::Sender<Option<Arc<Llm>>>>,
 }
 
 impl Runtime {
@@ -41,7 +47,8 @@ impl Runtime {
         if resumed > 0 {
             bus.notice(NoticeLevel::Info, format!("resumed {resumed} memory job(s) interrupted last time"));
         }
-        Ok(Runtime { paths, config, db, bus, session_log, writer })
+        let engine_llm = Arc::new(watch::Sender::new(None));
+        Ok(Runtime { paths, config, db, bus, session_log, writer, engine_llm })
     }
 
     /// Take in a user message: it is stored and announced before any processing, so
@@ -76,14 +83,53 @@ impl Runtime {
         let (llm, selection) =
             resolve::build(&self.config, &self.paths.models_dir, &ProcessEnv, self.bus.clone(), true).await?;
         tracing::info!(?selection, primary = %llm.describe(Role::Primary), "models resolved");
-        Ok(Arc::new(Engine::start(self.db.clone(), Arc::new(llm), self.bus.clone()).await?))
+        let llm = Arc::new(llm);
+        let engine = Arc::new(Engine::start(self.db.clone(), llm.clone(), self.bus.clone()).await?);
+        self.engine_llm.send_replace(Some(llm));
+        Ok(engine)
+    }
+
+    /// Hand the memory workers the models to use (as `start_engine` does with the engine's),
+    /// for front-ends that build their engine themselves.
+    pub fn provide_llm(&self, llm: Arc<Llm>) {
+        self.engine_llm.send_replace(Some(llm));
+    }
+
+    /// Start the memory workers (the episodic worker over the `encode` queue). They wait for
+    /// the engine's models (`start_engine` or [`Runtime::provide_llm`]) and share them, so no
+    /// model is loaded twice. Must be called inside the tokio runtime; cancel the token to stop.
+    pub fn start_memory_workers(&self) -> CancellationToken {
+        let shutdown = CancellationToken::new();
+        self.spawn_memory_workers(shutdown.clone());
+        shutdown
+    }
+
+    fn spawn_memory_workers(&self, stop: CancellationToken) {
+        let (db, bus, mut ready) = (self.db.clone(), self.bus.clone(), self.engine_llm.subscribe());
+        tokio::spawn(async move {
+            let llm = tokio::select! {
+                r = ready.wait_for(Option::is_some) => match r.ok().and_then(|v| v.clone()) {
+                    Some(llm) => llm,
+                    None => return,
+                },
+                _ = stop.cancelled() => return,
+            };
+            crate::memory::run_episodic_worker(db, llm, bus, stop).await;
+        });
+    }
+
+    /// Wait until `exchange_id`'s memory encoding is committed (or failed), at most `cap`.
+    /// Returns the job's last state; `None` when the exchange had nothing to encode.
+    pub async fn wait_for_encoding(&self, exchange_id: &str, cap: Duration) -> Result<Option<String>, StoreError> {
+        crate::memory::episodic::wait_for_encoding(&self.db, exchange_id, cap).await
     }
 
     /// Start the background tasks (the reminder scheduler, catching up first on reminders due
-    /// while the app was closed). Must be called inside the tokio runtime; cancel the token
-    /// to stop them.
+    /// while the app was closed, and the memory workers, once an engine has started). Must be
+    /// called inside the tokio runtime; cancel the token to stop them.
     pub fn start_background(&self) -> CancellationToken {
         let shutdown = CancellationToken::new();
+        self.spawn_memory_workers(shutdown.clone());
         let (db, bus, stop) = (self.db.clone(), self.bus.clone(), shutdown.clone());
         tokio::spawn(async move {
             // Let the front-end subscribe to the bus first, so a reminder caught up at start
@@ -112,7 +158,10 @@ impl Runtime {
     /// Close this handle's end of the bus and wait (briefly) for the session log to
     /// write everything already emitted. Call last, after every other clone is gone.
     pub fn finish(self) {
-        let Runtime { bus, writer, .. } = self;
+        let Runtime { bus, writer, engine_llm, .. } = self;
+        // The models hold a bus handle too: let go of them, or the log never sees the bus close.
+        engine_llm.send_replace(None);
+        drop(engine_llm);
         drop(bus);
         let handle = writer.lock().ok().and_then(|mut w| w.take());
         if let Some(handle) = handle {

@@ -1,10 +1,11 @@
 //! The three primitives every ACT prompt gets: `memorize`, `recall`, `introspect`.
 //!
-//! `recall` here is keyword recall across every layer with provenance (which layer, which
-//! row, when, why it matched); the memory issue adds the vector half and the fused ranking.
+//! `recall` is the hybrid recall of [`crate::memory::recall`] across every layer, with
+//! provenance (which layer, which row, when, which sources matched and why it ranked).
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
 use crate::cognition::signals::{is_content_word, normalize, words};
+use crate::memory::recall::{RecallRequest, query_terms, recall_with};
 use crate::store::{GIST_TTL_S, TurnRepo};
 use rusqlite::{Connection, params};
 use serde_json::{Map, Value, json};
@@ -66,22 +67,10 @@ fn slug(value: &str) -> String {
     if ws.is_empty() { "note".into() } else { ws.join("_") }
 }
 
-/// One recalled memory with its provenance.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Hit {
-    pub layer: &'static str,
-    pub id: i64,
-    pub text: String,
-    pub at: i64,
-    /// Share of the query's content words it contains (0–1).
-    pub confidence: f64,
-    pub why: String,
-    /// The memory's reliability state (`reliable` for layers that do not track one).
-    pub reliability: String,
-}
-
-/// `recall`: `query`, optional `layers` and `limit` (default 3). Sets the topic's FOK to
-/// the number of partial matches (confidence < 0.5), as the seed's FOK signal expects.
+/// `recall`: `query`, optional `layers` and `limit` (default 3), through
+/// [`crate::memory::recall`]'s hybrid recall (full text and keywords here: skills run on the
+/// database thread, with no embedding). Sets the topic's FOK to the number of partial matches
+/// (confidence < 0.5), as the seed's FOK signal expects.
 pub fn recall(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
     let query = str_param(p, "query")?;
     let limit = p.get("limit").and_then(Value::as_u64).unwrap_or(3).clamp(1, 20) as usize;
@@ -89,93 +78,11 @@ pub fn recall(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Res
         Some(a) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
         None => Vec::new(),
     };
-    let lower = normalize(query);
-    let terms: Vec<String> = words(&lower).into_iter().filter(|w| is_content_word(w)).map(str::to_string).collect();
-    if terms.is_empty() {
+    if query_terms(query).is_empty() {
         return Err(SkillError::Param { name: "query", problem: "has no content words to search for".into() });
     }
-    let wants = |l: &str| layers.is_empty() || layers.iter().any(|x| x == l);
     let now = ctx.now.timestamp();
-    let mut candidates: Vec<(&'static str, i64, String, i64, String)> = Vec::new();
-    let like: Vec<String> = terms.iter().map(|t| format!("%{t}%")).collect();
-    let mut gather = |layer: &'static str, sql: &str| -> Result<(), SkillError> {
-        let mut stmt = c.prepare_cached(sql)?;
-        for pat in &like {
-            let rows = stmt.query_map(params![pat, now], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get::<_, String>(3)?))
-            })?;
-            for row in rows {
-                let (id, text, at, reliability) = row?;
-                if !candidates.iter().any(|(l, i, ..)| *l == layer && *i == id) {
-                    candidates.push((layer, id, text, at, reliability));
-                }
-            }
-        }
-        Ok(())
-    };
-    if wants("traits") {
-        gather(
-            "trait",
-            "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability FROM user_traits
-             WHERE (trait_value LIKE ?1 OR trait_key LIKE ?1) AND reliability != 'superseded' AND ?2 IS NOT NULL LIMIT 50",
-        )?;
-    }
-    if wants("facts") {
-        gather(
-            "fact",
-            "SELECT id, key || ': ' || value, updated_at, 'reliable' FROM facts WHERE (value LIKE ?1 OR key LIKE ?1) AND expires_at > ?2 LIMIT 50",
-        )?;
-    }
-    if wants("gists") {
-        gather(
-            "gist",
-            "SELECT id, content, created_at, 'reliable' FROM gists WHERE content LIKE ?1 AND expires_at > ?2 AND is_cold_start = 0 LIMIT 50",
-        )?;
-    }
-    if wants("episodes") {
-        gather(
-            "episode",
-            "SELECT id, gist, created_at, reliability FROM episodes WHERE gist LIKE ?1 AND deleted_at IS NULL AND ?2 IS NOT NULL LIMIT 50",
-        )?;
-    }
-    if wants("concepts") {
-        gather(
-            "concept",
-            "SELECT id, name || ': ' || definition, updated_at, reliability FROM semantic_concepts
-             WHERE (name LIKE ?1 OR definition LIKE ?1) AND deleted_at IS NULL AND ?2 IS NOT NULL LIMIT 50",
-        )?;
-    }
-    if wants("chat") {
-        gather(
-            "chat",
-            "SELECT id, content, created_at, 'reliable' FROM chat_history WHERE role = 'user' AND content LIKE ?1 AND ?2 IS NOT NULL
-             ORDER BY id DESC LIMIT 50",
-        )?;
-    }
-    let mut hits: Vec<Hit> = candidates
-        .into_iter()
-        .filter(|(layer, _, text, ..)| !(*layer == "chat" && normalize(text).contains(&lower)))
-        .map(|(layer, id, text, at, reliability)| {
-            let t = normalize(&text);
-            let matched: Vec<&String> = terms.iter().filter(|w| t.contains(w.as_str())).collect();
-            let confidence = matched.len() as f64 / terms.len() as f64;
-            let why = format!("matches {}", matched.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "));
-            Hit { layer, id, text, at, confidence, why, reliability }
-        })
-        .collect();
-    // Best match first; durable layers before the chat log on ties; newer before older.
-    let rank = |l: &str| match l {
-        "trait" => 0,
-        "fact" => 1,
-        "episode" => 2,
-        "concept" => 3,
-        "gist" => 4,
-        _ => 5,
-    };
-    hits.sort_by(|a, b| {
-        b.confidence.total_cmp(&a.confidence).then(rank(a.layer).cmp(&rank(b.layer))).then(b.at.cmp(&a.at))
-    });
-    hits.truncate(limit);
+    let hits = recall_with(c, &RecallRequest { query, embedding: None, layers: &layers, limit, now })?;
     let partial = hits.iter().filter(|h| h.confidence < 0.5).count().min(5) as i64;
     c.execute(
         "INSERT INTO fok (topic, score, expires_at) VALUES (?1, ?2, ?3)

@@ -1,0 +1,10 @@
+//! Memory layers beyond the turn: the episodic worker that turns each exchange into a
+//! durable episode (with its embedding), and hybrid recall across every layer.
+//!
+//! See `reference/parameters.md` §6 for the layers and their numbers.
+
+pub mod episodic;
+pub mod recall;
+
+pub use episodic::{EpisodeDraft, SalienceFactors, build_episode, run_episodic_worker};
+pub use recall::{Hit, ScoreParts, SourceRank, hybrid_recall};
