@@ -259,3 +259,26 @@ fn ask_waits_for_its_turn_to_be_encoded() {
     let gist: String = c.query_row("SELECT gist FROM episodes WHERE exchange_id = ?1", [&xid], |r| r.get(0)).unwrap();
     assert!(gist.starts_with("What is the capital of France?"), "{gist}");
 }
+
+#[tokio::test]
+async fn an_earlier_statement_reaches_a_later_reply_in_another_thread() {
+    let (h, llm) = start(replies(), Some(Arc::new(WordHash))).await;
+    let r1 = h.say("t1", "I'm planning a trip to Lisbon with my sister in May").await;
+    let stop = CancellationToken::new();
+    let worker = tokio::spawn(run_episodic_worker(h.db.clone(), llm.clone(), h.bus.clone(), stop.clone()));
+    let state = wait_for_encoding(&h.db, &r1.exchange_id, Duration::from_secs(10)).await.unwrap();
+    assert_eq!(state.as_deref(), Some("done"));
+    stop.cancel();
+    tokio::time::timeout(Duration::from_secs(5), worker).await.expect("the worker stops").unwrap();
+
+    let r2 = h.say("t2", "When is my trip to Lisbon with my sister?").await;
+    assert_eq!(r2.memories.len(), 1, "{:?}", r2.memories);
+    assert_eq!(r2.memories[0]["layer"], "episode");
+    let generation = h.double.chat_requests().last().cloned().unwrap();
+    let system = harness::system_prompt(&generation);
+    assert!(system.contains("From earlier conversations:\n- I'm planning a trip to Lisbon"), "{system}");
+
+    // A contentless message recalls nothing.
+    let r3 = h.say("t2", "ok").await;
+    assert!(r3.memories.is_empty());
+}

@@ -173,12 +173,21 @@ impl Engine {
         };
         t.embedding = ms(clock);
         let clock = Instant::now();
-        let topic = {
+        let (topic, memories) = {
             let (thread, body) = (thread_id.to_string(), text.to_string());
             let params = (self.topic_params.clone(), self.boundary_params.clone());
             self.db
                 .call(move |c| {
-                    phases::topic_stage(c, &thread, &body, embedding.as_deref(), now, (&params.0, &params.1))
+                    let topic =
+                        phases::topic_stage(c, &thread, &body, embedding.as_deref(), now, (&params.0, &params.1))?;
+                    // Episodes and concepts the message brings back (traits, facts and gists
+                    // are already in context); skipped for messages with nothing to search for.
+                    let memories = if topic.report.contentless || embedding.is_none() {
+                        Vec::new()
+                    } else {
+                        phases::recalled_for_context(c, &body, embedding.as_deref(), now)?
+                    };
+                    Ok((topic, memories))
                 })
                 .await?
         };
@@ -357,6 +366,7 @@ impl Engine {
                     working_memory: &a.working_memory,
                     traits: &a.traits,
                     topic: &topic.context,
+                    memories: &memories.iter().map(|m| m.text.clone()).collect::<Vec<_>>(),
                     prompt_tokens: text_signals.prompt_token_count,
                     notes: &notes,
                 };
@@ -457,6 +467,7 @@ impl Engine {
             triage,
             social: social.map(|s| s.reason.to_string()),
             identity: name,
+            memories: memories.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
             act_iterations: act_run
                 .as_ref()
                 .map(|r| r.iterations.iter().filter_map(|i| serde_json::to_value(i).ok()).collect())

@@ -158,6 +158,31 @@ fn first_sentences(text: &str, n: usize) -> String {
     text.to_string()
 }
 
+/// Hits below this match are not worth a line of the reply's context.
+pub const CONTEXT_RECALL_MIN_MATCH: f64 = 0.4;
+/// At most this many recalled memories go into a reply's context.
+pub const CONTEXT_RECALL_LIMIT: usize = 3;
+
+/// The earlier episodes and concepts a message brings back, for the reply's context
+/// (semantic retrieval in the seed's context assembly).
+pub fn recalled_for_context(
+    c: &Connection,
+    text: &str,
+    embedding: Option<&[f32]>,
+    now: i64,
+) -> Result<Vec<crate::memory::recall::Hit>, StoreError> {
+    let layers = ["episodes".to_string(), "concepts".to_string()];
+    let req = crate::memory::recall::RecallRequest {
+        query: text,
+        embedding,
+        layers: &layers,
+        limit: CONTEXT_RECALL_LIMIT,
+        now,
+    };
+    let hits = crate::memory::recall::recall_with(c, &req)?;
+    Ok(hits.into_iter().filter(|h| h.confidence >= CONTEXT_RECALL_MIN_MATCH).collect())
+}
+
 /// What Phase A read.
 #[derive(Debug, Clone, Default)]
 pub struct PhaseA {

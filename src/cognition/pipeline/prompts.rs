@@ -33,6 +33,8 @@ pub struct GenerationInput<'a> {
     pub working_memory: &'a [WmEntry],
     pub traits: &'a [TraitRow],
     pub topic: &'a TopicContext,
+    /// Earlier episodes and concepts recalled for this message.
+    pub memories: &'a [String],
     /// Whitespace tokens of the message (a short greeting gets no working memory).
     pub prompt_tokens: usize,
     /// Extra lines for the system prompt (e.g. what the ACT step could not do).
@@ -66,6 +68,8 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
         let gists: Vec<String> =
             g.topic.gists.iter().filter(|x| !x.cold_start).map(|x| format!("- {}", x.content)).collect();
         section(&mut system, "Earlier in this topic", &gists);
+        let memories: Vec<String> = g.memories.iter().map(|m| format!("- {m}")).collect();
+        section(&mut system, "From earlier conversations", &memories);
     }
     if matches!(g.mode, Mode::Respond | Mode::Act) {
         let world: Vec<String> = g.topic.world_state.iter().map(|(k, v)| format!("- {k}: {v}")).collect();
@@ -159,7 +163,16 @@ mod tests {
         traits: &'a [TraitRow],
         topic: &'a TopicContext,
     ) -> GenerationInput<'a> {
-        GenerationInput { mode, user_text: "next May", working_memory: wm, traits, topic, prompt_tokens: 2, notes: &[] }
+        GenerationInput {
+            mode,
+            user_text: "next May",
+            working_memory: wm,
+            traits,
+            topic,
+            memories: &[],
+            prompt_tokens: 2,
+            notes: &[],
+        }
     }
 
     #[test]

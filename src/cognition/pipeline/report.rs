@@ -138,6 +138,8 @@ pub struct TurnReport {
     pub social: Option<String>,
     /// A name the identity hook stored.
     pub identity: Option<String>,
+    /// Earlier episodes and concepts recalled into the reply's context, with provenance.
+    pub memories: Vec<Value>,
     /// ACT loop iterations: the plan (and which planner made it), each action's result,
     /// time, fatigue and cost.
     pub act_iterations: Vec<Value>,
