@@ -96,21 +96,18 @@ const TOPICS: &[(&str, [&str; 4])] = &[
     ),
 ];
 
-/// splitmix64: deterministic, no dependency.
-struct Rng(u64);
+/// Synthetic data: the library's splitmix64 plus unit vectors.
+struct Rng(chalie::SplitMix64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut g = chalie::SplitMix64(self.0);
-        let v = g.next_u64();
-        self.0 = g.0;
-        v
+    fn new(seed: u64) -> Rng {
+        Rng(chalie::SplitMix64(seed))
     }
     /// Uniform in [-1, 1).
     fn signed(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        (self.0.next_f64() * 2.0 - 1.0) as f32
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n)
     }
     fn unit(&mut self) -> Vec<f32> {
         normalised((0..EMBEDDING_DIM).map(|_| self.signed()).collect())
@@ -126,12 +123,12 @@ fn normalised(mut v: Vec<f32>) -> Vec<f32> {
 /// The precomputed embeddings: one base direction per topic, each message its topic's direction
 /// plus half a unit of its own noise (same-topic cosine ≈ 0.8, cross-topic ≈ 0).
 fn topic_bases() -> Vec<Vec<f32>> {
-    let mut rng = Rng(0x7091C);
+    let mut rng = Rng::new(0x7091C);
     TOPICS.iter().map(|_| rng.unit()).collect()
 }
 
 fn message_vectors(bases: &[Vec<f32>]) -> HashMap<String, Vec<f32>> {
-    let mut rng = Rng(0xE3BED);
+    let mut rng = Rng::new(0xE3BED);
     let mut out = HashMap::new();
     for ((_, msgs), base) in TOPICS.iter().zip(bases) {
         for m in msgs {
@@ -175,7 +172,7 @@ impl Provider for InstantModels {
                     let seed = t
                         .bytes()
                         .fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3));
-                    Rng(seed).unit()
+                    Rng::new(seed).unit()
                 })
             })
             .collect())
@@ -221,7 +218,7 @@ fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>) -> Result<Duration, StoreError>
     let started = Instant::now();
     db.call_blocking(move |c| {
         let now = now_ts();
-        let mut rng = Rng(n as u64);
+        let mut rng = Rng::new(n as u64);
         let tx = c.transaction()?;
         let vec = VectorRepo(&tx);
         let phrase = |rng: &mut Rng, k: usize| -> String {

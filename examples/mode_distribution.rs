@@ -21,20 +21,6 @@ use chalie::cognition::social::{SocialExit, social_filter};
 
 const DEFAULT_PATH: &str = "/work/shared/data/chatterbot/first_turns.jsonl";
 
-/// splitmix64: small, deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut g = chalie::SplitMix64(self.0);
-        let v = g.next_u64();
-        self.0 = g.0;
-        v
-    }
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next() % (hi - lo + 1) as u64) as usize
-    }
-}
-
 struct Turn {
     session: usize,
     category: String,
@@ -47,7 +33,7 @@ fn sessions(rows: Vec<(String, String)>) -> Vec<Turn> {
     for (cat, text) in rows {
         by_cat.entry(cat).or_default().push_back(text);
     }
-    let mut rng = Rng(20_260_521);
+    let mut rng = chalie::SplitMix64(20_260_521);
     let mut out = Vec::new();
     let mut session = 0;
     loop {
@@ -55,13 +41,13 @@ fn sessions(rows: Vec<(String, String)>) -> Vec<Turn> {
         if remaining == 0 {
             break;
         }
-        for _ in 0..rng.range(1, 3) {
+        for _ in 0..1 + rng.below(3) {
             // Pick a category weighted by what is left.
             let remaining: usize = by_cat.values().map(|q| q.len()).sum();
             if remaining == 0 {
                 break;
             }
-            let mut pick = (rng.next() % remaining as u64) as usize;
+            let mut pick = rng.below(remaining);
             let cat = by_cat
                 .iter()
                 .find(|(_, q)| {
@@ -75,7 +61,7 @@ fn sessions(rows: Vec<(String, String)>) -> Vec<Turn> {
                 .map(|(c, _)| c.clone())
                 .expect("a category with messages left");
             let queue = by_cat.get_mut(&cat).expect("picked category");
-            for _ in 0..rng.range(2, 5) {
+            for _ in 0..2 + rng.below(4) {
                 let Some(text) = queue.pop_front() else { break };
                 out.push(Turn { session, category: cat.clone(), text });
             }

@@ -52,6 +52,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Uniform in `0..n` (n > 0; the modulo bias is negligible for the small n of sampling).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
     /// Uniform in [0, 1).
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64

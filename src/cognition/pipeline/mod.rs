@@ -195,6 +195,7 @@ impl Engine {
 
         // ── Phase B: signals, intent, social filter, triage.
         let clock = Instant::now();
+        let social = social_match(text);
         let ctx = ContextSignals {
             working_memory_turns: a.working_memory.len(),
             gist_count: topic.context.real_gist_count(),
@@ -205,11 +206,7 @@ impl Engine {
             is_new_topic: topic.report.is_new_topic,
             session_exchange_count: a.session_exchanges,
             self_constraint: 0.0,
-            focus_distraction: phases::is_distraction(
-                topic.focus_on.as_deref(),
-                &topic.report,
-                social_match(text).is_some(),
-            ),
+            focus_distraction: phases::is_distraction(topic.focus_on.as_deref(), &topic.report, social.is_some()),
         };
         let text_signals = signals::extract(text);
         let intent = classify_intent(
@@ -222,7 +219,6 @@ impl Engine {
             },
         );
         let router_signals = RouterSignals::new(&text_signals, &intent, &ctx);
-        let social = social_match(text);
         t.intent = ms(clock);
 
         let clock = Instant::now();
