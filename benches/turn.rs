@@ -183,6 +183,7 @@ fn llm(vectors: HashMap<String, Vec<f32>>, bus: EventBus) -> Arc<Llm> {
     let provider: Arc<dyn Provider> = Arc::new(InstantModels { vectors });
     let settings = LlmSettings {
         triage: TriageMode::Heuristic,
+        memory_extraction: TriageMode::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 30_000,

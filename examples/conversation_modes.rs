@@ -179,6 +179,7 @@ async fn main() -> anyhow::Result<()> {
     let local: Arc<dyn Provider> = Arc::new(LocalProvider::new("local", &models_dir));
     let settings = LlmSettings {
         triage: TriageMode::Heuristic,
+        memory_extraction: TriageMode::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 60_000,

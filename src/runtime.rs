@@ -114,7 +114,7 @@ impl Runtime {
                 },
                 _ = stop.cancelled() => return,
             };
-            crate::memory::run_episodic_worker(db, llm, bus, stop).await;
+            crate::memory::run_workers(db, llm, bus, stop).await;
         });
     }
 

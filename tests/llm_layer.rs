@@ -20,6 +20,7 @@ const KEY: &str = "sk-test-SECRET-4242";
 fn settings(max_retries: u32) -> LlmSettings {
     LlmSettings {
         triage: TriageMode::Llm,
+        memory_extraction: TriageMode::Llm,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,

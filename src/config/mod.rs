@@ -151,6 +151,9 @@ impl Models {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LlmSettings {
     pub triage: TriageMode,
+    /// Whether the memory workers (chunker, semantic consolidation) ask the lightweight
+    /// model to extract, or use only their deterministic extraction. Same values as `triage`.
+    pub memory_extraction: TriageMode,
     pub triage_timeout_ms: u64,
     pub tiebreak_timeout_ms: u64,
     pub request_timeout_ms: u64,
@@ -228,6 +231,7 @@ struct ModelsLayer {
 #[serde(deny_unknown_fields)]
 struct LlmLayer {
     triage: Option<TriageMode>,
+    memory_extraction: Option<TriageMode>,
     triage_timeout_ms: Option<u64>,
     tiebreak_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
@@ -339,6 +343,7 @@ impl Config {
             }
             let l = &p.layer.llm;
             llm.triage = l.triage.or(llm.triage);
+            llm.memory_extraction = l.memory_extraction.or(llm.memory_extraction);
             llm.triage_timeout_ms = l.triage_timeout_ms.or(llm.triage_timeout_ms);
             llm.tiebreak_timeout_ms = l.tiebreak_timeout_ms.or(llm.tiebreak_timeout_ms);
             llm.request_timeout_ms = l.request_timeout_ms.or(llm.request_timeout_ms);
@@ -365,6 +370,7 @@ impl Config {
         };
         let llm = LlmSettings {
             triage: llm.triage.ok_or_else(|| missing("triage"))?,
+            memory_extraction: llm.memory_extraction.ok_or_else(|| missing("memory_extraction"))?,
             triage_timeout_ms: llm.triage_timeout_ms.ok_or_else(|| missing("triage_timeout_ms"))?,
             tiebreak_timeout_ms: llm.tiebreak_timeout_ms.ok_or_else(|| missing("tiebreak_timeout_ms"))?,
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,

@@ -65,6 +65,16 @@ impl Llm {
         }
     }
 
+    /// Whether the memory workers ask the lightweight model to extract (`[llm]
+    /// memory_extraction`, same rule as [`Llm::pre_routing_uses_model`]).
+    pub fn memory_uses_model(&self) -> bool {
+        match self.settings.memory_extraction {
+            crate::config::TriageMode::Llm => true,
+            crate::config::TriageMode::Heuristic => false,
+            crate::config::TriageMode::Auto => self.routes.get(&Role::Lightweight).is_some_and(|r| !r.builtin),
+        }
+    }
+
     /// A chat call with the configured request timeout.
     pub async fn chat(
         &self,

@@ -5,6 +5,8 @@
 
 pub mod episodic;
 pub mod recall;
+pub mod workers;
 
 pub use episodic::{EpisodeDraft, SalienceFactors, build_episode, run_episodic_worker};
 pub use recall::{Hit, ScoreParts, SourceRank, hybrid_recall};
+pub use workers::run_workers;

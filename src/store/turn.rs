@@ -109,6 +109,8 @@ pub struct TriageRow {
 
 /// The queue Phase D feeds; the memory workers consume it.
 pub const ENCODE_QUEUE: &str = "encode";
+/// The memory chunker's queue (gists, facts, style, traits): the same payload as `encode`.
+pub const CHUNK_QUEUE: &str = "chunk";
 /// The queue a silence gap feeds: episode consolidation of the session that ended.
 pub const EPISODE_QUEUE: &str = "episode";
 
@@ -365,6 +367,7 @@ impl TurnRepo<'_> {
             )?;
             if let Some(payload) = &c.encode {
                 super::JobsRepo(&tx).enqueue(ENCODE_QUEUE, payload, 3)?;
+                super::JobsRepo(&tx).enqueue(CHUNK_QUEUE, payload, 3)?;
             }
         }
         tx.commit()?;

@@ -17,7 +17,14 @@ use tokio::sync::broadcast::Receiver;
 use tokio_util::sync::CancellationToken;
 
 pub fn settings(triage: TriageMode) -> LlmSettings {
-    LlmSettings { triage, triage_timeout_ms: 500, tiebreak_timeout_ms: 1500, request_timeout_ms: 5000, max_retries: 0 }
+    LlmSettings {
+        triage,
+        memory_extraction: TriageMode::Heuristic,
+        triage_timeout_ms: 500,
+        tiebreak_timeout_ms: 1500,
+        request_timeout_ms: 5000,
+        max_retries: 0,
+    }
 }
 
 /// An address where nothing listens (bound, then released).
