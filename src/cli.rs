@@ -17,9 +17,16 @@ pub struct Cli {
     /// Database file (default: <data dir>/chalie.db)
     #[arg(long, value_name = "FILE", global = true)]
     pub db: Option<PathBuf>,
-    /// Play back a recorded session log
+    /// Play back a recorded session log (space pauses, → steps, +/- change speed, [/] jump turns)
     #[arg(long, value_name = "LOG")]
     pub replay: Option<PathBuf>,
+    /// With --replay: feed the recorded messages through the current engine in a scratch
+    /// database, answering model calls from the log, and show where routing now differs
+    #[arg(long, requires = "replay")]
+    pub rerun: bool,
+    /// With --replay: no TUI; print one JSON object per turn to stdout
+    #[arg(long, requires = "replay")]
+    pub headless: bool,
     /// Print the version and the config, data, models and log paths in use
     #[arg(short = 'V', long)]
     pub version: bool,
@@ -82,14 +89,80 @@ pub struct AuditArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct MemoryArgs {
-    /// JSON output
+    /// A JSON array of memories
     #[arg(long)]
     pub json: bool,
-    /// Which layer to list
-    #[arg(value_enum)]
-    pub kind: crate::store::MemoryLayer,
+    /// Only memories that mention TEXT (full-text for episodes, best matches first)
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
     /// How many rows to show
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// Which layer to list
+    #[arg(value_enum, required = true)]
+    pub kind: Option<crate::store::MemoryLayer>,
+    #[command(subcommand)]
+    pub action: Option<MemoryAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryAction {
+    /// Forget one memory for good, by the typed id a listing shows (episode:42, trait:7)
+    Forget {
+        /// LAYER:N, as listed
+        id: String,
+        /// Print what was forgotten as one JSON object
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `memory KIND` as an aligned table: typed id, reliability, confidence, date, a per-layer
+/// note and the text cut to `width` columns. Times in `offset`.
+pub fn memory_table(rows: &[crate::store::MemoryRow], offset: chrono::FixedOffset, width: usize) -> String {
+    let date = |ts: i64| {
+        chrono::DateTime::from_timestamp(ts, 0)
+            .map(|t| t.with_timezone(&offset).format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default()
+    };
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.id.to_string(),
+                r.reliability.clone().unwrap_or_else(|| "-".into()),
+                r.confidence.map_or("-".into(), |c| format!("{c:.2}")),
+                date(r.created_at),
+                r.note(),
+            ]
+        })
+        .collect();
+    let head = ["id", "reliability", "conf", "created", "note"];
+    let w: Vec<usize> =
+        (0..5).map(|i| cells.iter().map(|c| c[i].chars().count()).chain([head[i].len()]).max().unwrap_or(0)).collect();
+    let line = |c: [&str; 5], text: &str| {
+        let mut fixed = String::new();
+        for (i, cell) in c.iter().enumerate() {
+            // Confidence is a number: right-aligned; the rest read left to right.
+            let pad = w[i].saturating_sub(cell.chars().count());
+            let (l, r) = if i == 2 { (pad, 0) } else { (0, pad) };
+            fixed.push_str(&format!("{}{cell}{}  ", " ".repeat(l), " ".repeat(r)));
+        }
+        let room = width.saturating_sub(fixed.chars().count()).max(20);
+        let text: String = if text.chars().count() > room {
+            text.chars().take(room - 1).chain(['…']).collect()
+        } else {
+            text.to_string()
+        };
+        format!("{fixed}{text}").trim_end().to_string()
+    };
+    let mut out = line(head, "text");
+    for (c, r) in cells.iter().zip(rows) {
+        out.push('\n');
+        let text = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push_str(&line([&c[0], &c[1], &c[2], &c[3], &c[4]], &text));
+    }
+    out
 }

@@ -49,6 +49,9 @@ pub enum EngineEvent {
     },
     /// A model call finished; the full text (for structured calls, the raw JSON).
     LlmComplete { call_id: String, text: String },
+    /// An embedding call finished: the vectors, one per input, packed (see
+    /// [`crate::session::PackedVectors`]) so a rerun can answer the same call offline.
+    LlmEmbedded { call_id: String, vectors: crate::session::PackedVectors },
     /// What a call cost: tokens in and out and wall time.
     LlmCost { call_id: String, provider: String, tokens_in: u32, tokens_out: u32, wall_ms: u64 },
     /// A call failed; `will_retry` says whether the layer tries again.
@@ -130,6 +133,20 @@ pub enum EngineEvent {
     /// A turn stopped without committing (the database failed mid-turn); the message itself
     /// was stored at intake.
     TurnFailed { exchange_id: String, error: String },
+    /// Rows of one memory layer for the TUI's memory browser; `search` is the filter they
+    /// answer, so an answer to a search the user has since changed can be told apart.
+    MemoryLoaded {
+        layer: crate::store::MemoryLayer,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        search: Option<String>,
+        rows: Vec<crate::store::MemoryRow>,
+    },
+    /// The memory browser's forget finished; `error` says why nothing was forgotten.
+    MemoryForgotten {
+        id: crate::store::MemoryId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
 }
 
 /// What one role calls, as the status bar shows it.

@@ -2,7 +2,7 @@
 //! (0 ok, 2 usage or config error, 1 anything else).
 
 use anyhow::Context;
-use chalie::cli::{AskArgs, AuditArgs, Cli, Command, MemoryArgs, ModelsAction, ModelsArgs};
+use chalie::cli::{AskArgs, AuditArgs, Cli, Command, MemoryAction, MemoryArgs, ModelsAction, ModelsArgs};
 use chalie::config::{Config, ConfigError, Paths, ProcessEnv, Role};
 use chalie::events::EventBus;
 use chalie::llm::local::fetch;
@@ -43,15 +43,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), config_digest = %config.digest(), "starting");
 
     if let Some(log) = &cli.replay {
-        let log = chalie::session::read_log(log)?;
-        for w in &log.warnings {
-            eprintln!("warning: {w}");
-        }
-        anyhow::bail!(
-            "read {} events of session {}; playback is not part of this build yet",
-            log.entries.len(),
-            log.header.session_id
-        );
+        return replay(config, log, cli.rerun, cli.headless);
     }
     match cli.command {
         None => interactive(paths, config),
@@ -148,6 +140,7 @@ fn tokio() -> anyhow::Result<tokio::runtime::Runtime> {
 
 fn interactive(paths: Paths, config: Config) -> anyhow::Result<ExitCode> {
     let rt = Runtime::start(paths, config)?;
+    apply_router_weights(&rt)?;
     let runtime = tokio()?;
     let result = runtime.block_on(async {
         let background = rt.start_background();
@@ -183,9 +176,11 @@ fn ask(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCode> 
         (None, None) => None,
     };
     let rt = Runtime::start(paths, config)?;
+    apply_router_weights(&rt)?;
     let runtime = tokio()?;
     let result = runtime.block_on(async {
         let engine = rt.start_engine().await?;
+        announce_models(&rt, engine.llm());
         let memory = rt.start_memory_workers();
         let cancel = tokio_util::sync::CancellationToken::new();
         let mut failed = false;
@@ -283,23 +278,153 @@ fn audit(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn memory(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
-    let conn = store::open(&paths.db_file)?;
-    let rows = store::list_layer(&conn, args.kind, args.limit)?;
+    let mut conn = store::open(&paths.db_file)?;
+    if let Some(MemoryAction::Forget { id, json }) = args.action {
+        let id: store::MemoryId = id.parse()?;
+        let f = store::forget(&mut conn, id)?;
+        if json {
+            println!("{}", serde_json::to_string(&f)?);
+        } else {
+            let what = ["gist", "trait_value", "name", "content", "value", "message"]
+                .iter()
+                .find_map(|k| f.snapshot.get(*k).and_then(|v| v.as_str()))
+                .unwrap_or_default();
+            println!("Forgot {} ({}); recorded as deletion #{}.", f.id, truncate(what, 60), f.deletion_id);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(kind) = args.kind else { anyhow::bail!("name a layer to list, or `memory forget ID`") };
+    let rows = store::list_layer(&conn, kind, args.search.as_deref(), args.limit)?;
     if args.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r)?);
-        }
+        println!("{}", serde_json::to_string(&rows)?);
     } else if rows.is_empty() {
-        println!("Nothing stored in this layer yet.");
-    } else {
-        for r in rows {
-            let line: Vec<String> = r.iter().map(|(k, v)| format!("{k}={}", v.to_string().trim_matches('"'))).collect();
-            println!("{}", line.join("  "));
+        match &args.search {
+            Some(q) => println!("No {} mention \"{q}\".", kind.title().to_lowercase()),
+            None => println!("Nothing stored in this layer yet."),
         }
+    } else {
+        use std::io::IsTerminal;
+        let width = if std::io::stdout().is_terminal() {
+            crossterm::terminal::size().map_or(120, |(w, _)| usize::from(w))
+        } else {
+            usize::MAX
+        };
+        println!("{}", chalie::cli::memory_table(&rows, *chrono::Local::now().offset(), width));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).chain(['…']).collect() }
+}
+
+/// `--replay LOG [--rerun] [--headless]`. Whatever of the log can be read is replayed; what
+/// cannot is reported once on stderr.
+fn replay(config: Config, path: &std::path::Path, rerun: bool, headless: bool) -> anyhow::Result<ExitCode> {
+    let log = chalie::session::read_log(path)?;
+    const SHOWN: usize = 10;
+    for w in log.warnings.iter().take(SHOWN) {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    if log.warnings.len() > SHOWN {
+        eprintln!(
+            "warning: {}: {} more lines were skipped or not understood",
+            path.display(),
+            log.warnings.len() - SHOWN
+        );
+    }
+    if rerun {
+        return rerun_log(&log, config, headless);
+    }
+    if headless {
+        for t in chalie::session::recorded_turns(&log) {
+            let line = serde_json::json!({
+                "turn": t.turn, "text": t.text, "recorded_mode": t.mode, "scores": t.scores, "reply": t.reply,
+            });
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let overrides: std::collections::BTreeMap<String, Vec<String>> =
+        config.keys.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
+    let runtime = tokio()?;
+    runtime.block_on(chalie::tui::replay::run(log, &path.display().to_string(), &overrides))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rerun_log(log: &chalie::session::SessionLog, config: Config, headless: bool) -> anyhow::Result<ExitCode> {
+    use std::io::{IsTerminal, Write};
+    let rerun = chalie::session::Rerun::prepare(log, config, &std::env::temp_dir())?;
+    let color = !headless && std::io::stdout().is_terminal();
+    if !headless {
+        println!("{:>4}  {:<11}    {:<11}  message", "turn", "recorded", "now");
+    }
+    let runtime = tokio()?;
+    let result = runtime.block_on(rerun.run(|t| {
+        let mut out = std::io::stdout().lock();
+        let written = if headless {
+            serde_json::to_string(t).map_err(std::io::Error::other).and_then(|line| writeln!(out, "{line}"))
+        } else {
+            let recorded = t.recorded_mode.map_or("-", |m| m.as_str());
+            let mark = if t.differs { "≠" } else { " " };
+            let row =
+                format!("{:>4}  {recorded:<11} {mark}  {:<11}  {}", t.turn, t.mode.as_str(), truncate(&t.text, 60));
+            if t.differs && color { writeln!(out, "\x1b[1;7m{row}\x1b[0m") } else { writeln!(out, "{row}") }
+        };
+        if let Err(e) = written.and_then(|()| out.flush()) {
+            tracing::warn!("cannot print a rerun turn: {e}");
+        }
+    }));
+    drop(runtime);
+    let stats = rerun.stats();
+    let (recorded, unused) = (rerun.recorded_calls(), rerun.unused_calls());
+    rerun.finish();
+    let turns = result?;
+    let differ = turns.iter().filter(|t| t.differs).count();
+    eprintln!(
+        "rerun: {} turn(s), {differ} with different routing; model calls answered from the log: {} by prompt, \
+         {} by order, {} had no recording; {unused} of {recorded} recorded calls unused",
+        turns.len(),
+        stats.exact,
+        stats.by_order,
+        stats.missing
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Store the config's `[router.weights]` as the weights version the engine will load (or take
+/// a removed override back out), before any engine starts.
+fn apply_router_weights(rt: &Runtime) -> anyhow::Result<()> {
+    let weights: std::collections::BTreeMap<String, f64> =
+        rt.config.router_weights.iter().map(|(k, v)| (k.clone(), v.value.0)).collect();
+    let applied = rt.db.call_blocking(move |c| Ok(chalie::cognition::router::overrides::apply(c, &weights)))?;
+    if let Some(version) = applied.context("cannot apply [router.weights] from the config")? {
+        tracing::info!(version, "router weights from the config stored");
+    }
+    Ok(())
+}
+
+/// Log what each role calls, as the TUI does when its engine starts, so a rerun of this
+/// session knows which roles were the built-in models (that decides `auto` settings).
+fn announce_models(rt: &Runtime, llm: &chalie::llm::Llm) {
+    let roles: Vec<chalie::events::ActiveModel> = Role::ALL
+        .into_iter()
+        .filter_map(|role| {
+            llm.route(role).map(|r| chalie::events::ActiveModel {
+                role,
+                model: format!("{}/{}", r.provider.name(), r.model),
+                builtin: r.builtin,
+            })
+        })
+        .collect();
+    let used =
+        |model: &str| Role::ALL.iter().any(|&role| llm.route(role).is_some_and(|r| r.builtin && r.model == model));
+    let missing: Vec<_> = fetch::missing(&rt.paths.models_dir).into_iter().filter(|f| used(f.model)).collect();
+    let mut names: Vec<String> = missing.iter().map(|f| f.model.to_string()).collect();
+    names.dedup();
+    rt.bus.emit(chalie::events::EngineEvent::ModelsResolved {
+        roles,
+        missing_builtin: names,
+        missing_builtin_bytes: missing.iter().map(|f| f.size).sum(),
+    });
 }

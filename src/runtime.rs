@@ -118,10 +118,16 @@ impl Runtime {
         });
     }
 
-    /// Wait until `exchange_id`'s memory encoding is committed (or failed), at most `cap`.
-    /// Returns the job's last state; `None` when the exchange had nothing to encode.
+    /// Wait until `exchange_id`'s memory work (the episode, then the chunker's gists, facts
+    /// and traits) is committed or failed, at most `cap` in all. Returns the encode job's
+    /// last state; `None` when the exchange had nothing to encode.
     pub async fn wait_for_encoding(&self, exchange_id: &str, cap: Duration) -> Result<Option<String>, StoreError> {
-        crate::memory::episodic::wait_for_encoding(&self.db, exchange_id, cap).await
+        let start = tokio::time::Instant::now();
+        let encoded = crate::memory::episodic::wait_for_encoding(&self.db, exchange_id, cap).await?;
+        // The chunker's gists, facts and traits are that turn's memory too.
+        let left = cap.saturating_sub(start.elapsed());
+        crate::memory::chunker::wait_for_chunk(&self.db, exchange_id, left).await?;
+        Ok(encoded)
     }
 
     /// Start the background tasks (the reminder scheduler, catching up first on reminders due

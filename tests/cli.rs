@@ -87,7 +87,9 @@ fn serve(script: Vec<Reply>) -> (tokio::runtime::Runtime, Double) {
     (rt, double)
 }
 
-/// A config pointing every role at the double; `triage` is `[llm] triage`.
+/// A config pointing every role at the double; `triage` is `[llm] triage`. The memory
+/// workers extract deterministically here, so each test's scripted replies are the turn's
+/// own calls (tests/memory_chunker.rs covers their model path).
 fn configure(data: &Path, base_url: &str, primary_url: Option<&str>, triage: &str) {
     let primary = match primary_url {
         Some(url) => format!("[providers.gone]\nkind = \"openai\"\nbase_url = \"{url}\"\n"),
@@ -96,7 +98,7 @@ fn configure(data: &Path, base_url: &str, primary_url: Option<&str>, triage: &st
     let config = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n{primary}\
          [models]\nprimary = \"{}/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
-         [llm]\ntriage = \"{triage}\"\n",
+         [llm]\ntriage = \"{triage}\"\nmemory_extraction = \"heuristic\"\n",
         if primary_url.is_some() { "gone" } else { "double" },
     );
     std::fs::write(data.join("config.toml"), config).unwrap();

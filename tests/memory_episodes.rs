@@ -5,64 +5,23 @@
 mod harness;
 #[path = "support/openai_double.rs"]
 mod openai_double;
+#[path = "support/word_hash.rs"]
+mod word_hash;
 
-use async_trait::async_trait;
 use chalie::cognition::pipeline::Engine;
 use chalie::config::{Role, TriageMode};
 use chalie::events::EventBus;
 use chalie::llm::openai::OpenAiProvider;
-use chalie::llm::{ChatRequest, Completion, Llm, LlmError, Provider, Route, Token};
+use chalie::llm::{Llm, Provider, Route};
 use chalie::memory::episodic::{Processed, encode_state, process_next, wait_for_encoding};
 use chalie::memory::{hybrid_recall, run_episodic_worker};
-use chalie::store::{Db, EMBEDDING_DIM, JobsRepo, StoreError, now_ts};
+use chalie::store::{Db, JobsRepo, StoreError, now_ts};
 use harness::{Harness, settings};
 use openai_double::{Double, Reply};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-/// A 384-d bag-of-words embedding: each lower-cased word of 3+ letters hashed (FNV-1a) to a
-/// dimension, then unit length. Texts that share words are near, as with a real model.
-struct WordHash;
-
-fn word_hash_embedding(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; EMBEDDING_DIM];
-    let lower = text.to_lowercase();
-    for w in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
-        let h = w.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-        v[(h % EMBEDDING_DIM as u64) as usize] += 1.0;
-    }
-    if v.iter().all(|x| *x == 0.0) {
-        v[0] = 1.0;
-    }
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.into_iter().map(|x| x / n).collect()
-}
-
-#[async_trait]
-impl Provider for WordHash {
-    fn name(&self) -> &str {
-        "wordhash"
-    }
-
-    async fn chat(
-        &self,
-        model: &str,
-        _req: &ChatRequest,
-        _on_token: &mut (dyn FnMut(Token) + Send),
-        _cancel: &CancellationToken,
-    ) -> Result<Completion, LlmError> {
-        Err(LlmError::ModelUnavailable {
-            provider: "wordhash".into(),
-            model: model.into(),
-            detail: "embeds only".into(),
-        })
-    }
-
-    async fn embed(&self, _model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
-        Ok(inputs.iter().map(|t| word_hash_embedding(t)).collect())
-    }
-}
+use word_hash::WordHash;
 
 /// Chat roles on the scripted double (heuristic triage: one model call per turn), embeddings
 /// on `embedder`. Returns the harness and the engine's shared models for the worker.
@@ -239,7 +198,7 @@ fn ask_waits_for_its_turn_to_be_encoded() {
     let config = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{}\"\n\
          [models]\nprimary = \"double/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
-         [llm]\ntriage = \"heuristic\"\n",
+         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n",
         double.base_url()
     );
     std::fs::write(dir.path().join("config.toml"), config).unwrap();

@@ -326,7 +326,7 @@ async fn the_identity_hook_stores_the_name_and_later_turns_use_it() {
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await;
-    assert_eq!(traits, [("name".into(), "Ada".into(), "explicit".into(), "identity".into())]);
+    assert_eq!(traits, [("name".into(), "Ada".into(), "explicit".into(), "core".into())]);
 
     let reqs = h.double.chat_requests();
     assert_eq!(h.calls(), [Call::Triage, Call::Generation(Mode::Acknowledge)]);

@@ -169,6 +169,9 @@ pub struct Config {
     /// `[keys]`: key binding name → the keys that replace its defaults (checked against the
     /// TUI's key table when loaded).
     pub keys: BTreeMap<String, Located<Vec<String>>>,
+    /// `[router.weights]`: router weights by `"group.field"` name, merged over the weights
+    /// stored in the database (see `cognition::router::overrides`).
+    pub router_weights: BTreeMap<String, Located<Weight>>,
     /// True when the user's file assigned at least one role; without that, start-up may
     /// switch every role to a local Ollama that answers (see design.md).
     #[serde(skip)]
@@ -191,7 +194,32 @@ struct Layer {
     llm: LlmLayer,
     #[serde(default)]
     keys: BTreeMap<String, Spanned<KeyList>>,
+    #[serde(default)]
+    router: RouterLayer,
 }
+
+/// `[router]`: only `weights` so far, as `group.field = number` (TOML dotted keys, or one
+/// `[router.weights.group]` table per group).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouterLayer {
+    #[serde(default)]
+    weights: BTreeMap<String, BTreeMap<String, Spanned<f64>>>,
+}
+
+/// A router weight from the config. Compared by bits so the config stays `Eq` (a NaN never
+/// gets this far: it is rejected when the file is read).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(transparent)]
+pub struct Weight(pub f64);
+
+impl PartialEq for Weight {
+    fn eq(&self, other: &Weight) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Weight {}
 
 /// A `[keys]` value: one key or a list of them.
 #[derive(Debug, Clone, Deserialize)]
@@ -316,7 +344,17 @@ impl Config {
         let mut roles_from_user = false;
         let mut llm = LlmLayer::default();
         let mut keys = BTreeMap::new();
+        let mut router_weights = BTreeMap::new();
         for (i, p) in layers.iter().enumerate() {
+            for (group, fields) in &p.layer.router.weights {
+                for (field, value) in fields {
+                    let name = format!("{group}.{field}");
+                    let at = p.locate(value);
+                    check_weight(&name, at.value)
+                        .map_err(|message| ConfigError::Invalid { at: at.at.clone(), message })?;
+                    router_weights.insert(name, Located { value: Weight(at.value), at: at.at });
+                }
+            }
             for (name, list) in &p.layer.keys {
                 let at = p.locate(list);
                 let value = at.value.to_vec();
@@ -376,7 +414,7 @@ impl Config {
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,
             max_retries: llm.max_retries.ok_or_else(|| missing("max_retries"))?,
         };
-        Ok(Config { providers, models, llm, keys, roles_from_user, source: None })
+        Ok(Config { providers, models, llm, keys, router_weights, roles_from_user, source: None })
     }
 
     /// Every provider a role uses must have its API key variable set, if it names one.
@@ -415,6 +453,35 @@ impl Config {
         let hash = Sha256::digest(&json);
         hash.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
+}
+
+/// A `[router.weights]` entry must name a weight the router has, be finite, and stay inside
+/// the bounds the routing regulator keeps (a silent clamp would hide the typo or the mistake).
+fn check_weight(name: &str, value: f64) -> Result<(), String> {
+    use crate::cognition::router::RouterWeights;
+    if RouterWeights::default().get(name).is_none() {
+        let group = name.split('.').next().unwrap_or_default();
+        let siblings: Vec<&str> = RouterWeights::PARAMS
+            .iter()
+            .filter_map(|p| p.strip_prefix(group).and_then(|f| f.strip_prefix('.')))
+            .collect();
+        return Err(if siblings.is_empty() {
+            let mut groups: Vec<&str> = RouterWeights::PARAMS.iter().filter_map(|p| p.split('.').next()).collect();
+            groups.dedup();
+            format!("router.weights.{name}: unknown router weight group `{group}` (known: {})", groups.join(", "))
+        } else {
+            format!("router.weights.{name}: unknown router weight (`{group}` has: {})", siblings.join(", "))
+        });
+    }
+    if !value.is_finite() {
+        return Err(format!("router.weights.{name} must be a finite number"));
+    }
+    if let Some((lo, hi)) = RouterWeights::bound(name)
+        && !(lo..=hi).contains(&value)
+    {
+        return Err(format!("router.weights.{name} = {value} is outside its bounds {lo}..={hi}"));
+    }
+    Ok(())
 }
 
 fn parse_model_ref(

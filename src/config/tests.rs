@@ -187,3 +187,31 @@ fn keys_section_rebinds_and_errors_name_file_and_line() {
     let err = user("[keys]\nquit = 3\n").unwrap_err().to_string();
     assert!(err.contains("config.toml:2"), "{err}");
 }
+
+#[test]
+fn router_weight_overrides_are_read_with_their_lines() {
+    let c = user("[router.weights]\nacknowledge.greeting = 0.1\n\n[router.weights.respond]\nbase = 0.45\n").unwrap();
+    let names: Vec<&str> = c.router_weights.keys().map(String::as_str).collect();
+    assert_eq!(names, ["acknowledge.greeting", "respond.base"]);
+    assert_eq!(c.router_weights["acknowledge.greeting"].value, Weight(0.1));
+    assert_eq!(c.router_weights["respond.base"].at.line, 5);
+    assert_ne!(c.digest(), Config::defaults().digest(), "the digest covers the overrides");
+    assert!(Config::defaults().router_weights.is_empty());
+}
+
+#[test]
+fn unknown_or_out_of_bounds_router_weights_name_file_and_line() {
+    let err = user("[router.weights]\nrespond.bsae = 0.4\n").unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("/home/u/.config/chalie-tui/config.toml:2: "), "{msg}");
+    assert!(msg.contains("respond.bsae") && msg.contains("warmth_boost"), "lists the group's weights: {msg}");
+    let msg = user("[router.weights]\nrespnod.base = 0.4\n").unwrap_err().to_string();
+    assert!(msg.contains("unknown router weight group `respnod`") && msg.contains("clarify"), "{msg}");
+    let msg = user("[router.weights]\n\nrespond.base = 0.9\n").unwrap_err().to_string();
+    assert!(msg.contains(":3: ") && msg.contains("outside its bounds 0.3..=0.7"), "{msg}");
+    let msg = user("[router.weights]\nrespond.base = nan\n").unwrap_err().to_string();
+    assert!(msg.contains("finite"), "{msg}");
+    // Not a table of numbers, and unknown keys beside `weights`: the parser's error, with the line.
+    assert!(matches!(user("[router.weights]\nrespond = 1\n"), Err(ConfigError::Parse { line: 2, .. })));
+    assert!(matches!(user("[router]\nweight = {}\n"), Err(ConfigError::Parse { line: 2, .. })));
+}

@@ -217,18 +217,49 @@ impl Llm {
         Err(LlmError::InvalidOutput { what, detail: last.0, raw: last.1 })
     }
 
-    /// Embed a batch with the embedding role's model.
+    /// Embed a batch with the embedding role's model. Reported like a chat call (start, then
+    /// the vectors or the failure, then the cost) so a session log can answer it on a rerun.
     pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         let route = self.routes.get(&Role::Embedding).ok_or_else(|| LlmError::ModelUnavailable {
             provider: "config".into(),
             model: "embedding".into(),
             detail: "no model is assigned to the embedding role".into(),
         })?;
+        let provider = route.provider.name().to_string();
+        let call_id = uuid::Uuid::now_v7().to_string();
+        self.bus.emit(EngineEvent::LlmStart {
+            call_id: call_id.clone(),
+            role: Role::Embedding,
+            provider: provider.clone(),
+            model: route.model.clone(),
+            prompt_chars: inputs.iter().map(String::len).sum(),
+            prompt_digest: embed_digest(inputs),
+        });
+        let started = Instant::now();
         let timeout = Duration::from_millis(self.settings.request_timeout_ms);
-        match tokio::time::timeout(timeout, route.provider.embed(&route.model, inputs)).await {
+        let result = match tokio::time::timeout(timeout, route.provider.embed(&route.model, inputs)).await {
             Ok(r) => r,
-            Err(_) => Err(LlmError::Timeout { provider: route.provider.name().into(), ms: timeout.as_millis() as u64 }),
+            Err(_) => Err(LlmError::Timeout { provider: provider.clone(), ms: timeout.as_millis() as u64 }),
+        };
+        match &result {
+            Ok(vectors) => {
+                self.bus.emit(EngineEvent::LlmEmbedded {
+                    call_id: call_id.clone(),
+                    vectors: crate::session::PackedVectors(vectors.clone()),
+                });
+                self.bus.emit(EngineEvent::LlmCost {
+                    call_id,
+                    provider,
+                    tokens_in: 0,
+                    tokens_out: 0,
+                    wall_ms: started.elapsed().as_millis() as u64,
+                });
+            }
+            Err(e) => {
+                self.bus.emit(EngineEvent::LlmFailed { call_id, error: e.to_string(), will_retry: false });
+            }
         }
+        result
     }
 }
 
@@ -238,6 +269,16 @@ pub fn prompt_digest(req: &ChatRequest) -> String {
     for m in &req.messages {
         h.update(format!("{:?}\u{1f}", m.role).as_bytes());
         h.update(m.content.as_bytes());
+        h.update([0x1e]);
+    }
+    h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The fingerprint of an embedding batch, in the same form as [`prompt_digest`].
+pub fn embed_digest(inputs: &[String]) -> String {
+    let mut h = Sha256::new();
+    for text in inputs {
+        h.update(text.as_bytes());
         h.update([0x1e]);
     }
     h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()

@@ -10,10 +10,11 @@ mod layer;
 pub mod local;
 pub mod openai;
 mod provider;
+pub mod replay;
 pub mod resolve;
 pub mod schema;
 mod types;
 
-pub use layer::{Llm, Route, prompt_digest};
+pub use layer::{Llm, Route, embed_digest, prompt_digest};
 pub use provider::Provider;
 pub use types::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, Message, ResponseFormat, Token};

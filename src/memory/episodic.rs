@@ -24,14 +24,13 @@
 //! [0.1, 1.0]; the stored salience is `round(10·s)` in 1–10 and freshness starts at `s`.
 
 use crate::cognition::signals::{has_any, is_content_word, normalize, words};
-use crate::events::{EngineEvent, EventBus, NoticeLevel, Stamped};
+use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
 use crate::store::{Db, EMBEDDING_DIM, ENCODE_QUEUE, JobsRepo, StoreError, VecTable, VectorRepo, now_ts};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 /// How long the worker sleeps when the queue is empty (a committed turn wakes it sooner).
@@ -313,7 +312,8 @@ pub fn insert_episode(c: &Connection, draft: &EpisodeDraft, embedding: Option<&[
     Ok(id)
 }
 
-/// Store the episode and complete the job in one transaction. An exchange that already has
+/// Store the episode, queue semantic consolidation if its trigger fires
+/// ([`super::semantic::maybe_enqueue`]) and complete the job, in one transaction. An exchange that already has
 /// an episode (a job run twice) completes without a second row: returns `None`.
 pub fn store_episode(
     c: &mut Connection,
@@ -332,7 +332,11 @@ pub fn store_episode(
     };
     let id = match existing {
         Some(_) => None,
-        None => Some(insert_episode(&tx, draft, embedding)?),
+        None => {
+            let id = insert_episode(&tx, draft, embedding)?;
+            super::semantic::maybe_enqueue(&tx, id, draft.salience, now_ts())?;
+            Some(id)
+        }
     };
     JobsRepo(&tx).complete(job_id)?;
     tx.commit()?;
@@ -420,30 +424,8 @@ pub async fn run_episodic_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus
                 true
             }
         };
-        if idle && !wait_for_work(&mut events, &shutdown).await {
+        if idle && !super::workers::wait_for_work(&mut events, &shutdown, POLL).await {
             return;
-        }
-    }
-}
-
-/// Sleep until [`POLL`] has passed or a turn has committed. False when `shutdown` fired.
-async fn wait_for_work(events: &mut broadcast::Receiver<Stamped>, shutdown: &CancellationToken) -> bool {
-    let sleep = tokio::time::sleep(POLL);
-    tokio::pin!(sleep);
-    loop {
-        tokio::select! {
-            _ = &mut sleep => return true,
-            _ = shutdown.cancelled() => return false,
-            ev = events.recv() => match ev {
-                Ok(s) if matches!(s.event, EngineEvent::ReplyDone { .. }) => return true,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => {
-                    return tokio::select! {
-                        _ = &mut sleep => true,
-                        _ = shutdown.cancelled() => false,
-                    };
-                }
-            },
         }
     }
 }
@@ -451,28 +433,13 @@ async fn wait_for_work(events: &mut broadcast::Receiver<Stamped>, shutdown: &Can
 /// The state of `exchange_id`'s encode job (`queued`, `running`, `done`, `failed`), or `None`
 /// when the exchange queued none.
 pub fn encode_state(c: &Connection, exchange_id: &str) -> Result<Option<String>, StoreError> {
-    Ok(c.query_row(
-        "SELECT state FROM jobs WHERE queue = ?1 AND json_extract(payload, '$.exchange_id') = ?2
-         ORDER BY id DESC LIMIT 1",
-        params![ENCODE_QUEUE, exchange_id],
-        |r| r.get(0),
-    )
-    .optional()?)
+    JobsRepo(c).exchange_state(ENCODE_QUEUE, exchange_id)
 }
 
 /// Wait until `exchange_id`'s encode job is `done` or `failed`, at most `cap`. Returns its
 /// last state (`None`: the exchange had nothing to encode).
 pub async fn wait_for_encoding(db: &Db, exchange_id: &str, cap: Duration) -> Result<Option<String>, StoreError> {
-    let deadline = tokio::time::Instant::now() + cap;
-    loop {
-        let x = exchange_id.to_string();
-        let state = db.call(move |c| encode_state(c, &x)).await?;
-        let finished = matches!(state.as_deref(), None | Some("done" | "failed"));
-        if finished || tokio::time::Instant::now() >= deadline {
-            return Ok(state);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::store::wait_for_exchange_job(db, ENCODE_QUEUE, exchange_id, cap).await
 }
 
 #[cfg(test)]

@@ -3,8 +3,19 @@
 //!
 //! See `reference/parameters.md` §6 for the layers and their numbers.
 
+pub mod chunk_model;
+pub mod chunker;
+pub mod concepts;
+pub mod decay;
 pub mod episodic;
+pub mod extract;
+pub mod patterns;
 pub mod recall;
+pub mod semantic;
+pub mod semantic_store;
+pub mod shortterm;
+pub mod style;
+pub mod traits;
 pub mod workers;
 
 pub use episodic::{EpisodeDraft, SalienceFactors, build_episode, run_episodic_worker};

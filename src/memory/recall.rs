@@ -2,13 +2,16 @@
 //!
 //! Stage 1 gathers candidates from independent sources, each ranked on its own:
 //! - `vector`: k-nearest neighbours (k = [`KNN_K`]) of the query embedding over `episode_vec`,
-//!   `concept_vec` and `trait_vec`, merged into one list by cosine distance (only when the
+//!   `concept_vec` and `trait_vec` (`VectorRepo::search`: a binary-code prefilter with exact
+//!   cosine re-scoring, measured against the exact brute force in `benches/recall.rs`), merged into one list by cosine distance (only when the
 //!   caller has a 384-d embedding; skills run on the database thread and have none),
 //!   neighbours below [`MIN_SIMILARITY`] dropped;
-//! - `fts`: FTS5 over `episodes_fts` (gist, action), each content word as a quoted prefix
-//!   term joined by OR (operators stripped), ranked by bm25;
+//! - `fts`: FTS5 over `episodes_fts` (gist, action), each content word as a quoted term joined
+//!   by OR (operators stripped), a prefix term unless that multiplies the rows bm25 must score
+//!   (see [`PREFIX_EXTRA_ROWS`]), ranked by bm25;
 //! - `keyword`: the substring search over traits, facts, gists, concepts and the user's chat
-//!   lines that the `recall` skill has always done, ranked by the share of query words matched.
+//!   lines that the `recall` skill has always done, ranked by the share of query words matched;
+//!   trigram indexes (migration 0002) narrow each LIKE to the rows that can match.
 //!
 //! Stage 2 fuses them by reciprocal-rank fusion, `rrf = Σ_sources 1 / (RRF_K + rank)`
 //! (parameters §6.2: k = 60), then re-ranks with multipliers, each in (0, 1]:
@@ -294,7 +297,7 @@ fn vector_source(
             continue;
         }
         let mut stmt = c.prepare_cached(sql)?;
-        for (id, distance) in repo.knn(table, embedding, KNN_K)? {
+        for (id, distance) in repo.search(table, embedding, KNN_K)? {
             let mut rows = stmt.query_map(params![id], read_row)?;
             if let Some(row) = rows.next().transpose()? {
                 found.push((distance, layer, row));
@@ -308,110 +311,6 @@ fn vector_source(
         pool.add(layer, row, SourceRank { source: "vector", rank: i + 1, value: similarity });
     }
     Ok(())
-}
-
-/// An FTS5 MATCH expression: each term a quoted prefix, joined by OR. Quoting strips every
-/// operator a user could type.
-fn fts_expression(terms: &[String]) -> String {
-    terms.iter().map(|t| format!("\"{}\"*", t.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
-}
-
-fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> Result<(), StoreError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT e.id, e.gist, e.created_at, e.reliability, e.salience / 10.0, bm25(episodes_fts)
-         FROM episodes_fts JOIN episodes e ON e.id = episodes_fts.rowid
-         WHERE episodes_fts MATCH ?1 AND e.deleted_at IS NULL AND e.reliability != 'superseded'
-         ORDER BY bm25(episodes_fts) LIMIT ?2",
-    )?;
-    let rows = stmt
-        .query_map(params![fts_expression(terms), SOURCE_LIMIT as i64], |r| Ok((read_row(r)?, r.get::<_, f64>(5)?)))?;
-    for (i, row) in rows.enumerate() {
-        let (row, bm25) = row?;
-        pool.add("episode", row, SourceRank { source: "fts", rank: i + 1, value: bm25 });
-    }
-    Ok(())
-}
-
-fn keyword_source(
-    c: &Connection,
-    query: &str,
-    terms: &[String],
-    now: i64,
-    wants: &dyn Fn(&str) -> bool,
-    pool: &mut Pool,
-) -> Result<(), StoreError> {
-    // (layer, filter name, SQL): ?1 is a LIKE pattern, ?2 the clock.
-    let layers: [(&'static str, &str, &str); 5] = [
-        (
-            "trait",
-            "traits",
-            "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability, confidence FROM user_traits
-             WHERE (trait_value LIKE ?1 OR trait_key LIKE ?1) AND reliability != 'superseded' AND ?2 IS NOT NULL
-             LIMIT 50",
-        ),
-        (
-            "fact",
-            "facts",
-            "SELECT id, key || ': ' || value, updated_at, 'reliable', confidence FROM facts
-             WHERE (value LIKE ?1 OR key LIKE ?1) AND expires_at > ?2 LIMIT 50",
-        ),
-        (
-            "gist",
-            "gists",
-            "SELECT id, content, created_at, 'reliable', confidence / 10.0 FROM gists
-             WHERE content LIKE ?1 AND expires_at > ?2 AND is_cold_start = 0 LIMIT 50",
-        ),
-        (
-            "concept",
-            "concepts",
-            "SELECT id, name || ': ' || definition, updated_at, reliability,
-                    (MIN(strength, 10.0) / 10.0 + confidence) / 2.0 FROM semantic_concepts
-             WHERE (name LIKE ?1 OR definition LIKE ?1) AND deleted_at IS NULL AND ?2 IS NOT NULL LIMIT 50",
-        ),
-        (
-            "chat",
-            "chat",
-            "SELECT id, content, created_at, 'reliable', 0.5 FROM chat_history
-             WHERE role = 'user' AND content LIKE ?1 AND ?2 IS NOT NULL ORDER BY id DESC LIMIT 50",
-        ),
-    ];
-    let lower_query = normalize(query);
-    let patterns: Vec<String> = terms.iter().map(|t| format!("%{t}%")).collect();
-    let mut found: Vec<(&'static str, Row)> = Vec::new();
-    for (layer, filter, sql) in layers {
-        if !wants(filter) {
-            continue;
-        }
-        let mut stmt = c.prepare_cached(sql)?;
-        for pat in &patterns {
-            for row in stmt.query_map(params![pat, now], read_row)? {
-                let row = row?;
-                // The message being answered is in the chat log too: it is not a memory of itself.
-                if layer == "chat" && normalize(&row.1).contains(&lower_query) {
-                    continue;
-                }
-                if !found.iter().any(|(l, r)| *l == layer && r.0 == row.0) {
-                    found.push((layer, row));
-                }
-            }
-        }
-    }
-    let mut scored: Vec<(f64, &'static str, Row)> =
-        found.into_iter().map(|(layer, row)| (term_share(&row.1, terms), layer, row)).collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(layer_rank(a.1).cmp(&layer_rank(b.1))).then(b.2.2.cmp(&a.2.2)));
-    for (i, (share, layer, row)) in scored.into_iter().enumerate() {
-        pool.add(layer, row, SourceRank { source: "keyword", rank: i + 1, value: share });
-    }
-    Ok(())
-}
-
-/// The share of `terms` that occur in `text` (substring, case-insensitive).
-fn term_share(text: &str, terms: &[String]) -> f64 {
-    if terms.is_empty() {
-        return 0.0;
-    }
-    let t = normalize(text);
-    terms.iter().filter(|w| t.contains(w.as_str())).count() as f64 / terms.len() as f64
 }
 
 fn score(c: Candidate, terms: &[String], now: i64) -> Hit {
@@ -471,176 +370,10 @@ fn score(c: Candidate, terms: &[String], now: i64) -> Hit {
     }
 }
 
+mod text;
+
+pub use text::PREFIX_EXTRA_ROWS;
+use text::{fts_source, keyword_source};
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::SplitMix64;
-    use crate::store::open_in_memory;
-
-    const DAY: i64 = 86_400;
-    const NOW: i64 = 1_800_000_000;
-
-    fn random_unit(rng: &mut SplitMix64) -> Vec<f32> {
-        let v: Vec<f32> = (0..EMBEDDING_DIM).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
-        unit(v)
-    }
-
-    fn unit(v: Vec<f32>) -> Vec<f32> {
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
-        v.into_iter().map(|x| x / n).collect()
-    }
-
-    /// `base` nudged by noise of size `eps`: a near neighbour.
-    fn near(base: &[f32], rng: &mut SplitMix64, eps: f32) -> Vec<f32> {
-        unit(base.iter().map(|x| x + eps * (rng.next_f64() as f32 * 2.0 - 1.0)).collect())
-    }
-
-    fn episode(c: &Connection, gist: &str, salience: i64, at: i64, reliability: &str, v: Option<&[f32]>) -> i64 {
-        c.execute(
-            "INSERT INTO episodes (gist, salience, freshness, created_at, updated_at, reliability)
-             VALUES (?1, ?2, ?2 / 10.0, ?3, ?3, ?4)",
-            params![gist, salience, at, reliability],
-        )
-        .unwrap();
-        let id = c.last_insert_rowid();
-        if let Some(v) = v {
-            VectorRepo(c).upsert(VecTable::Episodes, id, v).unwrap();
-        }
-        id
-    }
-
-    #[test]
-    fn vector_neighbour_ranks_first_with_provenance() {
-        let c = open_in_memory().unwrap();
-        let mut rng = SplitMix64(7);
-        let target = random_unit(&mut rng);
-        let mut ids = Vec::new();
-        for i in 0..40 {
-            let v = random_unit(&mut rng);
-            ids.push(episode(&c, &format!("unrelated note number {i}"), 5, NOW - DAY, "reliable", Some(&v)));
-        }
-        let wanted = episode(&c, "dinner with Ana on Friday", 5, NOW - DAY, "reliable", Some(&target));
-        let query = near(&target, &mut rng, 0.05);
-        let hits = hybrid_recall(&c, "what did we plan", Some(&query), 5, NOW).unwrap();
-        assert_eq!(hits[0].layer, "episode");
-        assert_eq!(hits[0].id, wanted, "{hits:#?}");
-        assert_eq!(hits[0].sources[0].source, "vector");
-        assert_eq!(hits[0].sources[0].rank, 1);
-        assert!(hits[0].confidence > 0.8, "cosine of a near neighbour: {}", hits[0].confidence);
-        assert!(hits[0].why.contains("vector #1"), "{}", hits[0].why);
-        assert_eq!(hits[0].at, NOW - DAY);
-        assert_eq!(hits.len(), 1, "random vectors are not matches (cosine < MIN_SIMILARITY): {hits:#?}");
-        // A looser query keeps more neighbours, best first.
-        let half: Vec<f32> = unit(target.iter().zip(&random_unit(&mut rng)).map(|(a, b)| a + 0.3 * b).collect());
-        let more = hybrid_recall(&c, "what did we plan", Some(&half), 5, NOW).unwrap();
-        assert_eq!(more[0].id, wanted);
-        assert!(more.windows(2).all(|w| w[0].score >= w[1].score), "best first");
-    }
-
-    #[test]
-    fn sources_fuse_and_agreement_wins() {
-        let c = open_in_memory().unwrap();
-        let mut rng = SplitMix64(11);
-        let target = random_unit(&mut rng);
-        // Only the vector source finds this one.
-        let vec_only =
-            episode(&c, "something about weekends", 5, NOW, "reliable", Some(&near(&target, &mut rng, 0.01)));
-        // Both the vector and the full-text source find this one.
-        let both = episode(&c, "the Porto trip itinerary", 5, NOW, "reliable", Some(&near(&target, &mut rng, 0.2)));
-        // Only full text.
-        let fts_only = episode(&c, "Porto restaurants list", 5, NOW, "reliable", None);
-        let hits = hybrid_recall(&c, "Porto trip", Some(&target), 10, NOW).unwrap();
-        let pos = |id: i64| hits.iter().position(|h| h.id == id).unwrap();
-        assert_eq!(pos(both), 0, "found by two sources: {hits:#?}");
-        assert!(pos(vec_only) < hits.len() && pos(fts_only) < hits.len());
-        let h = &hits[0];
-        let names: Vec<&str> = h.sources.iter().map(|s| s.source).collect();
-        assert!(names.contains(&"vector") && names.contains(&"fts"), "{names:?}");
-        assert!(h.why.contains("matches porto, trip"), "{}", h.why);
-        let expected = h.sources.iter().map(|s| 1.0 / (RRF_K + s.rank as f64)).sum::<f64>();
-        assert!((h.parts.rrf - expected).abs() < 1e-12);
-    }
-
-    #[test]
-    fn reliability_recency_and_salience_rerank() {
-        let c = open_in_memory().unwrap();
-        let same = |gist: &str, sal: i64, at: i64, rel: &str| episode(&c, gist, sal, at, rel, None);
-        let fresh = same("budget review meeting", 5, NOW, "reliable");
-        let old = same("budget review meeting", 5, NOW - 60 * DAY, "reliable");
-        let doubted = same("budget review meeting", 5, NOW, "contradicted");
-        let gone = same("budget review meeting", 5, NOW, "superseded");
-        let salient = same("budget review meeting", 10, NOW, "reliable");
-        let hits = hybrid_recall(&c, "budget review", None, 10, NOW).unwrap();
-        let ids: Vec<i64> = hits.iter().map(|h| h.id).collect();
-        assert!(!ids.contains(&gone), "superseded is excluded: {ids:?}");
-        let score = |id: i64| hits.iter().find(|h| h.id == id).unwrap();
-        // Equal text: fts ranks tie on bm25, so compare the multipliers, not the order alone.
-        assert!((score(old).parts.recency - 0.25).abs() < 1e-9, "two half-lives");
-        assert_eq!(score(doubted).parts.reliability, 0.4);
-        assert_eq!(score(fresh).parts.reliability, 1.0);
-        assert!((score(salient).parts.importance - 1.0).abs() < 1e-9);
-        assert_eq!(ids[0], salient, "{hits:#?}");
-        assert_eq!(*ids.last().unwrap(), doubted, "{hits:#?}");
-        assert!(score(fresh).score > score(old).score);
-    }
-
-    #[test]
-    fn layers_and_keyword_source() {
-        let c = open_in_memory().unwrap();
-        c.execute(
-            "INSERT INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
-             VALUES ('t', 'sister_city', 'my sister lives in Porto', 0.9, ?1, ?1, ?2)",
-            params![NOW, NOW + DAY],
-        )
-        .unwrap();
-        c.execute(
-            "INSERT INTO user_traits (trait_key, trait_value, confidence, created_at, updated_at, reliability)
-             VALUES ('sister', 'lives in Porto', 0.8, ?1, ?1, 'superseded')",
-            params![NOW],
-        )
-        .unwrap();
-        let mut rng = SplitMix64(3);
-        let tv = random_unit(&mut rng);
-        c.execute(
-            "INSERT INTO semantic_concepts (name, definition, created_at, updated_at) VALUES ('rust', 'a language', ?1, ?1)",
-            params![NOW],
-        )
-        .unwrap();
-        VectorRepo(&c).upsert(VecTable::Concepts, c.last_insert_rowid(), &tv).unwrap();
-        let hits = hybrid_recall(&c, "sister Porto", Some(&tv), 10, NOW).unwrap();
-        assert!(hits.iter().all(|h| h.layer != "trait"), "superseded trait excluded: {hits:#?}");
-        assert!(hits.iter().any(|h| h.layer == "fact" && h.sources[0].source == "keyword"));
-        assert!(hits.iter().any(|h| h.layer == "concept" && h.sources[0].source == "vector"));
-        let only: Vec<String> = vec!["facts".into()];
-        let req = RecallRequest { query: "sister Porto", embedding: Some(&tv), layers: &only, limit: 10, now: NOW };
-        let hits = recall_with(&c, &req).unwrap();
-        assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].layer, "fact");
-        assert_eq!(hits[0].confidence, 1.0);
-        // An embedding of the wrong size degrades to text recall instead of failing.
-        let hits = hybrid_recall(&c, "sister Porto", Some(&[0.5; 8]), 10, NOW).unwrap();
-        assert!(hits.iter().all(|h| h.sources.iter().all(|s| s.source != "vector")), "{hits:#?}");
-        assert!(!hits.is_empty());
-        // Expired facts are not recalled.
-        assert!(hybrid_recall(&c, "sister Porto", None, 10, NOW + 2 * DAY).unwrap().is_empty());
-    }
-
-    #[test]
-    fn fts_strips_operators() {
-        let c = open_in_memory().unwrap();
-        episode(&c, "notes on \"quoted\" NEAR things", 5, NOW, "reliable", None);
-        for q in ["NEAR( AND OR", "\"quoted\" -things*", "col:things ^notes"] {
-            let hits = hybrid_recall(&c, q, None, 5, NOW).unwrap();
-            assert!(!hits.is_empty(), "{q}");
-        }
-        assert!(hybrid_recall(&c, "the a", None, 5, NOW).unwrap().is_empty(), "no content words: no hits");
-    }
-
-    #[test]
-    fn recency_halves_every_thirty_days() {
-        assert_eq!(recency(NOW, NOW), 1.0);
-        assert!((recency(NOW - 30 * DAY, NOW) - 0.5).abs() < 1e-12);
-        assert_eq!(recency(NOW + DAY, NOW), 1.0);
-        assert_eq!(reliability_multiplier("superseded"), None);
-    }
-}
+mod tests;

@@ -5,15 +5,22 @@
 //! line being written, and the reader skips a torn last line with a warning.
 
 mod reader;
+pub mod rerun;
+mod turns;
+mod vectors;
 mod writer;
 
-pub use reader::{LogEntry, SessionLog, read_log};
+pub use reader::{LogEntry, SessionLog, parse_log, read_log};
+pub use rerun::{Rerun, RerunError, RerunTurn};
+pub use turns::{RecordedTurn, recorded_turns};
+pub use vectors::PackedVectors;
 pub use writer::{SessionWriter, spawn_writer};
 
 use serde::{Deserialize, Serialize};
 
-/// Bumped when the meaning of logged events changes incompatibly.
-pub const LOG_SCHEMA: u32 = 1;
+/// Bumped when what a log records changes. 2: embedding calls are logged (`llm_embedded`);
+/// a schema-1 log replays, but a rerun has no recorded vectors to answer embeddings with.
+pub const LOG_SCHEMA: u32 = 2;
 
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -65,3 +65,102 @@ fn a_file_that_is_not_a_session_log_is_refused() {
     assert!(matches!(read_log(&path), Err(SessionError::NotASessionLog { .. })));
     assert!(matches!(read_log(&dir.path().join("missing")), Err(SessionError::Read { .. })));
 }
+
+#[test]
+fn older_and_newer_headers_read_with_a_warning() {
+    // Schema 1 wrote no `schema` field; a newer version's header has fields this one lacks.
+    let old = "{\"type\":\"session_header\",\"ts\":\"2026-01-01T00:00:00Z\",\"version\":\"0.0.9\",\"session_id\":\"s\",\"config_digest\":\"d\"}\n";
+    let log = parse_log(old).unwrap();
+    assert_eq!((log.header.schema, log.header.version.as_str()), (1, "0.0.9"));
+    assert!(log.warnings[0].contains("log schema 1"), "{:?}", log.warnings);
+
+    let newer = "{\"type\":\"session_header\",\"schema\":7,\"flux\":true}\n\
+        {\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"user_message\",\"thread_id\":\"t\",\"exchange_id\":\"x\",\"text\":\"hi\"}\n\
+        {\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"user_message\",\"thread_id\":\"t\"}\n\
+        [1,2,3]\n";
+    let log = parse_log(newer).unwrap();
+    assert_eq!(log.header.schema, 7);
+    assert_eq!(log.entries.len(), 2, "the good event, and the bad one kept raw");
+    assert!(matches!(&log.entries[0], LogEntry::Event(e) if e.event == user_msg_x("hi")));
+    let w = log.warnings.join("\n");
+    assert!(w.contains("log schema 7") && w.contains("does not understand") && w.contains("no `type`"), "{w}");
+}
+
+#[test]
+fn bytes_that_are_not_text_are_not_a_log_and_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.bin");
+    std::fs::write(&path, [0xff, 0xfe, 0x00, b'\n', 0xc3]).unwrap();
+    assert!(matches!(read_log(&path), Err(SessionError::NotASessionLog { .. })));
+    // Every prefix of a real log either reads or is refused, without a panic.
+    let good = format!(
+        "{}\n{}\n",
+        serde_json::to_string(&Header::new("d")).unwrap(),
+        serde_json::to_string(&crate::events::Stamped { ts: chrono::Utc::now(), event: user_msg("hello") }).unwrap()
+    );
+    for cut in 0..good.len() {
+        if let Ok(log) = parse_log(&good[..cut]) {
+            assert!(log.entries.len() <= 1);
+        }
+    }
+}
+
+fn user_msg_x(text: &str) -> EngineEvent {
+    EngineEvent::UserMessage { thread_id: "t".into(), exchange_id: "x".into(), text: text.into() }
+}
+
+#[test]
+fn a_large_log_read_in_parallel_keeps_order_and_line_numbers() {
+    // Multi-byte characters everywhere, so a chunk boundary lands inside one.
+    let pad = "xé→".repeat(330);
+    let mut text = serde_json::to_string(&Header::new("d")).unwrap() + "\n";
+    let n = 3000; // ~6 MB: over the parallel threshold
+    for i in 0..n {
+        let ev = crate::events::Stamped { ts: chrono::Utc::now(), event: user_msg(&format!("{i} {pad}")) };
+        text.push_str(&serde_json::to_string(&ev).unwrap());
+        text.push('\n');
+        if i == 1500 {
+            text.push_str("garbage\n"); // line 1503: header, 1501 events, then this
+        }
+    }
+    text.push_str("{\"ts\":\"2026"); // torn: line n + 3
+    let log = parse_log(&text).unwrap();
+    assert_eq!(log.entries.len(), n);
+    for (i, e) in log.entries.iter().enumerate() {
+        let LogEntry::Event(s) = e else { panic!("line {i} not an event") };
+        let EngineEvent::UserMessage { text, .. } = &s.event else { panic!("wrong event") };
+        assert!(text.starts_with(&format!("{i} ")), "order kept at {i}");
+    }
+    assert_eq!(log.warnings.len(), 2, "{:?}", log.warnings);
+    assert!(log.warnings[0].starts_with("line 1503: not JSON"), "{:?}", log.warnings);
+    assert!(log.warnings[1].starts_with(&format!("line {}: torn", n + 3)), "{:?}", log.warnings);
+}
+
+#[test]
+fn events_read_by_the_fast_paths_round_trip() {
+    let events = [
+        EngineEvent::LlmToken { call_id: "c".into(), text: "Hel\"lo".into(), logprob: Some(-0.25) },
+        EngineEvent::LlmToken { call_id: "c".into(), text: "\n".into(), logprob: None },
+        EngineEvent::ReplyChunk { exchange_id: "x".into(), text: "wörld ".into() },
+        EngineEvent::LlmEmbedded { call_id: "e".into(), vectors: PackedVectors(vec![vec![0.5, -0.125], vec![]]) },
+        user_msg("the general path"),
+    ];
+    let mut text = serde_json::to_string(&Header::new("d")).unwrap() + "\n";
+    let stamped: Vec<crate::events::Stamped> =
+        events.iter().map(|e| crate::events::Stamped { ts: chrono::Utc::now(), event: e.clone() }).collect();
+    for s in &stamped {
+        text.push_str(&serde_json::to_string(s).unwrap());
+        text.push('\n');
+    }
+    let log = parse_log(&text).unwrap();
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    let back: Vec<crate::events::Stamped> = log
+        .entries
+        .into_iter()
+        .map(|e| match e {
+            LogEntry::Event(s) => s,
+            LogEntry::Unknown(v) => panic!("not read: {v}"),
+        })
+        .collect();
+    assert_eq!(back, stamped);
+}

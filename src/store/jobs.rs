@@ -84,8 +84,42 @@ impl JobsRepo<'_> {
             .execute("UPDATE jobs SET state = 'queued', updated_at = ?1 WHERE state = 'running'", params![now_ts()])?)
     }
 
+    /// The state of the newest `queue` job queued for one exchange (`queued`, `running`,
+    /// `done`, `failed`), or `None` when the exchange queued none there.
+    pub fn exchange_state(&self, queue: &str, exchange_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                "SELECT state FROM jobs WHERE queue = ?1 AND json_extract(payload, '$.exchange_id') = ?2
+                 ORDER BY id DESC LIMIT 1",
+                params![queue, exchange_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     /// Jobs waiting or running, per the whole queue table (for "is the mind idle?").
     pub fn pending_count(&self) -> Result<i64, StoreError> {
         Ok(self.0.query_row("SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')", [], |r| r.get(0))?)
+    }
+}
+
+/// Wait until one exchange's `queue` job is `done` or `failed`, at most `cap`: headless
+/// commands exit only once their turn's memory work is committed. Returns the last state.
+pub async fn wait_for_exchange_job(
+    db: &super::Db,
+    queue: &'static str,
+    exchange_id: &str,
+    cap: std::time::Duration,
+) -> Result<Option<String>, StoreError> {
+    let deadline = tokio::time::Instant::now() + cap;
+    loop {
+        let x = exchange_id.to_string();
+        let state = db.call(move |c| JobsRepo(c).exchange_state(queue, &x)).await?;
+        let finished = matches!(state.as_deref(), None | Some("done" | "failed"));
+        if finished || tokio::time::Instant::now() >= deadline {
+            return Ok(state);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }

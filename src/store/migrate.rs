@@ -10,8 +10,15 @@ pub struct Migration {
 }
 
 /// Every migration, in order. Append only: a shipped migration never changes.
-pub const MIGRATIONS: &[Migration] =
-    &[Migration { version: 1, name: "0001_init", sql: include_str!("../../migrations/0001_init.sql") }];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "0001_init", sql: include_str!("../../migrations/0001_init.sql") },
+    Migration { version: 2, name: "0002_vector_codes", sql: include_str!("../../migrations/0002_vector_codes.sql") },
+    Migration {
+        version: 3,
+        name: "0003_semantic_decay",
+        sql: include_str!("../../migrations/0003_semantic_decay.sql"),
+    },
+];
 
 pub fn latest_version() -> u32 {
     MIGRATIONS.last().map_or(0, |m| m.version)

@@ -8,17 +8,20 @@
 mod browse;
 mod chat;
 mod db;
+mod forget;
 mod jobs;
 mod migrate;
 mod routing;
 mod turn;
 mod ui;
+pub mod vector_codes;
 mod vectors;
 
-pub use browse::{MemoryLayer, list_layer};
+pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer};
 pub use chat::{ChatMessage, ChatRepo};
 pub use db::Db;
-pub use jobs::{Job, JobsRepo};
+pub use forget::{ForgetError, Forgotten, forget};
+pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use routing::{RoutingRecord, RoutingRepo};
 pub use turn::*;

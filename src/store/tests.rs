@@ -257,3 +257,22 @@ async fn async_handle_runs_on_its_own_thread() {
     let err = db.call(|c| VectorRepo(c).knn(VecTable::Traits, &[0.0], 1)).await.unwrap_err();
     assert!(matches!(err, StoreError::Dimension { .. }));
 }
+
+#[test]
+fn context_traits_skip_weak_and_contradicted_ones_and_put_statements_first() {
+    let conn = open_in_memory().unwrap();
+    let add = |key: &str, conf: f64, source: &str, reliability: &str| {
+        conn.execute(
+            "INSERT INTO user_traits (trait_key, trait_value, confidence, source, reliability, created_at, updated_at)
+             VALUES (?1, 'v', ?2, ?3, ?4, 1, 1)",
+            rusqlite::params![key, conf, source, reliability],
+        )
+        .unwrap();
+    };
+    add("guessed_hobby", 0.9, "inferred", "reliable");
+    add("stated_city", 0.6, "explicit", "reliable");
+    add("faint", 0.29, "inferred", "reliable");
+    add("disputed", 0.95, "explicit", "contradicted");
+    let keys: Vec<String> = TurnRepo(&conn).traits().unwrap().into_iter().map(|t| t.key).collect();
+    assert_eq!(keys, ["stated_city", "guessed_hobby"]);
+}

@@ -25,6 +25,8 @@ pub const BOUNDARY_TTL_S: i64 = 86_400;
 pub const TOPICS_CONSIDERED: usize = 64;
 /// Traits shown to the frontal cortex.
 pub const TRAITS_IN_CONTEXT: usize = 12;
+/// Traits below this confidence are not injected (parameters §6.6).
+pub const TRAIT_INJECT_CONFIDENCE: f64 = 0.3;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WmEntry {
@@ -184,14 +186,15 @@ impl TurnRepo<'_> {
         Ok(TopicContext { gists, facts, world_state, fok: fok.unwrap_or(0).clamp(0, 5) as f64 })
     }
 
-    /// The traits worth showing the frontal cortex: live ones, most confident first.
+    /// The traits context assembly injects: confident enough (parameters §6.6), not
+    /// contradicted or superseded, the user's own statements first.
     pub fn traits(&self) -> Result<Vec<TraitRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(
             "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
-             WHERE reliability IN ('reliable', 'uncertain')
+             WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?2
              ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
         )?;
-        let rows = stmt.query_map(params![TRAITS_IN_CONTEXT as i64], |r| {
+        let rows = stmt.query_map(params![TRAITS_IN_CONTEXT as i64, TRAIT_INJECT_CONFIDENCE], |r| {
             Ok(TraitRow {
                 key: r.get(0)?,
                 value: r.get(1)?,

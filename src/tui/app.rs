@@ -10,6 +10,7 @@ use super::chat::{Chat, Role};
 use super::help::Help;
 use super::input::Input;
 use super::keymap::{Command, Context, Focus, Keymap};
+use super::memory::{self, MemoryBrowser};
 use super::panes::act::{ActPane, Iteration};
 use super::panes::drift::DriftPane;
 use super::panes::routing::{Decision, RoutingPane};
@@ -37,6 +38,13 @@ pub enum Action {
     LoadDecision(String),
     /// Fetch the built-in model files that are missing.
     FetchModels,
+    /// Read one memory layer's rows for the browser, optionally only those matching a search.
+    LoadMemory {
+        layer: crate::store::MemoryLayer,
+        search: Option<String>,
+    },
+    /// Forget one memory (the browser has asked the user first).
+    ForgetMemory(crate::store::MemoryId),
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -75,6 +83,7 @@ pub struct App {
     pub drift: DriftPane,
     pub uncertainties: UncertaintiesPane,
     pub audit: Option<Audit>,
+    pub memory: Option<MemoryBrowser>,
     pub help: Option<Help>,
     pub setup: Setup,
     pub status: Status,
@@ -103,6 +112,7 @@ impl App {
             drift: DriftPane::default(),
             uncertainties: UncertaintiesPane::default(),
             audit: None,
+            memory: None,
             help: None,
             setup: Setup::new(settings.places),
             status,
@@ -120,6 +130,8 @@ impl App {
             Context::Setup
         } else if let Some(a) = &self.audit {
             if a.detail.is_some() { Context::Detail } else { Context::Audit }
+        } else if let Some(m) = &self.memory {
+            m.context()
         } else if self.focus == Focus::Input {
             Context::Input
         } else {
@@ -170,6 +182,7 @@ impl App {
                 }
                 let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
                 match (ctx, key.code) {
+                    (Context::MemorySearch, KeyCode::Char(c)) if plain => return self.type_search(&c.to_string()),
                     (Context::Input, KeyCode::Char(c)) if plain => {
                         let mut b = [0u8; 4];
                         self.input.insert(c.encode_utf8(&mut b));
@@ -185,6 +198,10 @@ impl App {
                 None
             }
             Event::Paste(text) => {
+                if self.context() == Context::MemorySearch {
+                    self.dirty = true;
+                    return self.type_search(text.lines().next().unwrap_or_default());
+                }
                 if matches!(self.context(), Context::Input | Context::View) {
                     self.focus = Focus::Input;
                     self.input.insert(&text);
@@ -212,12 +229,21 @@ impl App {
     }
 
     fn run(&mut self, cmd: Command, ctx: Context) -> Option<Action> {
+        if ctx.is_memory()
+            && let Some(m) = &mut self.memory
+        {
+            match m.command(cmd) {
+                memory::Reply::Ignored => {}
+                reply => return self.memory_reply(reply),
+            }
+        }
         match cmd {
             Command::Quit => return Some(Action::Quit),
             Command::Help => {
-                self.help = if self.help.is_some() { None } else { Some(Help::default()) };
+                self.help = if self.help.is_some() { None } else { Some(self.help_with_files()) };
             }
             Command::Audit => return self.toggle_audit(),
+            Command::Memory => return self.toggle_memory(),
             Command::ShowLog => self.status.show_log = !self.status.show_log,
             Command::FocusNext => self.cycle_focus(Focus::next),
             Command::FocusPrev => self.cycle_focus(Focus::prev),
@@ -300,6 +326,41 @@ impl App {
         Some(Action::LoadAudit(filter))
     }
 
+    /// Help lists this session's files under the keys (they used to have only a key of their own).
+    fn help_with_files(&self) -> Help {
+        let s = &self.status;
+        let files = [("log", &s.log_file), ("session", &s.session_log)];
+        Help::with_files(files.iter().filter(|(_, p)| !p.is_empty()).map(|(k, p)| format!("{k:<8} {p}")).collect())
+    }
+
+    /// F3: open the memory browser (asking for its first layer) or close it.
+    fn toggle_memory(&mut self) -> Option<Action> {
+        if self.memory.take().is_some() || self.setup.visible() {
+            return None;
+        }
+        self.audit = None;
+        let (browser, load) = MemoryBrowser::open();
+        self.memory = Some(browser);
+        self.memory_reply(load)
+    }
+
+    fn memory_reply(&mut self, reply: memory::Reply) -> Option<Action> {
+        match reply {
+            memory::Reply::Ignored | memory::Reply::Done => None,
+            memory::Reply::Close => {
+                self.memory = None;
+                None
+            }
+            memory::Reply::Load { layer, search } => Some(Action::LoadMemory { layer, search }),
+            memory::Reply::Forget(id) => Some(Action::ForgetMemory(id)),
+        }
+    }
+
+    fn type_search(&mut self, text: &str) -> Option<Action> {
+        let reply = self.memory.as_mut()?.type_text(text);
+        self.memory_reply(reply)
+    }
+
     /// Scroll whatever the context points at.
     fn scroll(&mut self, cmd: Command, ctx: Context) {
         let page = |visible: u16| i32::from(visible.saturating_sub(1).max(1));
@@ -328,7 +389,12 @@ impl App {
                     }
                 }
             }
-            Context::Setup => {}
+            // The memory browser scrolls itself (see `run`).
+            Context::Setup
+            | Context::Memory
+            | Context::MemoryDetail
+            | Context::MemorySearch
+            | Context::MemoryConfirm => {}
             // PageUp/PageDown from the message box scroll the chat.
             Context::Input => self.scroll_focus(Focus::Chat, cmd),
             Context::View => self.scroll_focus(self.focus, cmd),
@@ -386,6 +452,11 @@ impl App {
         for _ in 0..rows.unsigned_abs() {
             match self.context() {
                 ctx @ (Context::Help | Context::Audit | Context::Detail) => self.scroll(cmd, ctx),
+                ctx if ctx.is_memory() => {
+                    if let Some(m) = &mut self.memory {
+                        m.command(cmd);
+                    }
+                }
                 Context::Setup => {}
                 _ => {
                     if let Some(f) = self.focus_at(at) {
@@ -451,6 +522,7 @@ impl App {
             EngineEvent::LlmStart { .. }
             | EngineEvent::LlmToken { .. }
             | EngineEvent::LlmComplete { .. }
+            | EngineEvent::LlmEmbedded { .. }
             | EngineEvent::LlmFailed { .. } => return,
             EngineEvent::ModelsResolved { roles, missing_builtin, missing_builtin_bytes } => {
                 self.status.models = roles.clone();
@@ -493,6 +565,20 @@ impl App {
                 self.status.pending = self.status.pending.saturating_sub(1);
             }
             EngineEvent::DriftLoaded { thoughts } => self.drift.loaded(thoughts),
+            EngineEvent::MemoryLoaded { layer, search, rows } => {
+                if let Some(m) = &mut self.memory {
+                    m.loaded(*layer, search.as_deref(), rows);
+                }
+            }
+            EngineEvent::MemoryForgotten { id, error: None } => {
+                if let Some(m) = &mut self.memory {
+                    m.forgotten(*id);
+                }
+                self.status.notice(NoticeLevel::Info, &format!("Forgot {id}."));
+            }
+            EngineEvent::MemoryForgotten { id, error: Some(e) } => {
+                self.status.notice(NoticeLevel::Error, &format!("Could not forget {id}: {e}"));
+            }
             EngineEvent::UncertaintiesLoaded { items } => self.uncertainties.loaded(items),
         }
         self.dirty = true;

@@ -13,9 +13,29 @@ use ratatui::widgets::{Clear, Paragraph};
 #[derive(Debug, Default)]
 pub struct Help {
     pub scroll: Scroll,
+    /// This session's files ("log /path"), listed under the keys: where to look when
+    /// something went wrong is a question help should answer.
+    pub files: Vec<String>,
 }
 
 impl Help {
+    pub fn with_files(files: Vec<String>) -> Help {
+        Help { files, ..Help::default() }
+    }
+
+    /// The key table, then this session's files.
+    fn full_text(&self, keymap: &Keymap) -> Text<'static> {
+        let mut t = Self::text(keymap);
+        if !self.files.is_empty() {
+            t.push_line(Line::default());
+            t.push_line(Line::from(Span::styled("Files", theme::accent().add_modifier(Modifier::BOLD))));
+            for f in &self.files {
+                t.push_line(Line::from(format!("  {f}")));
+            }
+        }
+        t
+    }
+
     pub fn area(screen: Rect) -> Rect {
         let width = screen.width.saturating_sub(4).min(72);
         let height = screen.height.saturating_sub(2);
@@ -49,13 +69,13 @@ impl Help {
     pub fn prepare(&mut self, screen: Rect, keymap: &Keymap) {
         let area = Self::area(screen);
         let inner = Rect { width: area.width.saturating_sub(2), height: area.height.saturating_sub(2), ..area };
-        self.scroll.clamp(&Self::text(keymap), inner);
+        self.scroll.clamp(&self.full_text(keymap), inner);
     }
 
     pub fn render(&self, frame: &mut Frame, screen: Rect, keymap: &Keymap) {
         let area = Self::area(screen);
         frame.render_widget(Clear, area);
-        let p = Paragraph::new(Self::text(keymap))
+        let p = Paragraph::new(self.full_text(keymap))
             .scroll((self.scroll.top, 0))
             .block(theme::pane("Keys · Esc closes", true));
         frame.render_widget(p, area);

@@ -47,6 +47,25 @@ pub enum Context {
     Help,
     /// The first-run screen.
     Setup,
+    /// The memory browser's list.
+    Memory,
+    /// One memory with its provenance.
+    MemoryDetail,
+    /// Typing in the memory browser's search box.
+    MemorySearch,
+    /// "Forget this memory?"
+    MemoryConfirm,
+}
+
+impl Context {
+    /// Keys are text here, so single-character bindings from other scopes stay out.
+    pub fn typing(self) -> bool {
+        matches!(self, Context::Input | Context::MemorySearch)
+    }
+
+    pub fn is_memory(self) -> bool {
+        matches!(self, Context::Memory | Context::MemoryDetail | Context::MemorySearch | Context::MemoryConfirm)
+    }
 }
 
 /// Where a binding applies.
@@ -61,13 +80,17 @@ pub enum Scope {
 
 impl Scope {
     /// Help popup order.
-    pub const ORDER: [Scope; 8] = [
+    pub const ORDER: [Scope; 12] = [
         Scope::Global,
         Scope::Only(Context::Input),
         Scope::Only(Context::View),
         Scope::NotTyping,
         Scope::Only(Context::Audit),
         Scope::Only(Context::Detail),
+        Scope::Only(Context::Memory),
+        Scope::Only(Context::MemorySearch),
+        Scope::Only(Context::MemoryDetail),
+        Scope::Only(Context::MemoryConfirm),
         Scope::Only(Context::Help),
         Scope::Only(Context::Setup),
     ];
@@ -75,7 +98,7 @@ impl Scope {
     fn applies(self, ctx: Context) -> bool {
         match self {
             Scope::Global => true,
-            Scope::NotTyping => ctx != Context::Input,
+            Scope::NotTyping => !ctx.typing(),
             Scope::Only(c) => c == ctx,
         }
     }
@@ -91,6 +114,10 @@ impl Scope {
             Scope::Only(Context::Detail) => "Audit detail",
             Scope::Only(Context::Help) => "This help",
             Scope::Only(Context::Setup) => "First-run screen",
+            Scope::Only(Context::Memory) => "Memory browser",
+            Scope::Only(Context::MemorySearch) => "Memory search box",
+            Scope::Only(Context::MemoryDetail) => "One memory",
+            Scope::Only(Context::MemoryConfirm) => "Forget a memory?",
         }
     }
 }
@@ -135,6 +162,13 @@ pub enum Command {
     Filter,
     Reload,
     Fetch,
+    // The memory browser.
+    Memory,
+    NextLayer,
+    PrevLayer,
+    Search,
+    Forget,
+    Confirm,
 }
 
 /// One entry of the default table. `name` is what `[keys]` in the config refers to.
@@ -169,7 +203,8 @@ pub const BINDINGS: &[Binding] = &[
     b("help", Global, Command::Help, &["f1"], "all keys", true),
     b("help_alt", NotTyping, Command::Help, &["?"], "all keys", false),
     b("audit", Global, Command::Audit, &["f2"], "routing audit", true),
-    b("show_log", Global, Command::ShowLog, &["f3"], "show the log file path", false),
+    b("memory", Global, Command::Memory, &["f3"], "memories", true),
+    b("show_log", Global, Command::ShowLog, &["f4"], "show the log and session file paths", false),
     b("next_pane", Global, Command::FocusNext, &["tab"], "next pane", true),
     b("prev_pane", Global, Command::FocusPrev, &["backtab"], "previous pane", false),
     b("page_up", Global, Command::PageUp, &["pageup"], "scroll up a page (mouse wheel too)", false),
@@ -208,6 +243,28 @@ pub const BINDINGS: &[Binding] = &[
     b("detail_prev", Only(C::Detail), Command::Left, &["left", "h"], "previous decision", true),
     b("detail_next", Only(C::Detail), Command::Right, &["right", "l"], "next decision", true),
     b("detail_back", Only(C::Detail), Command::Close, &["esc", "backspace", "q"], "back to the table", true),
+    // Memory browser.
+    b("memory_up", Only(C::Memory), Command::Up, &["up", "k"], "previous memory", false),
+    b("memory_down", Only(C::Memory), Command::Down, &["down", "j"], "next memory", false),
+    b("memory_top", Only(C::Memory), Command::Top, &["home", "g"], "first memory", false),
+    b("memory_bottom", Only(C::Memory), Command::Bottom, &["end", "G"], "last memory", false),
+    b("memory_next_layer", Only(C::Memory), Command::NextLayer, &["tab", "right", "l"], "next layer", true),
+    b("memory_prev_layer", Only(C::Memory), Command::PrevLayer, &["backtab", "left", "h"], "previous layer", false),
+    b("memory_search", Only(C::Memory), Command::Search, &["/"], "search", true),
+    b("memory_open", Only(C::Memory), Command::Open, &["enter"], "provenance", true),
+    b("memory_forget", Only(C::Memory), Command::Forget, &["d", "delete"], "forget", true),
+    b("memory_reload", Only(C::Memory), Command::Reload, &["r"], "reload", false),
+    b("memory_close", Only(C::Memory), Command::Close, &["esc", "q"], "close", true),
+    b("memory_search_done", Only(C::MemorySearch), Command::Open, &["enter", "down"], "keep the filter", true),
+    b("memory_search_cancel", Only(C::MemorySearch), Command::Close, &["esc"], "clear the search", true),
+    b("memory_search_back", Only(C::MemorySearch), Command::DeleteBack, &["backspace"], "delete a character", false),
+    b("memory_search_clear", Only(C::MemorySearch), Command::ClearInput, &["ctrl-u"], "clear the text", false),
+    b("memory_detail_up", Only(C::MemoryDetail), Command::Up, &["up", "k"], "scroll", true),
+    b("memory_detail_down", Only(C::MemoryDetail), Command::Down, &["down", "j"], "scroll", false),
+    b("memory_detail_forget", Only(C::MemoryDetail), Command::Forget, &["d", "delete"], "forget", true),
+    b("memory_detail_back", Only(C::MemoryDetail), Command::Close, &["esc", "backspace", "q"], "back to list", true),
+    b("memory_confirm_yes", Only(C::MemoryConfirm), Command::Confirm, &["y"], "yes, forget it", true),
+    b("memory_confirm_no", Only(C::MemoryConfirm), Command::Close, &["n", "esc"], "no, keep it", true),
     // Help.
     b("help_up", Only(C::Help), Command::Up, &["up", "k"], "scroll", false),
     b("help_down", Only(C::Help), Command::Down, &["down", "j"], "scroll", false),
@@ -446,7 +503,7 @@ impl Keymap {
     pub fn command(&self, key: &KeyEvent, ctx: Context) -> Option<Command> {
         let hit =
             |scope: Scope| self.bindings.iter().find(|b| b.scope == scope && b.chords.iter().any(|c| c.matches(key)));
-        let not_typing = (ctx != Context::Input).then(|| hit(Scope::NotTyping)).flatten();
+        let not_typing = (!ctx.typing()).then(|| hit(Scope::NotTyping)).flatten();
         hit(Scope::Only(ctx)).or(not_typing).or_else(|| hit(Scope::Global)).map(|b| b.command)
     }
 
@@ -468,7 +525,7 @@ impl Keymap {
 fn overlaps(a: Scope, b: Scope) -> bool {
     match (a, b) {
         (Scope::Global, _) | (_, Scope::Global) => true,
-        (Scope::NotTyping, Scope::Only(c)) | (Scope::Only(c), Scope::NotTyping) => c != Context::Input,
+        (Scope::NotTyping, Scope::Only(c)) | (Scope::Only(c), Scope::NotTyping) => !c.typing(),
         (Scope::NotTyping, Scope::NotTyping) => true,
         (Scope::Only(x), Scope::Only(y)) => x == y,
     }

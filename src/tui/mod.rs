@@ -3,7 +3,7 @@
 //!
 //! - [`app`]: the state and its reactions (pure; every state renders in a test);
 //! - [`view`]: layout and drawing, plus one module per component (chat, input, panes, the
-//!   audit, help and first-run popups, the status bar);
+//!   audit, memory, help and first-run popups, the status bar);
 //! - [`keymap`]: the one key table behind dispatch, the hint bar and the help popup;
 //! - `worker`: the background side that carries out the app's actions.
 
@@ -15,7 +15,9 @@ mod highlight;
 pub mod input;
 pub mod keymap;
 pub mod markdown;
+pub mod memory;
 pub mod panes;
+pub mod replay;
 pub mod setup;
 pub mod status;
 mod theme;
@@ -93,7 +95,7 @@ pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
 /// Terminal input, read on its own thread. A plain blocking reader is simpler and
 /// more predictable than an async event stream, and lets the loop drain input
 /// with `try_recv` before each render.
-fn terminal_events() -> mpsc::Receiver<std::io::Result<Event>> {
+pub(crate) fn terminal_events() -> mpsc::Receiver<std::io::Result<Event>> {
     let (tx, rx) = mpsc::channel(1024);
     std::thread::Builder::new()
         .name("chalie-input".into())

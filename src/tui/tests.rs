@@ -17,6 +17,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+mod memory;
+
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC
 
 fn ts(offset_s: i64) -> DateTime<Utc> {
@@ -605,9 +607,12 @@ fn keys_move_focus_and_quit() {
     assert_eq!(a.input.text(), "?");
     assert_eq!(a.on_terminal(ctrl('q')), Some(Action::Quit));
     assert_eq!(a.on_terminal(ctrl('c')), Some(Action::Quit));
-    // F3 shows the log path in the status bar.
-    a.on_terminal(key(KeyCode::F(3)));
+    // F4 shows the log path in the status bar; the help lists it too.
+    a.on_terminal(key(KeyCode::F(4)));
     assert!(draw(&mut a, 120, 40).contains("log /home/u/.local/share/chalie-tui/logs/chalie-tui.log"));
+    a.on_terminal(key(KeyCode::F(1)));
+    let help = draw(&mut a, 120, 200);
+    assert!(help.contains("log      /home/u/.local/share/chalie-tui/logs/chalie-tui.log"), "{help}");
 }
 
 #[test]

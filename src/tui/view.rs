@@ -5,6 +5,7 @@
 use super::app::App;
 use super::audit::Audit;
 use super::keymap::{Command, Context, Focus};
+use super::memory::MemoryBrowser;
 use super::panes::{self, Scroll};
 use super::status;
 use ratatui::Frame;
@@ -74,6 +75,9 @@ pub fn layout(app: &mut App, screen: Rect) -> Areas {
     if let Some(audit) = &mut app.audit {
         audit.prepare(Audit::area(main), offset);
     }
+    if let Some(memory) = &mut app.memory {
+        memory.prepare(MemoryBrowser::area(main), offset);
+    }
     if let Some(help) = &mut app.help {
         help.prepare(main, &app.keymap);
     }
@@ -115,6 +119,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     app.status.render(frame, a.status, app.activity());
     if app.setup.visible() {
         app.setup.render(frame, a.main, app.status.tick);
+    }
+    if let Some(memory) = &app.memory {
+        memory.render(frame, MemoryBrowser::area(a.main), app.offset, &app.keymap);
     }
     if let Some(audit) = &app.audit {
         audit.render(frame, Audit::area(a.main), app.offset);

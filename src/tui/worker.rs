@@ -162,6 +162,29 @@ impl Worker {
                 });
             }
             Action::FetchModels => self.fetch_models(),
+            Action::LoadMemory { layer, search } => {
+                let db = self.rt.db.clone();
+                tokio::spawn(async move {
+                    let q = search.clone();
+                    match db.call(move |c| store::list_layer(c, layer, q.as_deref(), super::memory::LIMIT)).await {
+                        Ok(rows) => bus.emit(EngineEvent::MemoryLoaded { layer, search, rows }),
+                        Err(e) => {
+                            bus.notice(NoticeLevel::Error, format!("could not read memories: {}", crate::describe(&e)))
+                        }
+                    }
+                });
+            }
+            Action::ForgetMemory(id) => {
+                let db = self.rt.db.clone();
+                tokio::spawn(async move {
+                    let error = match db.call(move |c| Ok(store::forget(c, id))).await {
+                        Ok(Ok(_)) => None,
+                        Ok(Err(e)) => Some(crate::describe(&e)),
+                        Err(e) => Some(crate::describe(&e)),
+                    };
+                    bus.emit(EngineEvent::MemoryForgotten { id, error });
+                });
+            }
         }
         true
     }

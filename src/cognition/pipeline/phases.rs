@@ -204,7 +204,7 @@ pub fn phase_a(
 ) -> Result<PhaseA, StoreError> {
     let repo = TurnRepo(c);
     if let Some(name) = name {
-        repo.set_explicit_trait("name", name, "identity")?;
+        repo.set_explicit_trait("name", name, "core")?;
     }
     let times = repo.message_times_before(thread_id, exchange_id)?;
     let (session_exchanges, gap) = session_exchanges(now, &times);

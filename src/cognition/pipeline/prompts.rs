@@ -60,7 +60,11 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
 
     // Relevance mask (parameters §2): the user's traits always; facts and gists for replies
     // that answer; world state only for a full answer.
-    let traits: Vec<String> = g.traits.iter().map(|t| format!("- {}: {}", t.key.replace('_', " "), t.value)).collect();
+    let traits: Vec<String> = g
+        .traits
+        .iter()
+        .map(|t| format!("- {}: {} ({})", t.key.replace('_', " "), t.value, trait_label(t.confidence)))
+        .collect();
     section(&mut system, "What you know about the user", &traits);
     if g.mode != Mode::Acknowledge {
         let facts: Vec<String> = g.topic.facts.iter().map(|(k, v)| format!("- {k}: {v}")).collect();
@@ -93,6 +97,17 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     req.max_tokens = max_tokens(g.mode);
     req.temperature = if g.mode == Mode::Respond { 0.6 } else { 0.4 };
     req
+}
+
+/// How sure the frontal cortex should sound about a trait (parameters §6.6 labels).
+pub fn trait_label(confidence: f64) -> &'static str {
+    if confidence > 0.7 {
+        "well established"
+    } else if confidence >= 0.4 {
+        "likely"
+    } else {
+        "uncertain"
+    }
 }
 
 fn section(out: &mut String, title: &str, lines: &[String]) {

@@ -329,6 +329,7 @@ impl RouterSignals {
 }
 
 pub mod calibration;
+pub mod overrides;
 mod tiebreak;
 mod weights;
 

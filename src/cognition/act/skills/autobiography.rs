@@ -8,6 +8,9 @@ use rusqlite::{Connection, params};
 use serde_json::{Map, Value, json};
 
 /// The six sections, in narrative order.
+/// Trait keys that describe the user's work, whatever their category.
+const WORK_KEYS: [&str; 4] = ["occupation", "employer", "job", "workplace"];
+
 pub const SECTIONS: [&str; 6] = ["identity", "people", "work", "preferences", "interests", "recent"];
 
 pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
@@ -62,10 +65,20 @@ fn build(c: &Connection) -> Result<Value, SkillError> {
     )?;
     let traits: Vec<(String, String, String)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+    // Work is told by the trait's key (the chunker files occupation and employer under
+    // `core`); every other section by the trait's category (§6.6 plus older names).
+    let is_work = |key: &str| WORK_KEYS.contains(&key);
     let pick = |cats: &[&str]| -> Vec<String> {
+        let work = cats.contains(&"work");
         traits
             .iter()
-            .filter(|(_, _, cat)| cats.contains(&cat.as_str()))
+            .filter(|(k, _, cat)| {
+                if work {
+                    is_work(k) || cats.contains(&cat.as_str())
+                } else {
+                    !is_work(k) && cats.contains(&cat.as_str())
+                }
+            })
             .map(|(k, v, _)| {
                 let k = k.trim_start_matches("note:").replace('_', " ");
                 if k == "name" { format!("your name is {v}") } else { format!("{k}: {v}") }
@@ -84,10 +97,10 @@ fn build(c: &Connection) -> Result<Value, SkillError> {
     )?;
     let concepts: Vec<String> = stmt.query_map(params![], |r| r.get(0))?.collect::<Result<_, _>>()?;
     Ok(json!({
-        "identity": sentence("About you:", pick(&["identity", "general"])),
+        "identity": sentence("About you:", pick(&["identity", "core", "physical", "general"])),
         "people": sentence("The people in your life:", pick(&["relationship", "people", "family"])),
         "work": sentence("Your work:", pick(&["work", "project", "career"])),
-        "preferences": sentence("You prefer:", pick(&["preference", "communication", "style"])),
+        "preferences": sentence("You prefer:", pick(&["preference", "micro_preference", "communication_style", "behavioral_pattern", "communication", "style"])),
         "interests": sentence("You are interested in", concepts.into_iter().chain(pick(&["interest", "hobby"])).collect()),
         "recent": sentence("Recently:", episodes),
     }))
@@ -117,5 +130,24 @@ mod tests {
         let people = run(&c, json!({"section": "people"}).as_object().unwrap(), &ctx()).unwrap();
         assert_eq!(people.summary, "The people in your life: sister: Maria.", "the cache was refreshed");
         assert!(run(&c, json!({"section": "astrology"}).as_object().unwrap(), &ctx()).is_err());
+    }
+
+    #[test]
+    fn work_is_told_by_key_and_chunker_categories_find_their_sections() {
+        let c = crate::store::open_in_memory().unwrap();
+        for (k, v, cat) in [
+            ("occupation", "nurse", "core"),
+            ("hometown", "Lyon", "core"),
+            ("allergy_peanuts", "peanuts", "physical"),
+            ("format", "bullet points", "micro_preference"),
+        ] {
+            TurnRepo(&c).set_explicit_trait(k, v, cat).unwrap();
+        }
+        let section = |s: &str| run(&c, json!({"section": s}).as_object().unwrap(), &ctx()).unwrap().summary;
+        assert_eq!(section("work"), "Your work: occupation: nurse.");
+        let identity = section("identity");
+        assert!(identity.contains("hometown: Lyon") && identity.contains("allergy peanuts: peanuts"), "{identity}");
+        assert!(!identity.contains("nurse"), "work is not repeated under identity: {identity}");
+        assert_eq!(section("preferences"), "You prefer: format: bullet points.");
     }
 }

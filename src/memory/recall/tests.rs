@@ -1,0 +1,260 @@
+//! Tests of hybrid recall: fusion, re-ranking, layers, and the indexes behind the sources.
+
+use super::text::{KEYWORD_LAYERS, TRIGRAM, keyword_sql};
+use super::*;
+use crate::SplitMix64;
+use crate::store::open_in_memory;
+
+const DAY: i64 = 86_400;
+const NOW: i64 = 1_800_000_000;
+
+fn random_unit(rng: &mut SplitMix64) -> Vec<f32> {
+    let v: Vec<f32> = (0..EMBEDDING_DIM).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
+    unit(v)
+}
+
+fn unit(v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
+    v.into_iter().map(|x| x / n).collect()
+}
+
+/// `base` nudged by noise of size `eps`: a near neighbour.
+fn near(base: &[f32], rng: &mut SplitMix64, eps: f32) -> Vec<f32> {
+    unit(base.iter().map(|x| x + eps * (rng.next_f64() as f32 * 2.0 - 1.0)).collect())
+}
+
+fn episode(c: &Connection, gist: &str, salience: i64, at: i64, reliability: &str, v: Option<&[f32]>) -> i64 {
+    c.execute(
+        "INSERT INTO episodes (gist, salience, freshness, created_at, updated_at, reliability)
+         VALUES (?1, ?2, ?2 / 10.0, ?3, ?3, ?4)",
+        params![gist, salience, at, reliability],
+    )
+    .unwrap();
+    let id = c.last_insert_rowid();
+    if let Some(v) = v {
+        VectorRepo(c).upsert(VecTable::Episodes, id, v).unwrap();
+    }
+    id
+}
+
+#[test]
+fn vector_neighbour_ranks_first_with_provenance() {
+    let c = open_in_memory().unwrap();
+    let mut rng = SplitMix64(7);
+    let target = random_unit(&mut rng);
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        let v = random_unit(&mut rng);
+        ids.push(episode(&c, &format!("unrelated note number {i}"), 5, NOW - DAY, "reliable", Some(&v)));
+    }
+    let wanted = episode(&c, "dinner with Ana on Friday", 5, NOW - DAY, "reliable", Some(&target));
+    let query = near(&target, &mut rng, 0.05);
+    let hits = hybrid_recall(&c, "what did we plan", Some(&query), 5, NOW).unwrap();
+    assert_eq!(hits[0].layer, "episode");
+    assert_eq!(hits[0].id, wanted, "{hits:#?}");
+    assert_eq!(hits[0].sources[0].source, "vector");
+    assert_eq!(hits[0].sources[0].rank, 1);
+    assert!(hits[0].confidence > 0.8, "cosine of a near neighbour: {}", hits[0].confidence);
+    assert!(hits[0].why.contains("vector #1"), "{}", hits[0].why);
+    assert_eq!(hits[0].at, NOW - DAY);
+    assert_eq!(hits.len(), 1, "random vectors are not matches (cosine < MIN_SIMILARITY): {hits:#?}");
+    // A looser query keeps more neighbours, best first.
+    let half: Vec<f32> = unit(target.iter().zip(&random_unit(&mut rng)).map(|(a, b)| a + 0.3 * b).collect());
+    let more = hybrid_recall(&c, "what did we plan", Some(&half), 5, NOW).unwrap();
+    assert_eq!(more[0].id, wanted);
+    assert!(more.windows(2).all(|w| w[0].score >= w[1].score), "best first");
+}
+
+#[test]
+fn sources_fuse_and_agreement_wins() {
+    let c = open_in_memory().unwrap();
+    let mut rng = SplitMix64(11);
+    let target = random_unit(&mut rng);
+    // Only the vector source finds this one.
+    let vec_only = episode(&c, "something about weekends", 5, NOW, "reliable", Some(&near(&target, &mut rng, 0.01)));
+    // Both the vector and the full-text source find this one.
+    let both = episode(&c, "the Porto trip itinerary", 5, NOW, "reliable", Some(&near(&target, &mut rng, 0.2)));
+    // Only full text.
+    let fts_only = episode(&c, "Porto restaurants list", 5, NOW, "reliable", None);
+    let hits = hybrid_recall(&c, "Porto trip", Some(&target), 10, NOW).unwrap();
+    let pos = |id: i64| hits.iter().position(|h| h.id == id).unwrap();
+    assert_eq!(pos(both), 0, "found by two sources: {hits:#?}");
+    assert!(pos(vec_only) < hits.len() && pos(fts_only) < hits.len());
+    let h = &hits[0];
+    let names: Vec<&str> = h.sources.iter().map(|s| s.source).collect();
+    assert!(names.contains(&"vector") && names.contains(&"fts"), "{names:?}");
+    assert!(h.why.contains("matches porto, trip"), "{}", h.why);
+    let expected = h.sources.iter().map(|s| 1.0 / (RRF_K + s.rank as f64)).sum::<f64>();
+    assert!((h.parts.rrf - expected).abs() < 1e-12);
+}
+
+#[test]
+fn reliability_recency_and_salience_rerank() {
+    let c = open_in_memory().unwrap();
+    let same = |gist: &str, sal: i64, at: i64, rel: &str| episode(&c, gist, sal, at, rel, None);
+    let fresh = same("budget review meeting", 5, NOW, "reliable");
+    let old = same("budget review meeting", 5, NOW - 60 * DAY, "reliable");
+    let doubted = same("budget review meeting", 5, NOW, "contradicted");
+    let gone = same("budget review meeting", 5, NOW, "superseded");
+    let salient = same("budget review meeting", 10, NOW, "reliable");
+    let hits = hybrid_recall(&c, "budget review", None, 10, NOW).unwrap();
+    let ids: Vec<i64> = hits.iter().map(|h| h.id).collect();
+    assert!(!ids.contains(&gone), "superseded is excluded: {ids:?}");
+    let score = |id: i64| hits.iter().find(|h| h.id == id).unwrap();
+    // Equal text: fts ranks tie on bm25, so compare the multipliers, not the order alone.
+    assert!((score(old).parts.recency - 0.25).abs() < 1e-9, "two half-lives");
+    assert_eq!(score(doubted).parts.reliability, 0.4);
+    assert_eq!(score(fresh).parts.reliability, 1.0);
+    assert!((score(salient).parts.importance - 1.0).abs() < 1e-9);
+    assert_eq!(ids[0], salient, "{hits:#?}");
+    assert_eq!(*ids.last().unwrap(), doubted, "{hits:#?}");
+    assert!(score(fresh).score > score(old).score);
+}
+
+#[test]
+fn layers_and_keyword_source() {
+    let c = open_in_memory().unwrap();
+    c.execute(
+        "INSERT INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
+         VALUES ('t', 'sister_city', 'my sister lives in Porto', 0.9, ?1, ?1, ?2)",
+        params![NOW, NOW + DAY],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO user_traits (trait_key, trait_value, confidence, created_at, updated_at, reliability)
+         VALUES ('sister', 'lives in Porto', 0.8, ?1, ?1, 'superseded')",
+        params![NOW],
+    )
+    .unwrap();
+    let mut rng = SplitMix64(3);
+    let tv = random_unit(&mut rng);
+    c.execute(
+        "INSERT INTO semantic_concepts (name, definition, created_at, updated_at) VALUES ('rust', 'a language', ?1, ?1)",
+        params![NOW],
+    )
+    .unwrap();
+    VectorRepo(&c).upsert(VecTable::Concepts, c.last_insert_rowid(), &tv).unwrap();
+    let hits = hybrid_recall(&c, "sister Porto", Some(&tv), 10, NOW).unwrap();
+    assert!(hits.iter().all(|h| h.layer != "trait"), "superseded trait excluded: {hits:#?}");
+    assert!(hits.iter().any(|h| h.layer == "fact" && h.sources[0].source == "keyword"));
+    assert!(hits.iter().any(|h| h.layer == "concept" && h.sources[0].source == "vector"));
+    let only: Vec<String> = vec!["facts".into()];
+    let req = RecallRequest { query: "sister Porto", embedding: Some(&tv), layers: &only, limit: 10, now: NOW };
+    let hits = recall_with(&c, &req).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].layer, "fact");
+    assert_eq!(hits[0].confidence, 1.0);
+    // An embedding of the wrong size degrades to text recall instead of failing.
+    let hits = hybrid_recall(&c, "sister Porto", Some(&[0.5; 8]), 10, NOW).unwrap();
+    assert!(hits.iter().all(|h| h.sources.iter().all(|s| s.source != "vector")), "{hits:#?}");
+    assert!(!hits.is_empty());
+    // Expired facts are not recalled.
+    assert!(hybrid_recall(&c, "sister Porto", None, 10, NOW + 2 * DAY).unwrap().is_empty());
+}
+
+#[test]
+fn fts_strips_operators() {
+    let c = open_in_memory().unwrap();
+    episode(&c, "notes on \"quoted\" NEAR things", 5, NOW, "reliable", None);
+    for q in ["NEAR( AND OR", "\"quoted\" -things*", "col:things ^notes"] {
+        let hits = hybrid_recall(&c, q, None, 5, NOW).unwrap();
+        assert!(!hits.is_empty(), "{q}");
+    }
+    assert!(hybrid_recall(&c, "the a", None, 5, NOW).unwrap().is_empty(), "no content words: no hits");
+}
+
+/// Every keyword layer returns the same rows through its trigram index as by scanning,
+/// after inserts, updates and deletes, and in a database migrated from version 1.
+#[test]
+fn trigram_narrowing_finds_what_the_scan_finds() {
+    const WORDS: [&str; 10] = ["Porto", "portal", "budget", "Café", "ÉCOLE", "trip", "Tripod", "naïve", "x1", "ok"];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let mut rng = SplitMix64(31);
+    let mut phrase = |n: usize| (0..n).map(|_| WORDS[rng.below(WORDS.len())]).collect::<Vec<_>>().join(" ");
+    let fill = |c: &Connection, phrase: &mut dyn FnMut(usize) -> String, from: usize| {
+        c.execute("INSERT OR IGNORE INTO threads (id, created_at, last_active_at) VALUES ('t', 0, 0)", []).unwrap();
+        for i in from..from + 60 {
+            let role = if i % 3 == 0 { "assistant" } else { "user" };
+            c.execute(
+                "INSERT INTO chat_history (thread_id, exchange_id, role, content, created_at) VALUES ('t', 'x', ?1, ?2, ?3)",
+                params![role, phrase(4), NOW],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO semantic_concepts (name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+                params![format!("{} {i}", phrase(1)), phrase(5), NOW],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
+                 VALUES ('t', ?1, ?2, 0.8, ?3, ?3, ?4)",
+                params![format!("k{i}_{}", phrase(1)), phrase(4), NOW, NOW + DAY],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO gists (topic, gist_type, content, confidence, created_at, expires_at)
+                 VALUES ('t', 'fact', ?1, 7, ?2, ?3)",
+                params![phrase(6), NOW, NOW + DAY],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO user_traits (trait_key, trait_value, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+                params![format!("t{i}"), phrase(3), NOW],
+            )
+            .unwrap();
+        }
+    };
+    {
+        // A version-1 database with rows written before the indexes existed (opening an
+        // in-memory store first registers sqlite-vec for this connection too).
+        crate::store::open_in_memory().unwrap();
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(crate::store::MIGRATIONS[0].sql).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        fill(&c, &mut phrase, 0);
+    }
+    let c = crate::store::open(&path).unwrap();
+    fill(&c, &mut phrase, 60);
+    c.execute_batch(
+        "UPDATE semantic_concepts SET definition = 'now about budget Porto' WHERE id % 7 = 0;
+         DELETE FROM semantic_concepts WHERE id % 11 = 0;
+         UPDATE chat_history SET role = 'assistant' WHERE id % 5 = 0;
+         UPDATE chat_history SET role = 'user', content = 'a naïve trip' WHERE id % 6 = 0;
+         DELETE FROM chat_history WHERE id % 13 = 0;
+         UPDATE facts SET value = 'the école' WHERE id % 4 = 0;
+         DELETE FROM gists WHERE id % 3 = 0;
+         UPDATE user_traits SET trait_key = 'portable' || id WHERE id % 9 = 0;",
+    )
+    .unwrap();
+    let mut checked = 0;
+    for term in ["porto", "port", "budget", "café", "école", "trip", "naïve", "k1", "able"] {
+        for (layer, _, index, sql) in KEYWORD_LAYERS {
+            let run = |indexed: bool| -> Vec<i64> {
+                let mut stmt = c.prepare(&keyword_sql(sql, index, indexed)).unwrap();
+                let phrase = format!("\"{term}\"");
+                let mut ids: Vec<i64> = stmt
+                    .query_map(params![format!("%{term}%"), NOW, phrase], |r| r.get(0))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                ids.sort_unstable();
+                ids
+            };
+            let scanned = run(false);
+            if term.chars().count() >= TRIGRAM {
+                assert_eq!(run(true), scanned, "{layer} / {term}");
+            }
+            checked += scanned.len();
+        }
+    }
+    assert!(checked > 300, "the corpus has matches to compare: {checked}");
+}
+
+#[test]
+fn recency_halves_every_thirty_days() {
+    assert_eq!(recency(NOW, NOW), 1.0);
+    assert!((recency(NOW - 30 * DAY, NOW) - 0.5).abs() < 1e-12);
+    assert_eq!(recency(NOW + DAY, NOW), 1.0);
+    assert_eq!(reliability_multiplier("superseded"), None);
+}

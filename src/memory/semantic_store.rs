@@ -1,0 +1,275 @@
+//! Match-or-create of concepts and upsert of relationships (parameters §6.3): the writes of
+//! semantic consolidation, plain synchronous code over a `&Connection` so they run inside
+//! the consolidation transaction and tests call them directly.
+
+use super::concepts::{Concept, EpisodeText, Extraction, Relationship};
+use crate::store::{JobsRepo, StoreError, VecTable, VectorRepo};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::HashMap;
+
+/// An existing concept matches a new one above this similarity (`1/(1 + L2)`).
+pub const MATCH_SIM: f64 = 0.85;
+/// Strength never grows past this (strength is on 0–10).
+pub const MAX_STRENGTH: f64 = 10.0;
+/// `source_episodes` keeps at most this many (the newest), so a much-repeated concept's row
+/// stays small.
+pub const MAX_SOURCE_EPISODES: usize = 100;
+
+/// sqlite-vec's cosine distance `d = 1 − cos` as the Euclidean distance of unit vectors:
+/// `L2² = 2 − 2·cos = 2d`.
+pub fn l2_from_cosine_distance(d: f64) -> f64 {
+    (2.0 * d).max(0.0).sqrt()
+}
+
+/// The match similarity of §6.3.
+pub fn sim_from_l2(l2: f64) -> f64 {
+    1.0 / (1.0 + l2)
+}
+
+/// A concept after one more mention.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Strengthened {
+    pub strength: f64,
+    pub consolidation_count: i64,
+    pub decay_resistance: f64,
+}
+
+/// `strength = min(10, 1.1·strength)`, `count + 1`, `decay_resistance = min(1, 0.5 +
+/// 0.05·ln(count + 1))` with the new count.
+pub fn strengthen(strength: f64, consolidation_count: i64) -> Strengthened {
+    let count = consolidation_count + 1;
+    Strengthened {
+        strength: (1.1 * strength).min(MAX_STRENGTH),
+        consolidation_count: count,
+        decay_resistance: (0.5 + 0.05 * ((count + 1) as f64).ln()).min(1.0),
+    }
+}
+
+/// The text a concept is embedded as.
+pub fn embed_text(c: &Concept) -> String {
+    format!("{} ({}): {}", c.name, c.concept_type, c.definition)
+}
+
+/// The signed graph weight: `contradicts` inhibits.
+pub fn signed_weight(rel_type: &str, strength: f64) -> f64 {
+    let s = strength.clamp(0.0, 1.0);
+    if rel_type == "contradicts" { -s } else { s }
+}
+
+/// Relations that read the same both ways are stored once and walked both ways.
+pub fn is_symmetric(rel_type: &str) -> bool {
+    matches!(rel_type, "related-to" | "alternative-to" | "contradicts")
+}
+
+/// What happened to one extracted concept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upserted {
+    Created(i64),
+    Strengthened(i64),
+}
+
+impl Upserted {
+    pub fn id(self) -> i64 {
+        match self {
+            Upserted::Created(id) | Upserted::Strengthened(id) => id,
+        }
+    }
+}
+
+/// The live concept `c` matches: same name (any case) and type, else the nearest vector when
+/// its similarity is above [`MATCH_SIM`].
+fn find_match(conn: &Connection, c: &Concept, embedding: Option<&[f32]>) -> Result<Option<i64>, StoreError> {
+    let by_name: Option<i64> = conn
+        .query_row(
+            "SELECT id FROM semantic_concepts
+             WHERE name = ?1 COLLATE NOCASE AND concept_type = ?2 AND deleted_at IS NULL LIMIT 1",
+            params![c.name, c.concept_type],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if by_name.is_some() {
+        return Ok(by_name);
+    }
+    let Some(v) = embedding else { return Ok(None) };
+    let Some((id, distance)) = VectorRepo(conn).knn(VecTable::Concepts, v, 1)?.into_iter().next() else {
+        return Ok(None);
+    };
+    if sim_from_l2(l2_from_cosine_distance(f64::from(distance))) <= MATCH_SIM {
+        return Ok(None);
+    }
+    let live: Option<i64> = conn
+        .query_row("SELECT id FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL", params![id], |r| r.get(0))
+        .optional()?;
+    Ok(live)
+}
+
+/// Match-or-create `c`, mentioned by `episode_id`, at time `now`.
+pub fn upsert_concept(
+    conn: &Connection,
+    c: &Concept,
+    embedding: Option<&[f32]>,
+    episode_id: i64,
+    now: i64,
+) -> Result<Upserted, StoreError> {
+    if let Some(id) = find_match(conn, c, embedding)? {
+        let (strength, count, sources): (f64, i64, String) = conn.query_row(
+            "SELECT strength, consolidation_count, source_episodes FROM semantic_concepts WHERE id = ?1",
+            params![id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let mut episodes: Vec<i64> = serde_json::from_str(&sources).unwrap_or_default();
+        if !episodes.contains(&episode_id) {
+            episodes.push(episode_id);
+        }
+        let excess = episodes.len().saturating_sub(MAX_SOURCE_EPISODES);
+        episodes.drain(..excess);
+        let s = strengthen(strength, count);
+        conn.execute(
+            "UPDATE semantic_concepts SET strength = ?2, consolidation_count = ?3, decay_resistance = ?4,
+                    source_episodes = ?5, last_reinforced_at = ?6, updated_at = ?6, at_floor_since = NULL
+             WHERE id = ?1",
+            params![id, s.strength, s.consolidation_count, s.decay_resistance, serde_json::to_string(&episodes)?, now],
+        )?;
+        if let Some(v) = embedding {
+            let has_vec: bool =
+                conn.query_row("SELECT EXISTS (SELECT 1 FROM concept_vec WHERE rowid = ?1)", params![id], |r| {
+                    r.get(0)
+                })?;
+            if !has_vec {
+                VectorRepo(conn).upsert(VecTable::Concepts, id, v)?;
+            }
+        }
+        return Ok(Upserted::Strengthened(id));
+    }
+    // A forgotten concept with this name and type comes back as new (the row is unique on
+    // name and type, so it is revived rather than inserted).
+    let forgotten: Option<i64> = conn
+        .query_row(
+            "SELECT id FROM semantic_concepts WHERE name = ?1 COLLATE NOCASE AND concept_type = ?2 LIMIT 1",
+            params![c.name, c.concept_type],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let sources = serde_json::to_string(&[episode_id])?;
+    let id = match forgotten {
+        Some(id) => {
+            conn.execute(
+                "UPDATE semantic_concepts SET definition = ?2, abstraction_level = ?3, domain = ?4, strength = 1.0,
+                        activation = 1.0, confidence = 0.5, utility = 0.5, decay_resistance = 0.5,
+                        consolidation_count = 0, access_count = 0, source_episodes = ?5, created_at = ?6,
+                        updated_at = ?6, last_accessed_at = NULL, last_reinforced_at = NULL, deleted_at = NULL,
+                        at_floor_since = NULL, reliability = 'reliable'
+                 WHERE id = ?1",
+                params![id, c.definition, c.abstraction_level, c.domain, sources, now],
+            )?;
+            id
+        }
+        None => {
+            conn.execute(
+                "INSERT INTO semantic_concepts (name, concept_type, definition, abstraction_level, domain, confidence,
+                                                source_episodes, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 0.5, ?6, ?7, ?7)",
+                params![c.name, c.concept_type, c.definition, c.abstraction_level, c.domain, sources, now],
+            )?;
+            conn.last_insert_rowid()
+        }
+    };
+    if let Some(v) = embedding {
+        VectorRepo(conn).upsert(VecTable::Concepts, id, v)?;
+    }
+    Ok(Upserted::Created(id))
+}
+
+/// Upsert the edge `source → target` of `r`'s type: a repeat keeps the larger strength and
+/// gains confidence. A symmetric edge is stored lower id first, so "A related-to B" and
+/// "B related-to A" are one row. Returns false for a self-loop (nothing written).
+pub fn upsert_relationship(
+    conn: &Connection,
+    source: i64,
+    target: i64,
+    r: &Relationship,
+    now: i64,
+) -> Result<bool, StoreError> {
+    if source == target {
+        return Ok(false);
+    }
+    let (source, target) =
+        if is_symmetric(&r.rel_type) && source > target { (target, source) } else { (source, target) };
+    let strength = r.strength.clamp(0.5, 1.0);
+    conn.execute(
+        "INSERT INTO semantic_relationships (source_id, target_id, rel_type, strength, weight, confidence,
+                                             bidirectional, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, 0.5, ?6, ?7, ?7)
+         ON CONFLICT (source_id, target_id, rel_type) DO UPDATE SET
+             strength = max(strength, excluded.strength),
+             weight = CASE WHEN excluded.weight < 0 THEN -max(strength, excluded.strength)
+                           ELSE max(strength, excluded.strength) END,
+             confidence = min(1.0, confidence + 0.1),
+             updated_at = excluded.updated_at",
+        params![
+            source,
+            target,
+            r.rel_type,
+            strength,
+            signed_weight(&r.rel_type, strength),
+            is_symmetric(&r.rel_type),
+            now
+        ],
+    )?;
+    Ok(true)
+}
+
+/// Up to `limit` pending episodes, oldest first.
+pub fn pending_batch(c: &Connection, limit: usize) -> Result<Vec<EpisodeText>, StoreError> {
+    let mut stmt = c.prepare_cached(
+        "SELECT id, gist, topic FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL
+         ORDER BY id LIMIT ?1",
+    )?;
+    let rows = stmt
+        .query_map(params![limit as i64], |r| Ok(EpisodeText { id: r.get(0)?, gist: r.get(1)?, topic: r.get(2)? }))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+/// What one job wrote.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    pub episodes: usize,
+    pub created: usize,
+    pub strengthened: usize,
+    pub relationships: usize,
+}
+
+/// Write a batch's extractions, mark its episodes `done` and complete `job_id`, in one
+/// transaction. `vectors` maps [`embed_text`] to its embedding (absent: match by name only).
+pub fn store_consolidation(
+    c: &mut Connection,
+    job_id: i64,
+    batch: &[(i64, Extraction)],
+    vectors: &HashMap<String, Vec<f32>>,
+    now: i64,
+) -> Result<Counts, StoreError> {
+    let tx = c.transaction()?;
+    let mut counts = Counts::default();
+    for (episode_id, ex) in batch {
+        let mut ids: HashMap<String, i64> = HashMap::new();
+        for concept in &ex.concepts {
+            let v = vectors.get(&embed_text(concept)).map(Vec::as_slice);
+            let up = upsert_concept(&tx, concept, v, *episode_id, now)?;
+            match up {
+                Upserted::Created(_) => counts.created += 1,
+                Upserted::Strengthened(_) => counts.strengthened += 1,
+            }
+            ids.insert(concept.name.to_lowercase(), up.id());
+        }
+        for r in &ex.relationships {
+            let (Some(&s), Some(&t)) = (ids.get(&r.source.to_lowercase()), ids.get(&r.target.to_lowercase())) else {
+                continue;
+            };
+            counts.relationships += usize::from(upsert_relationship(&tx, s, t, r, now)?);
+        }
+        tx.execute("UPDATE episodes SET semantic_consolidation_status = 'done' WHERE id = ?1", params![episode_id])?;
+        counts.episodes += 1;
+    }
+    JobsRepo(&tx).complete(job_id)?;
+    tx.commit()?;
+    Ok(counts)
+}

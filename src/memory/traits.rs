@@ -1,0 +1,373 @@
+//! User traits (parameters §6.6): the store rules as a pure function ([`decide`]) and the
+//! write ([`store_trait`]) that applies them inside the chunker's transaction.
+//!
+//! The uncertainty engine (seed 002) is not built yet. Where §6.6 says "open a contradiction",
+//! the conflict is recorded instead on the trait row (`last_conflict_at`) and as an
+//! `interaction_log` row of type [`CONFLICT_EVENT`] carrying both values and confidences, so the
+//! engine can open its contradictions from that log when it arrives.
+
+use crate::store::{StoreError, VecTable, VectorRepo};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde_json::json;
+
+/// §6.6 extraction categories plus the adaptive layer's two.
+pub const CATEGORIES: [&str; 8] = [
+    "core",
+    "preference",
+    "physical",
+    "relationship",
+    "general",
+    "communication_style",
+    "micro_preference",
+    "behavioral_pattern",
+];
+/// The `interaction_log.event_type` of a recorded trait conflict.
+pub const CONFLICT_EVENT: &str = "trait_conflict";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The user said it ("my sister is Ana").
+    Explicit,
+    /// Read between the lines ("my wife" → married).
+    Inferred,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Explicit => "explicit",
+            Source::Inferred => "inferred",
+        }
+    }
+}
+
+/// One trait as an extractor saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraitObservation {
+    pub key: String,
+    pub value: String,
+    /// One of [`CATEGORIES`].
+    pub category: String,
+    pub source: Source,
+    pub is_literal: bool,
+    /// The speaker confidence, 0–1, before the §6.6 adjustments.
+    pub confidence: f64,
+}
+
+impl TraitObservation {
+    /// What the trait vector embeds, and what recall shows: `key: value`.
+    pub fn embedding_text(&self) -> String {
+        format!("{}: {}", self.key, self.value)
+    }
+}
+
+/// The stored row, as the rules need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTrait {
+    pub id: i64,
+    pub value: String,
+    pub confidence: f64,
+    pub reinforcement_count: u32,
+    pub last_reinforced_at: Option<i64>,
+}
+
+/// What [`decide`] says to do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum TraitDecision {
+    /// Speaker confidence below 0.3.
+    Rejected,
+    /// No trait under this key yet.
+    Insert { confidence: f64 },
+    /// The same value again.
+    Reinforce { confidence: f64, count: u32 },
+    /// The same value, already counted for this exchange (the identity hook of Phase A stores
+    /// "my name is …" before the chunker runs; one statement counts once).
+    AlreadyCounted,
+    /// A different value more than twice as confident: it replaces the old one.
+    Overwrite { confidence: f64 },
+    /// A different value, not confident enough: the old one stays, the conflict is stamped.
+    KeepOld,
+}
+
+impl TraitDecision {
+    /// Whether the row's value or existence changed (its vector must be (re)written).
+    pub fn changes_value(&self) -> bool {
+        matches!(self, TraitDecision::Insert { .. } | TraitDecision::Overwrite { .. })
+    }
+}
+
+/// The confidence stored for an observation: `None` below 0.3; halved below 0.5; ×0.7 when
+/// inferred.
+pub fn adjusted_confidence(speaker: f64, source: Source) -> Option<f64> {
+    let c = speaker.clamp(0.0, 1.0);
+    if c < 0.3 {
+        return None;
+    }
+    let c = if c < 0.5 { c * 0.5 } else { c };
+    Some(if source == Source::Inferred { c * 0.7 } else { c })
+}
+
+fn same_value(a: &str, b: &str) -> bool {
+    a.trim().eq_ignore_ascii_case(b.trim())
+}
+
+/// The §6.6 store rules. `observed_at` is when the user said it.
+pub fn decide(existing: Option<&StoredTrait>, obs: &TraitObservation, observed_at: i64) -> TraitDecision {
+    let Some(new) = adjusted_confidence(obs.confidence, obs.source) else {
+        return TraitDecision::Rejected;
+    };
+    let Some(old) = existing else {
+        return TraitDecision::Insert { confidence: new };
+    };
+    if same_value(&old.value, &obs.value) {
+        if old.last_reinforced_at.is_some_and(|t| t >= observed_at) {
+            return TraitDecision::AlreadyCounted;
+        }
+        let count = old.reinforcement_count.max(1).saturating_add(1);
+        let confidence = (old.confidence.max(new) + 0.05 / f64::from(count + 1).log2()).min(1.0);
+        return TraitDecision::Reinforce { confidence, count };
+    }
+    if new > 2.0 * old.confidence { TraitDecision::Overwrite { confidence: new } } else { TraitDecision::KeepOld }
+}
+
+/// The trait stored under `key`, if any.
+pub fn find(c: &Connection, key: &str) -> Result<Option<StoredTrait>, StoreError> {
+    Ok(c.query_row(
+        "SELECT id, trait_value, confidence, reinforcement_count, last_reinforced_at FROM user_traits
+         WHERE trait_key = ?1",
+        params![key],
+        |r| {
+            Ok(StoredTrait {
+                id: r.get(0)?,
+                value: r.get(1)?,
+                confidence: r.get(2)?,
+                reinforcement_count: r.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32,
+                last_reinforced_at: r.get(4)?,
+            })
+        },
+    )
+    .optional()?)
+}
+
+/// Where one exchange's thread and topic are, for the conflict log.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Origin<'a> {
+    pub thread_id: Option<&'a str>,
+    pub exchange_id: Option<&'a str>,
+    pub topic: Option<&'a str>,
+}
+
+/// Apply [`decide`] to the database (in the caller's transaction): insert, reinforce,
+/// overwrite or stamp the conflict; write `embedding` into `trait_vec` when the value is new or
+/// changed (or the row had none). Returns the row id (none when rejected) and the decision.
+pub fn store_trait(
+    c: &Connection,
+    obs: &TraitObservation,
+    observed_at: i64,
+    now: i64,
+    embedding: Option<&[f32]>,
+    origin: Origin<'_>,
+) -> Result<(Option<i64>, TraitDecision), StoreError> {
+    let existing = find(c, &obs.key)?;
+    let decision = decide(existing.as_ref(), obs, observed_at);
+    let id = match (&decision, &existing) {
+        (TraitDecision::Rejected, _) => return Ok((None, decision)),
+        (TraitDecision::Insert { confidence }, _) => {
+            c.execute(
+                "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
+                     reinforcement_count, last_reinforced_at, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?8)",
+                params![
+                    obs.key,
+                    obs.value,
+                    obs.category,
+                    confidence,
+                    obs.source.as_str(),
+                    obs.is_literal,
+                    observed_at,
+                    now
+                ],
+            )?;
+            c.last_insert_rowid()
+        }
+        (TraitDecision::Reinforce { confidence, count }, Some(old)) => {
+            // An explicit restatement upgrades an inferred trait; it never downgrades.
+            c.execute(
+                "UPDATE user_traits SET confidence = ?2, reinforcement_count = ?3, last_reinforced_at = ?4,
+                     updated_at = ?5, at_floor_since = NULL,
+                     source = CASE WHEN ?6 = 'explicit' THEN 'explicit' ELSE source END
+                 WHERE id = ?1",
+                params![old.id, confidence, count, observed_at, now, obs.source.as_str()],
+            )?;
+            old.id
+        }
+        (TraitDecision::Overwrite { confidence }, Some(old)) => {
+            c.execute(
+                "UPDATE user_traits SET trait_value = ?2, category = ?3, confidence = ?4, source = ?5, is_literal = ?6,
+                     reinforcement_count = 1, last_reinforced_at = ?7, last_conflict_at = ?8, updated_at = ?8,
+                     at_floor_since = NULL
+                 WHERE id = ?1",
+                params![
+                    old.id,
+                    obs.value,
+                    obs.category,
+                    confidence,
+                    obs.source.as_str(),
+                    obs.is_literal,
+                    observed_at,
+                    now
+                ],
+            )?;
+            log_conflict(c, old, obs, "overwritten", now, origin)?;
+            old.id
+        }
+        (TraitDecision::KeepOld, Some(old)) => {
+            c.execute("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![old.id, now])?;
+            log_conflict(c, old, obs, "kept_old", now, origin)?;
+            old.id
+        }
+        (TraitDecision::AlreadyCounted, Some(old)) => old.id,
+        // decide() only reinforces, overwrites or keeps what exists.
+        (_, None) => return Ok((None, decision)),
+    };
+    if let Some(v) = embedding {
+        let has_vector: bool =
+            c.query_row("SELECT EXISTS(SELECT 1 FROM trait_vec WHERE rowid = ?1)", params![id], |r| r.get(0))?;
+        if decision.changes_value() || !has_vector {
+            VectorRepo(c).upsert(VecTable::Traits, id, v)?;
+        }
+    }
+    Ok((Some(id), decision))
+}
+
+fn log_conflict(
+    c: &Connection,
+    old: &StoredTrait,
+    obs: &TraitObservation,
+    action: &str,
+    now: i64,
+    origin: Origin<'_>,
+) -> Result<(), StoreError> {
+    let payload = json!({
+        "trait_id": old.id, "trait_key": obs.key, "action": action,
+        "old_value": old.value, "old_confidence": old.confidence,
+        "new_value": obs.value, "new_confidence": adjusted_confidence(obs.confidence, obs.source),
+        "source": obs.source.as_str(),
+    });
+    c.execute(
+        "INSERT INTO interaction_log (thread_id, exchange_id, topic, event_type, payload, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![origin.thread_id, origin.exchange_id, origin.topic, CONFLICT_EVENT, payload.to_string(), now],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(value: &str, confidence: f64, source: Source) -> TraitObservation {
+        TraitObservation {
+            key: "city".into(),
+            value: value.into(),
+            category: "core".into(),
+            source,
+            is_literal: true,
+            confidence,
+        }
+    }
+
+    fn stored(value: &str, confidence: f64, count: u32) -> StoredTrait {
+        StoredTrait {
+            id: 7,
+            value: value.into(),
+            confidence,
+            reinforcement_count: count,
+            last_reinforced_at: Some(100),
+        }
+    }
+
+    #[test]
+    fn speaker_confidence_gates_and_scales() {
+        assert_eq!(adjusted_confidence(0.29, Source::Explicit), None);
+        assert_eq!(decide(None, &obs("Porto", 0.29, Source::Explicit), 200), TraitDecision::Rejected);
+        assert_eq!(adjusted_confidence(0.4, Source::Explicit), Some(0.2), "below 0.5: halved");
+        assert_eq!(adjusted_confidence(0.8, Source::Explicit), Some(0.8));
+        assert!((adjusted_confidence(0.8, Source::Inferred).unwrap() - 0.56).abs() < 1e-12, "inferred ×0.7");
+        assert!((adjusted_confidence(0.4, Source::Inferred).unwrap() - 0.14).abs() < 1e-12, "both");
+        assert_eq!(decide(None, &obs("Porto", 0.9, Source::Explicit), 200), TraitDecision::Insert { confidence: 0.9 });
+    }
+
+    #[test]
+    fn same_value_reinforces_with_a_shrinking_bonus() {
+        let d = decide(Some(&stored("porto", 0.6, 1)), &obs("Porto", 0.5, Source::Explicit), 200);
+        let expected = 0.6 + 0.05 / 3f64.log2();
+        assert!(
+            matches!(d, TraitDecision::Reinforce { count: 2, confidence } if (confidence - expected).abs() < 1e-12)
+        );
+        let d = decide(Some(&stored("Porto", 0.7, 3)), &obs("Porto", 0.9, Source::Explicit), 200);
+        let expected = 0.9 + 0.05 / 5f64.log2();
+        assert!(
+            matches!(d, TraitDecision::Reinforce { count: 4, confidence } if (confidence - expected).abs() < 1e-12)
+        );
+        let d = decide(Some(&stored("Porto", 0.99, 1)), &obs("Porto", 0.99, Source::Explicit), 200);
+        assert_eq!(d, TraitDecision::Reinforce { confidence: 1.0, count: 2 }, "capped at 1");
+        let d = decide(Some(&stored("Porto", 0.99, 1)), &obs("Porto", 0.99, Source::Explicit), 100);
+        assert_eq!(d, TraitDecision::AlreadyCounted, "stated in the exchange that already reinforced it");
+    }
+
+    #[test]
+    fn a_different_value_overwrites_only_above_twice_the_old_confidence() {
+        let d = decide(Some(&stored("Porto", 0.4, 3)), &obs("Lisbon", 0.9, Source::Explicit), 200);
+        assert_eq!(d, TraitDecision::Overwrite { confidence: 0.9 });
+        let d = decide(Some(&stored("Porto", 0.45, 3)), &obs("Lisbon", 0.9, Source::Explicit), 200);
+        assert_eq!(d, TraitDecision::KeepOld, "0.9 is not more than 2 × 0.45");
+        let d = decide(Some(&stored("Porto", 0.3, 1)), &obs("Lisbon", 0.8, Source::Inferred), 200);
+        assert_eq!(d, TraitDecision::KeepOld, "inferred 0.8 → 0.56 ≤ 0.6");
+    }
+
+    #[test]
+    fn store_applies_each_branch_and_logs_conflicts() {
+        let c = crate::store::open_in_memory().unwrap();
+        let v = vec![1.0 / (crate::store::EMBEDDING_DIM as f32).sqrt(); crate::store::EMBEDDING_DIM];
+        let o = Origin { thread_id: Some("t"), exchange_id: Some("x"), topic: Some("home") };
+        let (id, d) = store_trait(&c, &obs("Porto", 0.4, Source::Explicit), 100, 100, Some(&v), o).unwrap();
+        assert_eq!(d, TraitDecision::Insert { confidence: 0.2 });
+        let id = id.unwrap();
+        let vectors =
+            |c: &Connection| -> i64 { c.query_row("SELECT COUNT(*) FROM trait_vec", [], |r| r.get(0)).unwrap() };
+        assert_eq!(vectors(&c), 1);
+        let (_, d) = store_trait(&c, &obs("Porto", 0.2, Source::Explicit), 110, 110, None, o).unwrap();
+        assert_eq!(d, TraitDecision::Rejected);
+        let (_, d) = store_trait(&c, &obs("Porto", 0.35, Source::Inferred), 120, 120, None, o).unwrap();
+        assert!(matches!(d, TraitDecision::Reinforce { count: 2, .. }));
+        let (_, d) = store_trait(&c, &obs("Lisbon", 0.45, Source::Explicit), 130, 130, None, o).unwrap();
+        assert_eq!(d, TraitDecision::KeepOld);
+        let row = |c: &Connection| -> (String, f64, i64, Option<i64>, String) {
+            c.query_row(
+                "SELECT trait_value, confidence, reinforcement_count, last_conflict_at, source FROM user_traits WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .unwrap()
+        };
+        let (value, conf, count, conflict, _) = row(&c);
+        assert_eq!((value.as_str(), count, conflict), ("Porto", 2, Some(130)));
+        assert!((conf - (0.2 + 0.05 / 3f64.log2())).abs() < 1e-9);
+        let (_, d) = store_trait(&c, &obs("Lisbon", 0.95, Source::Explicit), 140, 140, Some(&v), o).unwrap();
+        assert_eq!(d, TraitDecision::Overwrite { confidence: 0.95 });
+        assert_eq!(row(&c), ("Lisbon".into(), 0.95, 1, Some(140), "explicit".into()));
+        assert_eq!(vectors(&c), 1, "replaced, not added");
+        let logged: Vec<String> = c
+            .prepare("SELECT json_extract(payload, '$.action') FROM interaction_log WHERE event_type = ?1 ORDER BY id")
+            .unwrap()
+            .query_map([CONFLICT_EVENT], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(logged, ["kept_old", "overwritten"]);
+    }
+}
