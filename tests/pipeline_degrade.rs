@@ -96,6 +96,28 @@ async fn a_failing_primary_model_still_commits_an_honest_system_line() {
 }
 
 #[tokio::test]
+async fn a_reply_cut_off_mid_stream_keeps_what_the_user_already_read() {
+    let chunks: Vec<String> = ["Paris ", "is the ", "capital ", "of France."].map(String::from).into();
+    let h = start(vec![triage_reply("RESPOND", &[]), Reply::CutAfter { chunks, after: 2 }]).await;
+    let mut rx = h.bus.subscribe();
+    let r = h.say("t", QUESTION).await;
+    assert_eq!(h.calls(), [Call::Triage, Call::Generation(Mode::Respond)], "never retried once tokens showed");
+    assert_eq!(r.response, "Paris is the");
+    assert!(r.failed.is_none(), "{r:?}");
+    assert_eq!(r.fallbacks, ["generation_cut_off"]);
+    let history = h.history("t").await;
+    assert_eq!((history[1].0.as_str(), history[1].1.as_str()), ("assistant", "Paris is the"));
+    assert_eq!(h.decision(&r.exchange_id).await.fallback.as_deref(), Some("generation_cut_off"));
+    let events = drain(&mut rx);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, EngineEvent::Notice { message, .. } if message.starts_with("the reply was cut off"))),
+        "the UI says why it stopped: {events:?}"
+    );
+}
+
+#[tokio::test]
 async fn an_unreachable_primary_model_still_commits_an_honest_system_line() {
     let h = start_custom(vec![triage_reply("RESPOND", &[])], settings(TriageMode::Llm), &[Role::Primary]).await;
     let r = h.say("t", QUESTION).await;

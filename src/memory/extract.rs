@@ -211,6 +211,9 @@ mod tests {
             [pair("allergy_peanuts", "peanuts"), pair("allergy_shellfish", "shellfish")]
         );
         assert_eq!(traits("I'm allergic to cats")[0].2, "physical");
+        let two_clauses = kv("I'm allergic to peanuts and my sister Ana lives in Porto.");
+        let allergies: Vec<_> = two_clauses.iter().filter(|(k, _)| k.starts_with("allergy_")).collect();
+        assert_eq!(allergies, [&pair("allergy_peanuts", "peanuts")], "the second clause is not an allergy");
         assert_eq!(
             kv("I love hiking in the mountains"),
             [pair("preference_hiking_mountains", "likes hiking in the mountains")]

@@ -264,6 +264,9 @@ fn out_has(out: &[Statement], key: &str) -> bool {
 }
 
 /// Items after a pattern, split on "and", "or" and commas: "peanuts and shellfish".
+/// Words that open a new clause after "and"/"or" rather than continue a list.
+const CLAUSE_STARTS: &str = "i|i'm|im|i've|i'd|i'll|my|we|we're|our|you|your|he|he's|his|she|she's|her|they|they're|their|it|it's|its|that|this|there";
+
 fn list_after(t: &[Tok], mut at: usize) -> Vec<&[Tok]> {
     let mut items = Vec::new();
     while items.len() < 3 {
@@ -274,6 +277,11 @@ fn list_after(t: &[Tok], mut at: usize) -> Vec<&[Tok]> {
         items.push(v);
         at += v.len() + usize::from(v.is_empty());
         let joined = t.get(at).is_some_and(|x| matches!(x.lower.as_str(), "and" | "or"));
+        // "peanuts and my sister lives in Porto": after the conjunction a new clause starts,
+        // not another item.
+        if joined && t.get(at + 1).is_some_and(|x| among(CLAUSE_STARTS, x.lower.as_str())) {
+            break;
+        }
         if joined {
             at += 1;
         } else if !v.last().is_some_and(|x| x.stop) {

@@ -370,7 +370,7 @@ impl Engine {
                 if g.failed.is_none() && !g.cancelled {
                     let (shaped, fallback) = shape_reply(mode, &g.text, text_signals.vague_reference);
                     g.text = shaped;
-                    g.fallback = fallback.map(str::to_string);
+                    g.fallback = g.fallback.or(fallback.map(str::to_string));
                 }
                 g
             }
@@ -514,7 +514,7 @@ impl Engine {
     }
 
     /// The frontal cortex: stream the reply as `ReplyChunk` events. A failed or empty call
-    /// becomes an honest system line; a cancelled one keeps what was streamed.
+    /// becomes an honest system line; a cancelled or cut-off one keeps what was streamed.
     async fn generate(&self, exchange_id: &str, input: &GenerationInput<'_>, cancel: &CancellationToken) -> Generated {
         let req = prompts::generation_request(input);
         let mut streamed = String::new();
@@ -539,6 +539,17 @@ impl Engine {
             Err(_) if cancel.is_cancelled() => {
                 Generated { text: streamed.trim().to_string(), cancelled: true, ..Generated::default() }
             }
+            // The user already read this much: keep it, and say why it stops there (a
+            // deadline or a dropped stream mid-reply is never retried once tokens showed).
+            Err(e) if !streamed.trim().is_empty() => {
+                let why = crate::describe(&e);
+                self.bus.notice(NoticeLevel::Warn, format!("the reply was cut off: {why}"));
+                Generated {
+                    text: streamed.trim().to_string(),
+                    fallback: Some(GENERATION_CUT_OFF.to_string()),
+                    ..Generated::default()
+                }
+            }
             Err(e) => self.failed_reply(&fallback_name("generation", &e), &crate::describe(&e), 0),
         }
     }
@@ -559,6 +570,10 @@ impl Engine {
         }
     }
 }
+
+/// The fallback named when a reply stopped part-way (deadline or dropped stream) and what
+/// had streamed is kept as the reply.
+pub const GENERATION_CUT_OFF: &str = "generation_cut_off";
 
 #[derive(Debug, Default)]
 struct Generated {

@@ -60,6 +60,10 @@ struct Job {
     cancel: CancellationToken,
 }
 
+/// Tokens the repetition penalty looks back over, and its strength (1.0 = off).
+const REPEAT_LAST_N: i32 = 64;
+const REPEAT_PENALTY: f32 = 1.15;
+
 /// Prompt pieces: template markers are tokenized as special tokens, message text
 /// never is, so a user typing `<|im_end|>` cannot break out of their turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -315,6 +319,12 @@ impl Engine<'_> {
         let mut chain = Vec::new();
         if job.json {
             chain.push(LlamaSampler::grammar(self.model, JSON_GRAMMAR, "root").map_err(local)?);
+        }
+        if !job.json {
+            // SmolLM2-135M falls into sentence loops ("I'm here to help. But I'm not a
+            // doctor. I'm here to help. …") until the token cap; a mild penalty on the last
+            // 64 tokens breaks them. Never on JSON, whose braces and quotes must repeat.
+            chain.push(LlamaSampler::penalties(self.model.n_vocab(), REPEAT_LAST_N, REPEAT_PENALTY, 0.0, 0.0));
         }
         if job.temperature <= 0.0 {
             chain.push(LlamaSampler::greedy());
