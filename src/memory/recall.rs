@@ -24,7 +24,7 @@
 //! importance  = episode salience/10; trait and fact confidence; gist confidence/10;
 //!               concept (min(strength,10)/10 + confidence)/2; chat 0.5
 //! type_weight = trait 0.95, fact 0.90, gist 0.80, episode 0.70, concept 0.60, chat 0.50 (§2)
-//! reliability = reliable 1.0, uncertain 0.7, contradicted 0.4; superseded rows are excluded
+//! reliability = reliable 1.0, uncertain 0.6, contradicted 0.4 (§9.1, floor 0.3); superseded excluded
 //! ```
 //!
 //! RRF alone rewards agreement between sources but barely separates rank 1 from rank 3 of
@@ -138,16 +138,24 @@ pub fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
-/// The reliability multiplier; `None` for states recall excludes.
+/// The reliability multiplier: the assembly factor of parameters §9.1 with §9.2's 0.3
+/// floor, so an important contradicted memory still surfaces (flagged by its caller).
+/// `None` for superseded rows, which recall excludes: they were true only in the past, and
+/// answering from them in the present tense is the mistake reliability exists to prevent.
 pub fn reliability_multiplier(state: &str) -> Option<f64> {
-    match state {
-        "reliable" => Some(1.0),
-        "uncertain" => Some(0.7),
-        "contradicted" => Some(0.4),
-        "superseded" => None,
-        _ => Some(0.7),
-    }
+    let factor = match state {
+        "reliable" => 1.0,
+        "uncertain" => 0.6,
+        "contradicted" => 0.4,
+        "superseded" => return None,
+        // An unknown state is treated as unconfirmed.
+        _ => 0.6,
+    };
+    Some(f64::max(ASSEMBLY_RELIABILITY_FLOOR, factor))
 }
+
+/// §9.2: `max(0.3, reliability_factor)`.
+pub const ASSEMBLY_RELIABILITY_FLOOR: f64 = 0.3;
 
 /// `0.5 ^ (age_days / half_life)`; 1 for rows from the future.
 pub fn recency(at: i64, now: i64) -> f64 {

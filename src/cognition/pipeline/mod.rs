@@ -362,7 +362,7 @@ impl Engine {
                     working_memory: &a.working_memory,
                     traits: &a.traits,
                     topic: &topic.context,
-                    memories: &memories.iter().map(|m| m.text.clone()).collect::<Vec<_>>(),
+                    memories: &memories.iter().map(prompts::memory_line).collect::<Vec<_>>(),
                     prompt_tokens: text_signals.prompt_token_count,
                     notes: &notes,
                 };

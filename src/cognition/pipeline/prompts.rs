@@ -110,6 +110,15 @@ pub fn trait_label(confidence: f64) -> &'static str {
     }
 }
 
+/// A recalled memory as the frontal cortex sees it: flagged when it is not reliable, so
+/// the reply can hedge instead of asserting it (parameters §9.2).
+pub fn memory_line(hit: &crate::memory::Hit) -> String {
+    match hit.reliability.as_str() {
+        "reliable" => hit.text.clone(),
+        state => format!("{} ({state}: do not assert it as fact)", hit.text),
+    }
+}
+
 fn section(out: &mut String, title: &str, lines: &[String]) {
     if lines.is_empty() {
         return;
@@ -164,6 +173,28 @@ mod tests {
     use super::*;
     use crate::llm::ChatRole;
     use crate::store::Gist;
+
+    #[test]
+    fn unreliable_memories_are_flagged_for_the_reply_and_labels_follow_confidence() {
+        let hit = |reliability: &str| crate::memory::Hit {
+            layer: "episode",
+            id: 1,
+            text: "Ana lives in Porto".into(),
+            at: 0,
+            confidence: 1.0,
+            why: String::new(),
+            reliability: reliability.into(),
+            sources: Vec::new(),
+            score: 1.0,
+            parts: crate::memory::ScoreParts::default(),
+        };
+        assert_eq!(memory_line(&hit("reliable")), "Ana lives in Porto");
+        assert_eq!(memory_line(&hit("contradicted")), "Ana lives in Porto (contradicted: do not assert it as fact)");
+        assert_eq!(
+            [trait_label(0.95), trait_label(0.5), trait_label(0.35)],
+            ["well established", "likely", "uncertain"]
+        );
+    }
 
     fn wm() -> Vec<WmEntry> {
         vec![

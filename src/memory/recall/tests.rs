@@ -257,4 +257,7 @@ fn recency_halves_every_thirty_days() {
     assert!((recency(NOW - 30 * DAY, NOW) - 0.5).abs() < 1e-12);
     assert_eq!(recency(NOW + DAY, NOW), 1.0);
     assert_eq!(reliability_multiplier("superseded"), None);
+    assert_eq!(reliability_multiplier("uncertain"), Some(0.6));
+    assert_eq!(reliability_multiplier("contradicted"), Some(0.4));
+    assert_eq!(reliability_multiplier("reliable"), Some(1.0));
 }
