@@ -112,6 +112,7 @@ fn populated() -> App {
             text,
             cancelled: false,
             failed: None,
+            timings_ms: None,
         }));
     }
     app.on_engine(&ev(EngineEvent::ActIteration {

@@ -4,7 +4,7 @@
 //! never wait for consumers: the bus is a broadcast channel, and a consumer that falls
 //! behind is told how many events it missed instead of slowing the engine down.
 
-use crate::cognition::pipeline::{RouterReport, TopicReport, TriageReport};
+use crate::cognition::pipeline::{RouterReport, Timings, TopicReport, TriageReport};
 use crate::cognition::router::Mode;
 use crate::config::Role;
 use crate::store::{AuditRow, DriftItem, RoutingRecord, UncertaintyItem};
@@ -78,6 +78,10 @@ pub enum EngineEvent {
         cancelled: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         failed: Option<String>,
+        /// The turn's time per stage, so a session log shows where a slow turn went
+        /// (absent in logs written before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timings_ms: Option<Timings>,
     },
     /// The identity hook stored the name the user gave.
     IdentityLearned { name: String },

@@ -164,3 +164,30 @@ fn events_read_by_the_fast_paths_round_trip() {
         .collect();
     assert_eq!(back, stamped);
 }
+
+#[test]
+fn turn_timings_travel_through_the_log() {
+    use crate::cognition::pipeline::Timings;
+    use crate::cognition::router::Mode;
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SessionWriter::create(dir.path(), &Header::new("d")).unwrap();
+    let timings = Timings { routing: 0.25, generation: 812.5, total: 840.0, ..Timings::default() };
+    let done = |timings_ms| EngineEvent::ReplyDone {
+        thread_id: "t1".into(),
+        exchange_id: "x1".into(),
+        mode: Mode::Respond,
+        text: "Paris.".into(),
+        cancelled: false,
+        failed: None,
+        timings_ms,
+    };
+    w.write(&crate::events::Stamped { ts: chrono::Utc::now(), event: user_msg("capital of France?") }).unwrap();
+    w.write(&crate::events::Stamped { ts: chrono::Utc::now(), event: done(Some(timings)) }).unwrap();
+    let log = read_log(w.path()).unwrap();
+    let turns = recorded_turns(&log);
+    assert_eq!(turns[0].timings_ms, Some(timings));
+    assert_eq!(turns[0].reply.as_deref(), Some("Paris."));
+    // A line from before timings were recorded still reads.
+    let old = serde_json::to_string(&crate::events::Stamped { ts: chrono::Utc::now(), event: done(None) }).unwrap();
+    assert!(!old.contains("timings_ms"), "{old}");
+}

@@ -1,6 +1,7 @@
 //! The turns of a recorded session: each user message with what the router made of it.
 
 use super::{LogEntry, SessionLog};
+use crate::cognition::pipeline::Timings;
 use crate::cognition::router::{Mode, ModeScores};
 use crate::events::EngineEvent;
 use serde::Serialize;
@@ -19,6 +20,9 @@ pub struct RecordedTurn {
     pub scores: Option<ModeScores>,
     /// The reply, when the log has it.
     pub reply: Option<String>,
+    /// The turn's time per stage, in logs that record it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timings_ms: Option<Timings>,
     /// Index into [`SessionLog::entries`] of the user message: where playback jumps to.
     pub entry: usize,
 }
@@ -40,6 +44,7 @@ pub fn recorded_turns(log: &SessionLog) -> Vec<RecordedTurn> {
                     mode: None,
                     scores: None,
                     reply: None,
+                    timings_ms: None,
                     entry,
                 });
             }
@@ -49,9 +54,10 @@ pub fn recorded_turns(log: &SessionLog) -> Vec<RecordedTurn> {
                     turns[i].scores = Some(router.scores);
                 }
             }
-            EngineEvent::ReplyDone { exchange_id, text, .. } => {
+            EngineEvent::ReplyDone { exchange_id, text, timings_ms, .. } => {
                 if let Some(&i) = by_exchange.get(exchange_id.as_str()) {
                     turns[i].reply = Some(text.clone());
+                    turns[i].timings_ms = *timings_ms;
                 }
             }
             _ => {}

@@ -151,6 +151,7 @@ fn done(a: &mut App, at: i64, xid: &str, mode: Mode, text: &str) {
             text: text.into(),
             cancelled: false,
             failed: None,
+            timings_ms: None,
         },
     ));
 }
@@ -364,6 +365,7 @@ fn failed_reply_and_error_notice() {
             text: "No reply this time: connection refused (primary model: ollama/qwen3:8b).".into(),
             cancelled: false,
             failed: Some("connection refused".into()),
+            timings_ms: None,
         },
     ));
     a.on_engine(&ev(
@@ -405,6 +407,7 @@ fn stopped_reply_and_tie_break_in_routing() {
             text: "Do you mean today or".into(),
             cancelled: true,
             failed: None,
+            timings_ms: None,
         },
     ));
     insta::assert_snapshot!(draw(&mut a, 100, 30));

@@ -443,6 +443,7 @@ impl Engine {
             text: response.clone(),
             cancelled: generated.cancelled,
             failed: generated.failed.clone(),
+            timings_ms: Some(t),
         });
         Ok(TurnReport {
             thread_id: thread_id.to_string(),

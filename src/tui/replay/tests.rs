@@ -26,6 +26,7 @@ fn log() -> SessionLog {
         text: text.into(),
         cancelled: false,
         failed: None,
+        timings_ms: None,
     };
     let act = EngineEvent::ActIteration {
         exchange_id: "x2".into(),
