@@ -175,6 +175,18 @@ pub struct ActStep {
     pub ms: f64,
 }
 
+impl EngineEvent {
+    /// Answers to a popup's database read (audit rows, memory listings): views of what is
+    /// already stored, not something the mind did. The session log leaves them out, so
+    /// browsing memory does not copy it into every log, and a replay is not cluttered by it.
+    pub fn is_view_read(&self) -> bool {
+        matches!(
+            self,
+            EngineEvent::AuditLoaded { .. } | EngineEvent::AuditDetailLoaded { .. } | EngineEvent::MemoryLoaded { .. }
+        )
+    }
+}
+
 /// An event with the time it was emitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stamped {
