@@ -83,10 +83,12 @@ fn cache_dir() -> PathBuf {
 fn cached_db(n: usize, label: &str) -> (Connection, Vec<f32>) {
     let dir = cache_dir();
     std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join(format!("v{SEED_VERSION}-{label}.db"));
-    let probe_path = dir.join(format!("v{SEED_VERSION}-{label}.probe"));
+    // Keyed on the schema too: a cache from another migration set would not open.
+    let key = format!("v{SEED_VERSION}-s{}-{label}", chalie::store::latest_version());
+    let db = dir.join(format!("{key}.db"));
+    let probe_path = dir.join(format!("{key}.probe"));
     if !db.exists() || !probe_path.exists() {
-        let partial = dir.join(format!("v{SEED_VERSION}-{label}.partial.db"));
+        let partial = dir.join(format!("{key}.partial.db"));
         for p in [&partial, &partial.with_extension("db-wal"), &partial.with_extension("db-shm")] {
             let _ = std::fs::remove_file(p);
         }

@@ -7,27 +7,15 @@ mod harness;
 #[path = "support/openai_double.rs"]
 mod openai_double;
 
+#[path = "support/bin.rs"]
+mod bin;
+use bin::{chalie, text};
 use chalie::cognition::router::Mode;
 use harness::{Call, kind, triage_reply};
 use openai_double::{Double, Reply};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn chalie(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
-        .args(args)
-        .env("CHALIE_DATA_DIR", data)
-        .env("CHALIE_CONFIG", data.join("config.toml"))
-        .env("CHALIE_MODELS_DIR", data.join("models"))
-        .env_remove("CHALIE_LOG")
-        .output()
-        .expect("run chalie-tui")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::process::Output;
 
 #[test]
 fn version_prints_every_path_in_use() {

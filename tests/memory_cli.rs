@@ -1,24 +1,11 @@
 //! `chalie-tui memory`: listing a layer (table and JSON), searching, forgetting by typed id,
 //! and the exit codes for a bad id, against a seeded database in a temporary data dir.
 
+#[path = "support/bin.rs"]
+mod bin;
+use bin::{chalie, text};
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn chalie(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
-        .args(args)
-        .env("CHALIE_DATA_DIR", data)
-        .env("CHALIE_CONFIG", data.join("config.toml"))
-        .env("CHALIE_MODELS_DIR", data.join("models"))
-        .env_remove("CHALIE_LOG")
-        .output()
-        .expect("run chalie-tui")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::process::Output;
 
 fn json(out: &Output) -> Value {
     assert!(out.status.success(), "{}", text(&out.stderr));

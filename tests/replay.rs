@@ -6,10 +6,18 @@
 #[path = "support/openai_double.rs"]
 mod openai_double;
 
+#[path = "support/bin.rs"]
+mod bin;
+use bin::{chalie_with, text};
+
+/// The binary with a config file and the key the double's provider names in the env.
+fn chalie(data: &Path, config: &Path, args: &[&str]) -> Output {
+    chalie_with(data, config, &[("DOUBLE_KEY", "sk-test-secret-4242")], args)
+}
 use openai_double::{Double, Reply};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The recorded conversation: a clarification (a vague reference with nothing to refer to),
 /// a greeting, questions, an ACT command and thanks.
@@ -23,22 +31,6 @@ const CHANGED_WEIGHT: &str = "[router.weights]\nrespond.base = 0.30\n";
 /// A log recorded by [`record`] (regenerate with `CHALIE_WRITE_FIXTURES=1 cargo nextest run
 /// --test replay`): the bench's input, and a check that logs written earlier still read cleanly.
 const FIXTURE: &str = "tests/data/replay_session.jsonl";
-
-fn chalie(data: &Path, config: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
-        .args(args)
-        .env("CHALIE_DATA_DIR", data)
-        .env("CHALIE_CONFIG", config)
-        .env("CHALIE_MODELS_DIR", data.join("models"))
-        .env("DOUBLE_KEY", "sk-test-secret-4242")
-        .env_remove("CHALIE_LOG")
-        .output()
-        .expect("run chalie-tui")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn json_lines(out: &Output) -> Vec<Value> {
     text(&out.stdout)
