@@ -293,11 +293,17 @@ pub fn get_row(conn: &Connection, id: MemoryId) -> Result<Option<Map<String, Val
     let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
     let mut rows = stmt.query([id.row])?;
     let Some(row) = rows.next()? else { return Ok(None) };
+    Ok(Some(row_object(row, &names)?))
+}
+
+/// Every column of `row` (named `names`) as JSON: the snapshot a deletion records and the
+/// browser's detail shows. JSON columns are kept as JSON, blobs as their size.
+pub fn row_object(row: &Row<'_>, names: &[String]) -> rusqlite::Result<Map<String, Value>> {
     let mut obj = Map::new();
     for (i, name) in names.iter().enumerate() {
         obj.insert(name.clone(), json_value(name, row.get_ref(i)?));
     }
-    Ok(Some(obj))
+    Ok(obj)
 }
 
 fn read_row(r: &Row<'_>, layer: MemoryLayer, names: &[String]) -> rusqlite::Result<MemoryRow> {

@@ -88,21 +88,47 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         _ => {}
     }
     let key = id.row.to_string();
-    let uncertainties = tx.execute(
-        "UPDATE uncertainties SET state = 'decayed', resolution_strategy = 'forgotten',
-                resolution_detail = 'the user asked to forget ' || ?1 || ':' || ?2, resolved_at = ?3
-         WHERE state IN ('open', 'surfaced')
-           AND ((memory_a_type = ?1 AND memory_a_id = ?2) OR (memory_b_type = ?1 AND memory_b_id = ?2))",
-        params![id.layer.kind(), key, now],
-    )?;
+    let detail = format!("the user asked to forget {id}");
+    let uncertainties = close_uncertainties(&tx, id.layer.kind(), &key, "forgotten", &detail, now)?;
     let snapshot = Value::Object(snapshot);
-    tx.execute(
-        "INSERT INTO memory_deletions (layer, row_id, reason, detail, created_at) VALUES (?1, ?2, 'user', ?3, ?4)",
-        params![id.layer.kind(), key, snapshot.to_string(), now],
-    )?;
-    let deletion_id = tx.last_insert_rowid();
+    let deletion_id = record_deletion(&tx, id.layer.kind(), &key, "user", &snapshot, now)?;
     tx.commit()?;
     Ok(Forgotten { id, deletion_id, relationships, uncertainties, snapshot })
+}
+
+/// Record one deletion (by the user or by decay) with a snapshot of what was deleted, so
+/// forgetting is auditable. Returns the `memory_deletions` row id.
+pub fn record_deletion(
+    c: &Connection,
+    layer: &str,
+    row_id: &str,
+    reason: &str,
+    snapshot: &Value,
+    now: i64,
+) -> Result<i64, StoreError> {
+    c.execute(
+        "INSERT INTO memory_deletions (layer, row_id, reason, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![layer, row_id, reason, snapshot.to_string(), now],
+    )?;
+    Ok(c.last_insert_rowid())
+}
+
+/// Close the open uncertainties about one memory as `decayed` (seed 002: a memory that is gone
+/// leaves nothing to resolve). Returns how many were closed.
+pub fn close_uncertainties(
+    c: &Connection,
+    kind: &str,
+    row_id: &str,
+    strategy: &str,
+    detail: &str,
+    now: i64,
+) -> Result<usize, StoreError> {
+    Ok(c.execute(
+        "UPDATE uncertainties SET state = 'decayed', resolution_strategy = ?3, resolution_detail = ?4, resolved_at = ?5
+         WHERE state IN ('open', 'surfaced')
+           AND ((memory_a_type = ?1 AND memory_a_id = ?2) OR (memory_b_type = ?1 AND memory_b_id = ?2))",
+        params![kind, row_id, strategy, detail, now],
+    )?)
 }
 
 fn list_items(conn: &Connection, list: i64) -> Result<Value, StoreError> {

@@ -17,10 +17,10 @@ mod ui;
 pub mod vector_codes;
 mod vectors;
 
-pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer};
+pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer, row_object};
 pub use chat::{ChatMessage, ChatRepo};
 pub use db::Db;
-pub use forget::{ForgetError, Forgotten, forget};
+pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use routing::{RoutingRecord, RoutingRepo};

@@ -7,9 +7,9 @@ use super::{
 };
 use crate::cognition::context::warmth;
 use crate::store::{StoreError, VecTable, VectorRepo};
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde_json::{Map, Value};
+use crate::store::{close_uncertainties, record_deletion, row_object};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
 
 const KV_NAMESPACE: &str = "decay";
 const KV_LAST_PASS: &str = "last_pass";
@@ -87,27 +87,12 @@ pub fn current_warmth(c: &Connection, now: i64) -> Result<f64, StoreError> {
     Ok(warmth(wm.max(0) as usize, gists.max(0) as usize, world))
 }
 
-fn row_json(row: &Row, names: &[String]) -> Value {
-    let mut m = Map::new();
-    for (i, name) in names.iter().enumerate() {
-        let v = match row.get_ref(i) {
-            Ok(ValueRef::Integer(x)) => Value::from(x),
-            Ok(ValueRef::Real(x)) => Value::from(x),
-            Ok(ValueRef::Text(t)) => Value::from(String::from_utf8_lossy(t).into_owned()),
-            Ok(ValueRef::Blob(b)) => Value::from(format!("<{} bytes>", b.len())),
-            Ok(ValueRef::Null) | Err(_) => Value::Null,
-        };
-        m.insert(name.clone(), v);
-    }
-    Value::Object(m)
-}
-
 /// The rows of `table` (an internal table name) matching `condition` with parameter `arg`,
 /// each as a JSON object of its columns.
 fn rows_json(c: &Connection, table: &str, condition: &str, arg: i64) -> Result<Vec<Value>, StoreError> {
     let mut stmt = c.prepare(&format!("SELECT * FROM {table} WHERE {condition}"))?;
     let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
-    let rows = stmt.query_map(params![arg], |r| Ok(row_json(r, &names)))?;
+    let rows = stmt.query_map(params![arg], |r| row_object(r, &names).map(Value::Object))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -124,21 +109,11 @@ fn key_text(v: &Value) -> String {
 }
 
 fn record(c: &Connection, layer: &str, row_id: &str, reason: &str, snap: &Value, now: i64) -> Result<(), StoreError> {
-    c.execute(
-        "INSERT INTO memory_deletions (layer, row_id, reason, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![layer, row_id, reason, snap.to_string(), now],
-    )?;
-    Ok(())
+    record_deletion(c, layer, row_id, reason, snap, now).map(drop)
 }
 
 fn resolve_uncertainties(c: &Connection, memory_type: &str, id: i64, now: i64) -> Result<usize, StoreError> {
-    Ok(c.execute(
-        "UPDATE uncertainties SET state = 'decayed', resolution_strategy = 'decayed',
-                resolution_detail = 'the memory decayed away', resolved_at = ?3
-         WHERE state IN ('open', 'surfaced')
-           AND ((memory_a_type = ?1 AND memory_a_id = ?2) OR (memory_b_type = ?1 AND memory_b_id = ?2))",
-        params![memory_type, id.to_string(), now],
-    )?)
+    close_uncertainties(c, memory_type, &id.to_string(), "decayed", "the memory decayed away", now)
 }
 
 fn expire(c: &Connection, now: i64) -> Result<usize, StoreError> {
