@@ -1,7 +1,8 @@
 //! The decay engine: durable memories fade unless used, short-lived rows expire.
 //!
 //! [`run_decay_once`] is one pass at a given time (tests drive it with a fake clock);
-//! [`run_decay_task`] runs it at start and every [`INTERVAL`]. Each pass is one transaction.
+//! [`run_decay_task`] runs it when due ([`INTERVAL`] after the previous pass, counted across
+//! restarts) and every [`INTERVAL`] after. Each pass is one transaction.
 //!
 //! - Richness gate (§6.6): `0.35·min(episodes/50,1) + 0.25·min(concepts/30,1) +
 //!   0.20·min(traits/10,1) + 0.20·warmth`; below 0.1 nothing decays, below 0.3 only episodes
@@ -88,6 +89,12 @@ pub fn gate(richness: f64) -> Gate {
 }
 
 /// Decay periods since the previous pass (see the module docs).
+/// How long until the next pass is due: [`INTERVAL`] after the previous one, now if none ran.
+pub fn until_due(last_pass: Option<i64>, now: i64) -> Duration {
+    let elapsed = last_pass.map_or(u64::MAX, |t| u64::try_from(now - t).unwrap_or(0));
+    INTERVAL.saturating_sub(Duration::from_secs(elapsed))
+}
+
 pub fn periods(last_pass: Option<i64>, now: i64) -> f64 {
     last_pass.map_or(1.0, |t| ((now - t) as f64 / PERIOD_S as f64).clamp(0.0, MAX_PERIODS))
 }
@@ -187,6 +194,17 @@ pub fn run_decay_once(c: &mut Connection, now: i64) -> Result<DecayReport, Store
 
 /// Run a pass now and every [`INTERVAL`] until `stop`; tell the user when something was forgotten.
 pub async fn run_decay_task(db: Db, bus: EventBus, stop: CancellationToken) {
+    // Every process start (each `ask` included) would otherwise run a pass on the database
+    // thread its first turn needs; wait until the schedule says one is due.
+    let first = match db.call(|c| pass::last_pass(c)).await {
+        Ok(last) => until_due(last, now_ts()),
+        Err(StoreError::Closed) => return,
+        Err(_) => Duration::ZERO,
+    };
+    tokio::select! {
+        _ = tokio::time::sleep(first) => {}
+        _ = stop.cancelled() => return,
+    }
     loop {
         match db.call(|c| run_decay_once(c, now_ts())).await {
             Ok(report) => {

@@ -23,16 +23,20 @@ const EXPIRING: [(&str, &str, &str); 4] = [
     ("fok", "fok", "topic"),
 ];
 
+/// When the previous pass ran, if one has.
+pub(super) fn last_pass(c: &Connection) -> Result<Option<i64>, StoreError> {
+    Ok(c.query_row(
+        "SELECT value FROM kv_state WHERE namespace = ?1 AND key = ?2",
+        params![KV_NAMESPACE, KV_LAST_PASS],
+        |r| r.get::<_, String>(0),
+    )
+    .optional()?
+    .and_then(|v| v.parse().ok()))
+}
+
 pub(super) fn run(c: &mut Connection, now: i64) -> Result<DecayReport, StoreError> {
     let tx = c.transaction()?;
-    let last_pass: Option<i64> = tx
-        .query_row(
-            "SELECT value FROM kv_state WHERE namespace = ?1 AND key = ?2",
-            params![KV_NAMESPACE, KV_LAST_PASS],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .and_then(|v| v.parse().ok());
+    let last_pass = last_pass(&tx)?;
     let count = |sql: &str| -> Result<i64, StoreError> { Ok(tx.query_row(sql, [], |r| r.get(0))?) };
     let episodes = count("SELECT COUNT(*) FROM episodes WHERE deleted_at IS NULL")?;
     let concepts = count("SELECT COUNT(*) FROM semantic_concepts WHERE deleted_at IS NULL")?;

@@ -239,3 +239,11 @@ fn unreliable_concepts_at_the_floor_are_forgotten_reliable_ones_kept() {
     assert_eq!(one(&c, "SELECT COUNT(*) FROM semantic_relationships"), 0.0);
     assert_eq!(one(&c, "SELECT COUNT(*) FROM memory_deletions WHERE layer IN ('concept', 'relationship')"), 2.0);
 }
+
+#[test]
+fn a_pass_is_due_an_interval_after_the_last_one() {
+    assert_eq!(until_due(None, T0), Duration::ZERO, "never ran: due now");
+    assert_eq!(until_due(Some(T0 - 600), T0), INTERVAL - Duration::from_secs(600));
+    assert_eq!(until_due(Some(T0 - 7200), T0), Duration::ZERO);
+    assert_eq!(until_due(Some(T0 + 60), T0), INTERVAL, "a clock that went back waits a full interval");
+}
