@@ -36,7 +36,7 @@ use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::{Llm, LlmError, Token};
 use crate::store::{Db, StoreError, TurnCommit, TurnRepo, now_ts};
 use prompts::GenerationInput;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -79,12 +79,7 @@ impl Engine {
                     })
                     .optional()?;
                 let Some((version, text)) = row else {
-                    let w = RouterWeights::default();
-                    c.execute(
-                        "INSERT INTO router_weights (version, weights, author, reason, created_at)
-                         VALUES (?1, ?2, 'default', 'built-in calibrated weights', ?3)",
-                        params![DEFAULT_WEIGHTS_VERSION, serde_json::to_string(&w)?, now_ts()],
-                    )?;
+                    let w = crate::cognition::router::overrides::store_defaults(c)?;
                     return Ok((DEFAULT_WEIGHTS_VERSION, w, None));
                 };
                 match serde_json::from_str::<RouterWeights>(&text).map_err(|e| e.to_string()).and_then(|w| {

@@ -22,6 +22,19 @@ pub enum OverrideError {
     Invalid(String),
 }
 
+/// Store the built-in weights as the first version of a fresh database and return them:
+/// the engine's start and the config merge both begin from this row.
+pub fn store_defaults(c: &Connection) -> rusqlite::Result<RouterWeights> {
+    let w = RouterWeights::default();
+    let text = serde_json::to_string(&w).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    c.execute(
+        "INSERT INTO router_weights (version, weights, author, reason, created_at)
+         VALUES (?1, ?2, 'default', 'built-in calibrated weights', ?3)",
+        params![DEFAULT_WEIGHTS_VERSION, text, crate::store::now_ts()],
+    )?;
+    Ok(w)
+}
+
 /// `base` with each `"group.field"` of `overrides` set. Pure; names were checked when the
 /// config was read, so an unknown one here is a caller's bug and is reported, not ignored.
 pub fn merged(base: &RouterWeights, overrides: &BTreeMap<String, f64>) -> Result<RouterWeights, String> {
@@ -58,13 +71,7 @@ pub fn apply(c: &Connection, overrides: &BTreeMap<String, f64>) -> Result<Option
         if overrides.is_empty() {
             return Ok(None);
         }
-        let w = RouterWeights::default();
-        let text = serde_json::to_string(&w).map_err(|source| OverrideError::Stored { version: 0, source })?;
-        c.execute(
-            "INSERT INTO router_weights (version, weights, author, reason, created_at)
-             VALUES (?1, ?2, 'default', 'built-in calibrated weights', ?3)",
-            params![DEFAULT_WEIGHTS_VERSION, text, crate::store::now_ts()],
-        )?;
+        store_defaults(c)?;
         return apply(c, overrides);
     };
     if latest_author != CONFIG_AUTHOR && overrides.is_empty() {
