@@ -22,12 +22,9 @@ async fn record(dir: &Path) -> PathBuf {
     let mut replies = vec![Reply::text("Paris is the capital of France.")];
     replies.extend((0..10).map(|_| Reply::text("You're welcome!")));
     let double = Double::start(replies).await;
+    // The shared config has the memory workers extract without a model, so only the turns'
+    // own calls reach the script.
     let config = tmux::config(dir, &double.base_url());
-    // Only the turns' own calls reach the script: the memory workers extract without a model.
-    let text = std::fs::read_to_string(&config).unwrap();
-    if !text.contains("memory_extraction") {
-        std::fs::write(&config, text + "memory_extraction = \"heuristic\"\n").unwrap();
-    }
     let batch = dir.join("batch.txt");
     std::fs::write(&batch, "What is the capital of France?\nAdd milk and eggs to my shopping list\nThanks!\n").unwrap();
     let data = dir.join("recorded");
