@@ -113,6 +113,7 @@ fn populated() -> App {
             cancelled: false,
             failed: None,
             timings_ms: None,
+            reply_source: None,
         }));
     }
     app.on_engine(&ev(EngineEvent::ActIteration {

@@ -82,6 +82,9 @@ pub enum EngineEvent {
         /// (absent in logs written before it was recorded).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timings_ms: Option<Timings>,
+        /// Who wrote the reply (absent in logs written before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_source: Option<crate::cognition::reply::ReplySource>,
     },
     /// The identity hook stored the name the user gave.
     IdentityLearned { name: String },

@@ -212,3 +212,37 @@ async fn a_focus_session_is_known_to_every_later_turn() {
     let generation = h.double.chat_requests().last().cloned().unwrap();
     assert_eq!(harness::system_prompt(&generation).contains("focus session on the tax return"), r.session.distraction);
 }
+
+#[tokio::test]
+async fn no_workable_plan_but_a_recalled_memory_answers_from_memory() {
+    let h = start_heuristic([unusable(), unusable()].concat()).await;
+    h.read(|c| {
+        c.execute(
+            "INSERT INTO episodes (gist, salience, created_at, updated_at)
+             VALUES ('User said their new home address is 12 Rua Augusta, Lisbon', 6, 1700000000, 1700000000)",
+            [],
+        )?;
+        Ok(())
+    })
+    .await;
+    let r = h.say("t", "What is my current home address?").await;
+    assert_eq!(r.mode, Mode::Act, "{}", r.router.reason);
+    assert!(r.act_iterations.is_empty(), "the planner found nothing to do");
+    assert!(r.response.contains("12 Rua Augusta"), "{}", r.response);
+    assert!(!r.response.contains("work out"), "{}", r.response);
+    assert_eq!(r.reply_source.as_str(), "memory");
+    assert_eq!(r.answered_from.len(), 1);
+    assert!(r.answered_from[0].starts_with("episode:"), "{:?}", r.answered_from);
+    assert_eq!(r.reply_mode, Mode::Respond);
+    let generations = h.calls().into_iter().filter(|c| matches!(c, harness::Call::Generation(_))).count();
+    assert_eq!(generations, 0, "memory answered: no model call for the reply");
+}
+
+#[tokio::test]
+async fn on_an_endpoint_the_model_still_writes_acknowledgements_and_answers() {
+    let h = start_heuristic(vec![Reply::text("Nice to meet you, Ada!")]).await;
+    let r = h.say("t", "Hi! My name is Ada").await;
+    assert_eq!(r.mode, Mode::Acknowledge);
+    assert_eq!(r.reply_source.as_str(), "model", "templates stand in for the built-in model only");
+    assert_eq!(r.response, "Nice to meet you, Ada!");
+}

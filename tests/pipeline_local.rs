@@ -2,6 +2,9 @@
 //! all-MiniLM-L6-v2 embeddings): no endpoint, no scripted answers. Slower than the other
 //! pipeline tests (a few seconds of real generation) but part of the normal suite.
 
+#[path = "support/bin.rs"]
+mod bin;
+
 use chalie::cognition::intent::TriageSource;
 use chalie::cognition::pipeline::Engine;
 use chalie::cognition::router::Mode;
@@ -21,8 +24,7 @@ fn models_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"))
 }
 
-#[tokio::test]
-async fn the_builtin_models_carry_every_mode_end_to_end() {
+async fn fetched_models() -> PathBuf {
     let dir = models_dir();
     tokio::task::spawn_blocking({
         let dir = dir.clone();
@@ -31,6 +33,12 @@ async fn the_builtin_models_carry_every_mode_end_to_end() {
     .await
     .unwrap()
     .expect("fetch the built-in models");
+    dir
+}
+
+#[tokio::test]
+async fn the_builtin_models_carry_every_mode_end_to_end() {
+    let dir = fetched_models().await;
 
     let bus = EventBus::new();
     let provider = Arc::new(LocalProvider::new("local", &dir));
@@ -88,4 +96,49 @@ async fn the_builtin_models_carry_every_mode_end_to_end() {
         let history = db.call(move |c| ChatRepo(c).recent(&thread, 10)).await.unwrap();
         assert_eq!(history.len(), if mode == Mode::Ignore { 1 } else { 2 }, "{history:?}");
     }
+}
+
+/// A new user's first minutes on the built-in model, through the real binary (so the memory
+/// workers store what was said between turns): the introduction is acknowledged by a template
+/// that says back what was learned, own-trait questions are answered from memory with the
+/// source, and a question about something never told is "I don't know that yet".
+#[tokio::test]
+async fn the_deterministic_side_carries_introductions_and_own_questions() {
+    let models = fetched_models().await;
+    let data = tempfile::tempdir().unwrap();
+    let batch = data.path().join("batch.txt");
+    std::fs::write(
+        &batch,
+        "Hi! My name is Ada and I'm allergic to peanuts.\nWhat am I allergic to?\nwhere do I live?\nthanks!\n",
+    )
+    .unwrap();
+    let models = models.to_string_lossy().into_owned();
+    let out = bin::chalie_with(
+        data.path(),
+        &data.path().join("config.toml"),
+        &[("CHALIE_MODELS_DIR", models.as_str())],
+        &["ask", "--json", "--batch", batch.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", bin::text(&out.stderr));
+    let reports: Vec<serde_json::Value> =
+        bin::text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let said = |i: usize| (reports[i]["response"].as_str().unwrap().to_string(), reports[i]["reply_source"].clone());
+    assert_eq!(reports.len(), 4);
+
+    let (hello, source) = said(0);
+    assert_eq!(source, "template", "{hello}");
+    assert!(hello.contains("Ada") && hello.contains("allergic to peanuts"), "{hello}");
+
+    let (allergy, source) = said(1);
+    assert_eq!(source, "memory", "{allergy}");
+    assert!(allergy.starts_with("You're allergic to peanuts."), "{allergy}");
+    assert!(reports[1]["answered_from"][0].as_str().unwrap().starts_with("trait:allergy"), "{:?}", reports[1]);
+
+    let (home, source) = said(2);
+    assert_eq!(source, "memory");
+    assert!(home.starts_with("I don't know that yet"), "{home}");
+
+    let (thanks, source) = said(3);
+    assert_eq!(source, "template");
+    assert!(!thanks.is_empty() && thanks.len() < 60, "{thanks}");
 }

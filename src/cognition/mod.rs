@@ -7,6 +7,7 @@ pub mod context;
 pub mod identity;
 pub mod intent;
 pub mod pipeline;
+pub mod reply;
 pub mod router;
 pub mod signals;
 pub mod social;

@@ -181,6 +181,7 @@ fn turn_timings_travel_through_the_log() {
         cancelled: false,
         failed: None,
         timings_ms,
+        reply_source: None,
     };
     w.write(&crate::events::Stamped { ts: chrono::Utc::now(), event: user_msg("capital of France?") }).unwrap();
     w.write(&crate::events::Stamped { ts: chrono::Utc::now(), event: done(Some(timings)) }).unwrap();

@@ -496,12 +496,16 @@ impl App {
                     router: (**router).clone(),
                     topic: topic.clone(),
                     fallbacks: fallbacks.clone(),
+                    reply_source: None,
                 });
                 self.routing.scroll.to_top();
             }
             EngineEvent::ReplyChunk { exchange_id, text } => self.chat.chunk(exchange_id, text, at),
-            EngineEvent::ReplyDone { exchange_id, mode, text, cancelled, failed, .. } => {
+            EngineEvent::ReplyDone { exchange_id, mode, text, cancelled, failed, reply_source, .. } => {
                 self.chat.done(exchange_id, *mode, text, *cancelled, failed.as_deref(), at);
+                if let Some(d) = self.routing.latest.as_mut().filter(|d| d.exchange_id == *exchange_id) {
+                    d.reply_source = *reply_source;
+                }
                 self.status.pending = self.status.pending.saturating_sub(1);
                 // The turn's routing decision is committed now (not yet at `Routed`).
                 if let Some(a) = &mut self.audit {

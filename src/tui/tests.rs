@@ -152,6 +152,7 @@ fn done(a: &mut App, at: i64, xid: &str, mode: Mode, text: &str) {
             cancelled: false,
             failed: None,
             timings_ms: None,
+            reply_source: None,
         },
     ));
 }
@@ -366,6 +367,7 @@ fn failed_reply_and_error_notice() {
             cancelled: false,
             failed: Some("connection refused".into()),
             timings_ms: None,
+            reply_source: None,
         },
     ));
     a.on_engine(&ev(
@@ -408,6 +410,7 @@ fn stopped_reply_and_tie_break_in_routing() {
             cancelled: true,
             failed: None,
             timings_ms: None,
+            reply_source: None,
         },
     ));
     insta::assert_snapshot!(draw(&mut a, 100, 30));

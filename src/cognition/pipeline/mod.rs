@@ -24,6 +24,7 @@ use crate::cognition::intent::{
     IntentContext, TriageContext, TriageMode, TriageResult, TriageSource, classify_intent, heuristic_triage,
     sanity_check,
 };
+use crate::cognition::reply::{self, ReplySource, own::OwnMemory};
 use crate::cognition::router::{
     DEFAULT_WEIGHTS_VERSION, Mode, RouterSignals, RouterWeights, parse_tiebreak_for, reroute_after_act, route,
     tiebreak_context,
@@ -305,7 +306,15 @@ impl Engine {
             ));
         }
         let routing_id = uuid::Uuid::now_v7().to_string();
-        let act_run = if delivery.mode == Mode::Act {
+        let builtin_primary = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
+        // The built-in model invents answers about the user: a question about their own
+        // traits is answered from memory before any action or generation.
+        let mut memory_answer = if builtin_primary && social.is_none() && reply::own::parse(text).is_some() {
+            self.memory_answer(text, &memories, false, now).await?
+        } else {
+            None
+        };
+        let act_run = if delivery.mode == Mode::Act && memory_answer.is_none() {
             let ctx = SkillContext {
                 thread_id: thread_id.to_string(),
                 exchange_id: exchange_id.to_string(),
@@ -321,11 +330,15 @@ impl Engine {
         } else {
             None
         };
+        // No usable plan, but memory may hold the answer ("what is my current address?").
+        if act_run.as_ref().is_some_and(|r| r.results().next().is_none() && r.confirm.is_none()) {
+            memory_answer = self.memory_answer(text, &memories, true, now).await?;
+        }
         t.act = ms(clock);
         let clock = Instant::now();
-        let builtin_primary = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
         let mut cards: Vec<String> = Vec::new();
         let reply_mode = match &act_run {
+            _ if memory_answer.is_some() => Mode::Respond,
             Some(run) => {
                 let after = act::after_act(run, builtin_primary);
                 cards = after.cards;
@@ -337,18 +350,24 @@ impl Engine {
             }
             None => delivery.mode,
         };
+        let template = builtin_primary
+            .then(|| reply::template_reply(text, reply_mode, social.map(|s| s.reason), name.as_deref()))
+            .flatten();
         let generated = match (reply_mode, social.map(|s| s.exit)) {
-            (Mode::Ignore, _) if !cards.is_empty() => {
-                // Every action produced a card: the cards are the reply, no text is generated.
-                let text = cards.join("\n");
-                self.bus.emit(EngineEvent::ReplyChunk { exchange_id: exchange_id.to_string(), text: text.clone() });
-                Generated { text, ..Generated::default() }
+            _ if memory_answer.is_some() => {
+                let a = memory_answer.as_ref().map(|a| a.text.clone()).unwrap_or_default();
+                self.fixed_reply(exchange_id, a, ReplySource::Memory)
             }
-            (Mode::Ignore, _) => Generated::default(),
+            // Every action produced a card: the cards are the reply, no text is generated.
+            (Mode::Ignore, _) if !cards.is_empty() => {
+                self.fixed_reply(exchange_id, cards.join("\n"), ReplySource::Template)
+            }
+            (Mode::Ignore, _) => Generated { source: ReplySource::Template, ..Generated::default() },
             (_, Some(crate::cognition::social::SocialExit::Cancel)) => {
-                self.bus
-                    .emit(EngineEvent::ReplyChunk { exchange_id: exchange_id.to_string(), text: CANCEL_REPLY.into() });
-                Generated { text: CANCEL_REPLY.into(), ..Generated::default() }
+                self.fixed_reply(exchange_id, CANCEL_REPLY.into(), ReplySource::Template)
+            }
+            _ if template.is_some() => {
+                self.fixed_reply(exchange_id, template.clone().unwrap_or_default(), ReplySource::Template)
             }
             (mode, _) => {
                 let input = GenerationInput {
@@ -401,6 +420,7 @@ impl Engine {
             "tokens_in": generated.tokens_in,
             "tokens_out": generated.tokens_out,
             "cancelled": generated.cancelled,
+            "reply_source": generated.source,
             "fallbacks": fallbacks,
             "topic": topic.report,
         });
@@ -439,6 +459,7 @@ impl Engine {
             cancelled: generated.cancelled,
             failed: generated.failed.clone(),
             timings_ms: Some(t),
+            reply_source: Some(generated.source),
         });
         Ok(TurnReport {
             thread_id: thread_id.to_string(),
@@ -446,6 +467,8 @@ impl Engine {
             response,
             mode: delivery.mode,
             reply_mode,
+            reply_source: generated.source,
+            answered_from: memory_answer.map(|a| a.sources).unwrap_or_default(),
             router,
             topic: topic.report,
             session: SessionReport {
@@ -550,6 +573,31 @@ impl Engine {
         }
     }
 
+    /// The memory's answer to `text` (see [`reply::memory_answer`]); `any_recall` lets the
+    /// best recalled memory answer a question that is not about the user.
+    async fn memory_answer(
+        &self,
+        text: &str,
+        hits: &[crate::memory::recall::Hit],
+        any_recall: bool,
+        now: i64,
+    ) -> Result<Option<reply::own::OwnAnswer>, EngineError> {
+        let mem = self
+            .db
+            .call(move |c| {
+                let repo = crate::store::ProfileRepo(c);
+                Ok(OwnMemory { traits: repo.traits()?, facts: repo.facts(now)? })
+            })
+            .await?;
+        Ok(reply::memory_answer(text, &mem, hits, any_recall))
+    }
+
+    /// A reply written without the model, sent to the chat as one chunk.
+    fn fixed_reply(&self, exchange_id: &str, text: String, source: ReplySource) -> Generated {
+        self.bus.emit(EngineEvent::ReplyChunk { exchange_id: exchange_id.to_string(), text: text.clone() });
+        Generated { text, source, ..Generated::default() }
+    }
+
     fn failed_reply(&self, fallback: &str, why: &str, tokens_in: u32) -> Generated {
         let text = format!(
             "No reply this time: {why} (primary model: {}). Your message is saved; send it again, or check the \
@@ -579,6 +627,7 @@ struct Generated {
     cancelled: bool,
     fallback: Option<String>,
     failed: Option<String>,
+    source: ReplySource,
 }
 
 fn ms(since: Instant) -> f64 {

@@ -129,6 +129,12 @@ pub struct TurnReport {
     pub mode: Mode,
     /// The mode the reply was written in: the same, except after ACT (its re-route).
     pub reply_mode: Mode,
+    /// Who wrote the reply: the model, a template or memory.
+    #[serde(default)]
+    pub reply_source: crate::cognition::reply::ReplySource,
+    /// The memories a `memory` reply was read from ("trait:location", "episode:42").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answered_from: Vec<String>,
     pub router: RouterReport,
     pub topic: TopicReport,
     pub session: SessionReport,

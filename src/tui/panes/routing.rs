@@ -4,6 +4,7 @@
 
 use super::{Scroll, empty};
 use crate::cognition::pipeline::{RouterReport, TopicReport};
+use crate::cognition::reply::ReplySource;
 use crate::cognition::router::{Mode, ModeScores};
 use crate::tui::theme;
 use ratatui::style::{Color, Modifier, Style};
@@ -17,6 +18,8 @@ pub struct Decision {
     pub router: RouterReport,
     pub topic: TopicReport,
     pub fallbacks: Vec<String>,
+    /// Who wrote the reply, once it is done.
+    pub reply_source: Option<ReplySource>,
 }
 
 #[derive(Debug, Default)]
@@ -31,7 +34,13 @@ impl RoutingPane {
     /// Rows the pane would like (borders included), so the layout can give it room.
     pub fn wanted_height(&self) -> u16 {
         match &self.latest {
-            Some(d) => 2 + 5 + 4 + u16::from(!d.fallbacks.is_empty()) + u16::from(d.router.pre_routed),
+            Some(d) => {
+                2 + 5
+                    + 4
+                    + u16::from(!d.fallbacks.is_empty())
+                    + u16::from(d.router.pre_routed)
+                    + u16::from(d.reply_source.is_some())
+            }
             None => 5,
         }
     }
@@ -59,6 +68,12 @@ impl RoutingPane {
         }
         if !d.fallbacks.is_empty() {
             text.push_line(Line::from(format!("fallback: {}", d.fallbacks.join(", "))).style(theme::warn()));
+        }
+        if let Some(source) = d.reply_source {
+            text.push_line(Line::from(vec![
+                Span::styled("reply by ", theme::dim()),
+                Span::styled(source.as_str(), theme::accent()),
+            ]));
         }
         text
     }

@@ -27,6 +27,7 @@ fn log() -> SessionLog {
         cancelled: false,
         failed: None,
         timings_ms: None,
+        reply_source: None,
     };
     let act = EngineEvent::ActIteration {
         exchange_id: "x2".into(),

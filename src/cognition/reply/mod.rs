@@ -1,0 +1,111 @@
+//! Who writes the reply: the model, a template, or memory.
+//!
+//! A 135M model cannot be trusted with what the deterministic side already knows. Asked
+//! "what am I allergic to?" with the answer in its prompt, SmolLM2-135M still invents one,
+//! and it answers "Hi, I'm Ada" with condolences. So with the built-in model:
+//! - acknowledgements, greetings, thanks and a few fixed small-talk questions get a short
+//!   reply from [`templates`], reflecting what the message just taught us;
+//! - questions about the user's own traits and facts are answered from memory by [`own`],
+//!   naming the source, and "I don't know that yet" when nothing is stored;
+//!
+//! and with any model, an ACT turn whose planner produced nothing usable answers from what
+//! recall found instead of apologising. Everything else, open questions above all, stays
+//! with the model. [`ReplySource`] records which one answered, for the Routing pane, the
+//! audit and `ask --json`.
+
+pub mod own;
+pub mod templates;
+
+use serde::{Deserialize, Serialize};
+
+/// Which part of the program wrote a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplySource {
+    /// The primary model generated it (or failed and the failure line stands in for it).
+    #[default]
+    Model,
+    /// A fixed sentence: templates, action cards, the cancel line.
+    Template,
+    /// Read back from stored traits, facts or recalled memories.
+    Memory,
+}
+
+impl ReplySource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplySource::Model => "model",
+            ReplySource::Template => "template",
+            ReplySource::Memory => "memory",
+        }
+    }
+}
+
+/// A stable, well-spread pick among `n` variants for `text`: the same message gets the same
+/// wording (so replays reproduce), different messages vary.
+pub(crate) fn pick(text: &str, salt: u64, n: usize) -> usize {
+    // FNV-1a over the bytes, then one splitmix step to spread the low bits.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ salt;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    crate::SplitMix64(h).below(n)
+}
+
+/// The template reply for a turn the built-in model would answer worse, if there is one:
+/// acknowledgements (with what the message taught us), and fixed questions about the
+/// assistant itself in any answering mode.
+pub fn template_reply(
+    text: &str,
+    mode: crate::cognition::router::Mode,
+    social_reason: Option<&str>,
+    name: Option<&str>,
+) -> Option<String> {
+    use crate::cognition::router::Mode;
+    if matches!(mode, Mode::Acknowledge | Mode::Respond | Mode::Clarify) {
+        // "how are you?" reads as a greeting to the social filter, but wants an answer; "bye!"
+        // reads as nothing in particular to the router, but wants a goodbye.
+        if let Some(t) = templates::about_me(text) {
+            return Some(t);
+        }
+        if templates::is_farewell(text) {
+            return Some(templates::acknowledge(text, templates::Occasion::Goodbye, name, &[]));
+        }
+    }
+    match mode {
+        Mode::Acknowledge => {
+            let learned = templates::learned_phrases(&crate::memory::extract::extract(text).traits);
+            Some(templates::acknowledge(text, templates::Occasion::of(text, social_reason), name, &learned))
+        }
+        Mode::Respond | Mode::Clarify => {
+            // "I live in Porto": a plain statement about oneself wants a note, not an essay.
+            let learned = templates::learned_phrases(&crate::memory::extract::extract(text).traits);
+            templates::is_self_statement(text, &learned)
+                .then(|| templates::acknowledge(text, templates::Occasion::Plain, name, &learned))
+        }
+        Mode::Act | Mode::Ignore => None,
+    }
+}
+
+/// A recalled memory must match a question at least this well to stand as its answer when
+/// the planner found no action (recall's confidence: the share of the question's content
+/// words it holds, or its cosine to the question).
+pub const RECALL_ANSWER_MIN_MATCH: f64 = 0.5;
+
+/// The answer memory gives `text`: an own-question answered from `mem` (or "I don't know
+/// that yet"), else, when `any_recall`, the best recalled memory that matches well enough.
+pub fn memory_answer(
+    text: &str,
+    mem: &own::OwnMemory,
+    hits: &[crate::memory::recall::Hit],
+    any_recall: bool,
+) -> Option<own::OwnAnswer> {
+    if let Some(a) = own::parse(text).and_then(|q| own::answer(&q, mem, hits)) {
+        return Some(a);
+    }
+    if !any_recall {
+        return None;
+    }
+    hits.iter().find(|h| h.confidence >= RECALL_ANSWER_MIN_MATCH).map(own::recall_answer)
+}
