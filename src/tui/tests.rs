@@ -702,3 +702,28 @@ async fn loop_renders_engine_events_while_streaming() {
     run_loop(&mut terminal, &mut a, rx, rx_engine, |action| action != Action::Quit).await.unwrap();
     assert!(terminal.backend().to_string().contains("streamed reply arrives"));
 }
+
+#[test]
+fn the_routing_pane_names_who_wrote_the_reply() {
+    let mut a = app();
+    user(&mut a, 0, "x1", "What am I allergic to?");
+    a.on_engine(&ev(1, routed("x1", Mode::Respond, scores(0.62, 0.21, 0.05, 0.0, -0.3), None, false, "allergy", true)));
+    assert!(!draw(&mut a, 120, 40).contains("reply by"), "nothing is said before the reply is done");
+    let text = "You're allergic to peanuts. (From memory: allergy peanuts, well established.)";
+    chunk(&mut a, 2, "x1", text);
+    a.on_engine(&ev(
+        3,
+        EngineEvent::ReplyDone {
+            thread_id: "t".into(),
+            exchange_id: "x1".into(),
+            mode: Mode::Respond,
+            text: text.into(),
+            cancelled: false,
+            failed: None,
+            timings_ms: None,
+            reply_source: Some(crate::cognition::reply::ReplySource::Memory),
+        },
+    ));
+    let screen = draw(&mut a, 120, 40);
+    assert!(screen.contains("reply by memory"), "{screen}");
+}
