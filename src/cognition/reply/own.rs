@@ -309,7 +309,7 @@ fn by_key(mem: &OwnMemory, key: &str) -> Option<OwnAnswer> {
             "location" => format!("You live in {v}"),
             "hometown" => format!("You're from {v}"),
             "name" => format!("Your name is {v}"),
-            "occupation" => format!("You work as {v}"),
+            "occupation" => format!("You work as {}", super::templates::with_article(v)),
             "employer" => format!("You work at {v}"),
             "age" => format!("You're {v}"),
             "diet" => format!("You're {v}"),

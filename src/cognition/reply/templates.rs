@@ -13,18 +13,35 @@ use crate::memory::traits::{Source, TraitObservation};
 /// reply should not announce a guess.
 pub fn learned_phrases(traits: &[TraitObservation]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let allergies: Vec<&str> =
-        traits.iter().filter(|t| t.key.starts_with("allergy_")).map(|t| t.value.as_str()).collect();
-    let mut allergy_said = false;
+    // Lists said in one breath ("peanuts and shellfish", "hiking and jazz") are said back as one.
+    let grouped = |prefix: &str, verb: Option<&str>| -> Vec<&str> {
+        traits
+            .iter()
+            .filter(|t| t.key.starts_with(prefix))
+            .filter_map(|t| match verb {
+                Some(v) => t.value.strip_prefix(v).map(str::trim),
+                None => Some(t.value.as_str()),
+            })
+            .collect()
+    };
+    let groups = [
+        ("allergy_", None, "you're allergic to"),
+        ("preference_", Some("likes "), "you like"),
+        ("preference_", Some("dislikes "), "you don't like"),
+    ];
+    let mut said = [false; 3];
     for t in traits.iter().filter(|t| t.source == Source::Explicit && t.key != "name") {
-        let phrase = if t.key.starts_with("allergy_") {
-            if allergy_said {
-                continue;
+        let group = groups
+            .iter()
+            .position(|(prefix, verb, _)| t.key.starts_with(prefix) && verb.is_none_or(|v| t.value.starts_with(v)));
+        let phrase = match group {
+            Some(g) if said[g] => continue,
+            Some(g) => {
+                said[g] = true;
+                let (prefix, verb, lead) = groups[g];
+                Some(format!("{lead} {}", join_and(&grouped(prefix, verb))))
             }
-            allergy_said = true;
-            Some(format!("you're allergic to {}", join_and(&allergies)))
-        } else {
-            second_person(t)
+            None => second_person(t),
         };
         if let Some(p) = phrase.filter(|p| !out.contains(p)) {
             out.push(p);
@@ -43,7 +60,7 @@ fn second_person(t: &TraitObservation) -> Option<String> {
     let phrase = match key {
         "location" => format!("you live in {v}"),
         "hometown" => format!("you're from {v}"),
-        "occupation" => format!("you work as {v}"),
+        "occupation" => format!("you work as {}", with_article(v)),
         "employer" => format!("you work at {v}"),
         "age" => format!("you're {v}"),
         "diet" => format!("you're {v}"),
@@ -66,6 +83,17 @@ fn second_person(t: &TraitObservation) -> Option<String> {
         },
     };
     Some(phrase)
+}
+
+/// "nurse" → "a nurse", "engineer" → "an engineer"; a value that already has a determiner,
+/// or a plural, is left alone.
+pub fn with_article(v: &str) -> String {
+    let first = v.split_whitespace().next().unwrap_or_default().to_lowercase();
+    if matches!(first.as_str(), "a" | "an" | "the" | "my" | "our") || first.ends_with('s') || first.is_empty() {
+        return v.to_string();
+    }
+    let article = if first.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {v}")
 }
 
 /// "a", "a and b", "a, b and c".
@@ -293,6 +321,10 @@ mod tests {
         assert_eq!(learned("I live in Porto"), ["you live in Porto"]);
         assert_eq!(learned("My sister's name is Ana"), ["your sister's name is Ana"]);
         assert_eq!(learned("I love jazz"), ["you like jazz"]);
+        assert_eq!(learned("I love hiking and jazz"), ["you like hiking and jazz"]);
+        assert_eq!(learned("I work as a nurse"), ["you work as a nurse"]);
+        assert_eq!(with_article("engineer at Bosch"), "an engineer at Bosch");
+        assert_eq!(with_article("the night manager"), "the night manager");
         assert_eq!(learned("I have a dog named Biscuit"), ["you have a dog", "your dog's name is Biscuit"]);
         assert!(learned("my wife says hi").is_empty(), "an inferred trait is not announced");
         assert!(learned("what's the weather like?").is_empty());
