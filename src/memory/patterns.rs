@@ -220,6 +220,8 @@ pub fn statements(s: &Sentence) -> Vec<Statement> {
             && n.bytes().all(|b| b.is_ascii_digit())
         {
             out.push(observation("age", (*n).into(), "core", Source::Explicit, 0.9));
+        } else if let Some(n) = bare_age(&t[at..]) {
+            out.push(observation("age", n, "core", Source::Explicit, 0.85));
         }
         if let Some(d) = lower.first().filter(|d| matches!(**d, "vegetarian" | "vegan" | "pescatarian")) {
             out.push(observation("diet", (*d).into(), "physical", Source::Explicit, 0.9));
@@ -257,6 +259,16 @@ pub fn statements(s: &Sentence) -> Vec<Statement> {
         out.push(Statement { trait_: None, fact: Some(f) });
     }
     out
+}
+
+/// "I'm 29", "I am 29 now", "I'm 29, and …": a number that ends its clause after "I'm" is an
+/// age; "I'm 5 minutes away" is not.
+fn bare_age(rest: &[Tok]) -> Option<String> {
+    let n = rest.first()?;
+    let age = n.lower.parse::<u32>().ok().filter(|a| (1..=120).contains(a) && n.lower.len() <= 3)?;
+    let clause_ends = |i: usize| rest.get(i).is_none_or(|x| among(VALUE_ENDS, x.lower.as_str())) || rest[i - 1].stop;
+    let now = rest.get(1).is_some_and(|x| matches!(x.lower.as_str(), "now" | "today" | "already"));
+    (clause_ends(1) || (now && clause_ends(2))).then(|| age.to_string())
 }
 
 fn out_has(out: &[Statement], key: &str) -> bool {
@@ -401,6 +413,25 @@ mod tests {
         assert!(sentences("  ... ").is_empty());
         let t = &sentences("I live in Porto, Portugal").remove(0).tokens;
         assert!(t[3].stop && t[3].raw == "Porto");
+    }
+
+    #[test]
+    fn a_bare_number_after_i_am_is_an_age_only_when_it_ends_the_clause() {
+        let age = |text: &str| {
+            sentences(text)
+                .iter()
+                .flat_map(statements)
+                .filter_map(|s| s.trait_)
+                .find(|t| t.key == "age")
+                .map(|t| t.value)
+        };
+        assert_eq!(age("I'm 29").as_deref(), Some("29"));
+        assert_eq!(age("I am 29 now.").as_deref(), Some("29"));
+        assert_eq!(age("I'm 41, and I live in Leeds").as_deref(), Some("41"));
+        assert_eq!(age("I'm 34 years old").as_deref(), Some("34"));
+        assert_eq!(age("I'm 5 minutes away"), None);
+        assert_eq!(age("I'm 2000 steps short"), None);
+        assert_eq!(age("am I 29?"), None);
     }
 
     #[test]

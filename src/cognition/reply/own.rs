@@ -225,6 +225,21 @@ pub fn parse(text: &str) -> Option<OwnQuestion> {
             return Some(OwnQuestion { subject: subject.clone(), asked: (*asked).to_string(), personal: true });
         }
     }
+    // "what foods do I dislike?", "which bands do I love?"
+    if let ["what" | "which", _, "do", "i", verb] | ["what" | "which", _, _, "do", "i", verb] = ws
+        && let Some(which) = match *verb {
+            "like" | "love" | "enjoy" => Some("likes"),
+            "dislike" | "hate" => Some("dislikes"),
+            _ => None,
+        }
+    {
+        let asked = if which == "likes" { "what you like" } else { "what you dislike" };
+        return Some(OwnQuestion {
+            subject: Subject::Prefix("preference_", Some(which)),
+            asked: asked.into(),
+            personal: true,
+        });
+    }
     let n = MY_LEADS.iter().filter(|p| starts(p)).map(|p| p.split(' ').count()).max()?;
     // X runs to the verb or the end: "what's my sister's name again" → sister's name.
     let x: Vec<String> = ws[n..]

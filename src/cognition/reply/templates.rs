@@ -121,7 +121,7 @@ impl Occasion {
     pub fn of(text: &str, social_reason: Option<&str>) -> Occasion {
         let lower = normalize(text);
         let ws = words(&lower);
-        if has_any(&ws, &["bye", "goodbye", "good night", "goodnight", "see you", "see ya", "talk later", "later"]) {
+        if is_farewell(text) {
             return Occasion::Goodbye;
         }
         match social_reason {
@@ -247,7 +247,21 @@ pub fn is_farewell(text: &str) -> bool {
     let ws = words(&lower);
     !ws.is_empty()
         && ws.len() <= 6
-        && has_any(&ws, &["bye", "goodbye", "good night", "goodnight", "see you", "see ya", "cya", "ttyl", "talk soon"])
+        && has_any(
+            &ws,
+            &[
+                "bye",
+                "goodbye",
+                "good night",
+                "goodnight",
+                "night night",
+                "see you",
+                "see ya",
+                "cya",
+                "ttyl",
+                "talk soon",
+            ],
+        )
         && ws.iter().all(|w| FAREWELL.contains(w))
 }
 
@@ -279,6 +293,9 @@ pub fn about_me(text: &str) -> Option<String> {
         ));
     }
     if is(&[
+        "who made you",
+        "who built you",
+        "who created you",
         "who are you",
         "what are you",
         "what's your name",
@@ -383,6 +400,7 @@ mod tests {
         assert!(about_me("what can you do").is_some_and(|r| r.contains("lists")));
         assert!(about_me("how are you going to fix the heater in my car?").is_none());
         assert!(is_farewell("bye!") && is_farewell("ok, see you tomorrow") && is_farewell("good night"));
+        assert!(is_farewell("night night"));
         assert!(!is_farewell("goodbye to the old job, I start a new one Monday"));
         assert!(about_me("what is the capital of France?").is_none());
     }

@@ -31,6 +31,7 @@ fn own_questions_are_recognised_and_other_questions_are_not() {
         "What is my current home address?",
         "how old am I",
         "do I have any pets?",
+        "what foods do I dislike?",
     ] {
         assert!(parse(q).is_some(), "{q}");
     }
