@@ -277,3 +277,69 @@ async fn an_embedding_size_that_cannot_be_stored_is_a_visible_notice() {
         assert_eq!(space(&db).await.dim, chalie::store::DEFAULT_EMBEDDING_DIM);
     }
 }
+
+/// The figures of the closing note (run with `--ignored --nocapture`): vector recall
+/// at 768-d and 1024-d on 2 000 stored memories (enough that search takes the binary-code
+/// prefilter), each queried by two of its three words, and the re-embedding throughput
+/// against the in-process double. Prints; asserts only that recall works.
+#[tokio::test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+async fn measure_recall_at_768_and_1024_and_re_embed_throughput() {
+    const N: i64 = 2_000;
+    let word = |i: i64, j: i64| format!("w{}x{}", (i * 7919 + j * 104_729) % 100_003, j);
+    let gist = move |i: i64| format!("{} {} {}", word(i, 1), word(i, 2), word(i, 3));
+    let query = move |i: i64| format!("{} {}", word(i, 1), word(i, 3));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chalie.db");
+    let double = Double::start(Vec::new()).await;
+    double.set_embedding_dim(768);
+    let db = Db::open(&path).unwrap();
+    let bus = EventBus::new();
+    let llm768 = llm(&double, &bus, "nomic-embed-text");
+    reembed::reconcile(&db, &llm768, &bus).await.unwrap();
+    for start in (1..=N).step_by(64) {
+        let ids: Vec<i64> = (start..(start + 64).min(N + 1)).collect();
+        let vectors = llm768.embed(&ids.iter().map(|&i| gist(i)).collect::<Vec<_>>()).await.unwrap();
+        db.call(move |c| {
+            let tx = c.transaction()?;
+            for (&i, v) in ids.iter().zip(&vectors) {
+                insert_episode(&tx, &chalie::memory::EpisodeDraft { gist: gist(i), ..draft() }, Some(v))?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    }
+    async fn recall_at(db: &Db, dim: usize, query: impl Fn(i64) -> String) -> (f64, f64) {
+        let (mut at1, mut at5, mut n) = (0, 0, 0);
+        for i in (1..=N).step_by(10) {
+            let e = embedding_of_size(&query(i), dim);
+            let hits = db.call(move |c| VectorRepo(c).search(VecTable::Episodes, &e, 5)).await.unwrap();
+            n += 1;
+            at1 += usize::from(hits.first().is_some_and(|h| h.0 == i));
+            at5 += usize::from(hits.iter().any(|h| h.0 == i));
+        }
+        (at1 as f64 / n as f64, at5 as f64 / n as f64)
+    }
+    let r768 = recall_at(&db, 768, query).await;
+    println!("768-d: {N} memories, 200 queries: recall@1 {:.3}, recall@5 {:.3}", r768.0, r768.1);
+
+    double.set_embedding_dim(1024);
+    let llm1024 = llm(&double, &bus, "mxbai-embed-large");
+    let started = std::time::Instant::now();
+    reembed::reconcile(&db, &llm1024, &bus).await.unwrap();
+    let stop = CancellationToken::new();
+    let out = reembed::process_next(&db, &llm1024, &bus, &stop).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(out, Some(Batch::Finished { total: N as u64 }));
+    println!(
+        "re-embedded {N} memories 768-d -> 1024-d in {:.2} s ({:.0} rows/s, batches of {}, debug build, in-process double)",
+        took.as_secs_f64(),
+        N as f64 / took.as_secs_f64(),
+        reembed::BATCH
+    );
+    let r1024 = recall_at(&db, 1024, query).await;
+    println!("1024-d: {N} memories, 200 queries: recall@1 {:.3}, recall@5 {:.3}", r1024.0, r1024.1);
+    assert!(r768.1 > 0.9 && r1024.1 > 0.9);
+}

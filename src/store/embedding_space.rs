@@ -97,6 +97,31 @@ pub fn switch_model(tx: &Connection, model: &str, dim: usize) -> Result<Switch, 
     Ok(Switch::Recreated { pending: u64::try_from(pending).unwrap_or(0) })
 }
 
+/// One line on the vector tables of the database at `path` for `--version`: their size, the
+/// model recorded and any re-embedding still to do. Read-only: nothing is created or migrated.
+pub fn describe_vectors(path: &std::path::Path) -> String {
+    if !path.exists() {
+        return "no database yet".into();
+    }
+    let read = || -> Result<String, StoreError> {
+        let c = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let recorded: bool = c.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'embedding_space')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !recorded {
+            return Ok(format!("{DEFAULT_EMBEDDING_DIM}-d (the built-in size; the model is recorded at the next start)"));
+        }
+        let space = embedding_space(&c)?;
+        let left: i64 = c.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
+        let model = space.model.map_or_else(|| "no model recorded yet".to_string(), |m| format!("from {m}"));
+        let tail = if left > 0 { format!("; re-embedding, {left} left") } else { String::new() };
+        Ok(format!("{}-d {model}{tail}", space.dim))
+    };
+    read().unwrap_or_else(|e| format!("unreadable: {}", crate::describe(&e)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +197,38 @@ mod tests {
         assert!(switch_model(&c, "m", 0).is_err());
         assert!(switch_model(&c, "m", MAX_EMBEDDING_DIM + 1).is_err());
         assert_eq!(embedding_space(&c).unwrap().dim, 768);
+    }
+
+    #[test]
+    fn the_code_prefilter_serves_a_768_d_table() {
+        let c = open_in_memory().unwrap();
+        switch_model(&c, "m768", 768).unwrap();
+        let mut rng = crate::SplitMix64(768);
+        let mut noise = |scale: f32| -> Vec<f32> { (0..768).map(|_| scale * (rng.next_f64() as f32 - 0.5)).collect() };
+        // Enough rows that search takes the code prefilter rather than the exact scan.
+        let stored: Vec<Vec<f32>> = (0..2_000).map(|_| noise(1.0)).collect();
+        for (i, v) in stored.iter().enumerate() {
+            VectorRepo(&c).upsert(VecTable::Episodes, i as i64 + 1, v).unwrap();
+        }
+        for target in (0..2_000).step_by(97) {
+            let q: Vec<f32> = stored[target].iter().zip(noise(0.3)).map(|(a, b)| a + b).collect();
+            let got = VectorRepo(&c).search(VecTable::Episodes, &q, 5).unwrap();
+            let exact = VectorRepo(&c).knn(VecTable::Episodes, &q, 5).unwrap();
+            assert_eq!(got[0].0, target as i64 + 1);
+            // Beyond the first, random vectors are all about equally far: only it is certain.
+            assert_eq!(exact[0].0, got[0].0);
+        }
+    }
+
+    #[test]
+    fn version_describes_the_recorded_space_and_the_work_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        assert_eq!(describe_vectors(&path), "no database yet");
+        let c = crate::store::open(&path).unwrap();
+        assert_eq!(describe_vectors(&path), "384-d no model recorded yet");
+        c.execute("INSERT INTO episodes (gist, created_at, updated_at) VALUES ('g', 0, 0)", []).unwrap();
+        switch_model(&c, "ollama/nomic-embed-text", 768).unwrap();
+        assert_eq!(describe_vectors(&path), "768-d from ollama/nomic-embed-text; re-embedding, 1 left");
     }
 }

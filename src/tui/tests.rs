@@ -699,3 +699,13 @@ async fn loop_renders_engine_events_while_streaming() {
     run_loop(&mut terminal, &mut a, rx, rx_engine, |action| action != Action::Quit).await.unwrap();
     assert!(terminal.backend().to_string().contains("streamed reply arrives"));
 }
+
+#[test]
+fn re_embedding_progress_shows_in_the_status_bar() {
+    let mut a = app();
+    let reembed = |done, total| EngineEvent::Reembed { model: "ollama/nomic-embed-text".into(), done, total };
+    a.on_engine(&ev(1, reembed(120, 450)));
+    assert!(draw(&mut a, 100, 24).contains("re-embedding memories 120/450"));
+    a.on_engine(&ev(2, reembed(450, 450)));
+    assert!(draw(&mut a, 100, 24).contains("re-embedded 450 memories"));
+}
