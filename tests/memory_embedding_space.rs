@@ -249,6 +249,33 @@ async fn an_interrupted_re_embed_leaves_the_database_consistent_and_resumes_wher
     assert_eq!(hits[0].0, 33);
 }
 
+#[tokio::test]
+async fn work_left_by_a_job_that_gave_up_is_queued_again_at_the_next_start() {
+    let double = Double::start(Vec::new()).await;
+    let db = Db::spawn(chalie::store::open_in_memory().unwrap());
+    let bus = EventBus::new();
+    db.call(|c| {
+        for i in 1..=5 {
+            insert_episode(c, &chalie::memory::EpisodeDraft { gist: format!("note {i}"), ..draft() }, None)?;
+        }
+        Ok(())
+    })
+    .await
+    .unwrap();
+    double.set_embedding_dim(768);
+    let llm = llm(&double, &bus, "nomic-embed-text");
+    reembed::reconcile(&db, &llm, &bus).await.unwrap();
+    db.call(|c| Ok(c.execute("UPDATE jobs SET state = 'failed' WHERE queue = 'reembed'", [])?)).await.unwrap();
+
+    let got = reembed::reconcile(&db, &llm, &bus).await.unwrap();
+    assert!(matches!(got, Reconciled::Switched { switch: Switch::Unchanged, .. }), "{got:?}");
+    assert_eq!(q(&db, "SELECT COUNT(*) FROM jobs WHERE queue = 'reembed' AND state = 'queued'").await, 1);
+    let stop = CancellationToken::new();
+    let out = reembed::process_next(&db, &llm, &bus, &stop).await.unwrap();
+    assert_eq!(out, Some(Batch::Finished { total: 5 }));
+    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec").await, 5, "episodes stored without a vector got one");
+}
+
 fn draft() -> chalie::memory::EpisodeDraft {
     chalie::memory::build_episode(&serde_json::json!({
         "thread_id": "t", "exchange_id": null, "topic": "general", "user_text": "placeholder text here",

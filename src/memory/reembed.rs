@@ -28,9 +28,12 @@ pub const REEMBED_QUEUE: &str = "reembed";
 /// Rows embedded per model call and per transaction.
 pub const BATCH: usize = 32;
 /// A failed batch is retried after this many seconds.
-pub const RETRY_S: i64 = 5;
-/// Claims (each batch failure and each restart is one) before the job is left `failed`.
-const MAX_ATTEMPTS: u32 = 50;
+pub const RETRY_S: i64 = 10;
+/// Claims (each batch failure and each restart is one) before the job is left `failed`
+/// (about 15 minutes of a failing model); the next start queues what is left again.
+const MAX_ATTEMPTS: u32 = 90;
+/// When the model could not be asked at start, how often [`run_reembed_worker`] asks again.
+const PROBE_RETRY: Duration = Duration::from_secs(60);
 /// How long the worker sleeps when there is nothing to re-embed.
 const POLL: Duration = Duration::from_secs(2);
 /// What the probe embeds: two texts of different lengths, so a model whose size depends on
@@ -81,7 +84,9 @@ pub fn usable_dim(vectors: &[Vec<f32>]) -> Result<usize, String> {
 pub async fn probe(llm: &Llm) -> Probe {
     let texts = PROBE_TEXTS.map(String::from);
     match llm.embed(&texts).await {
-        Ok(v) if v.len() != texts.len() => Probe::Unusable(format!("returned {} vectors for {} texts", v.len(), 2)),
+        Ok(v) if v.len() != texts.len() => {
+            Probe::Unusable(format!("returned {} vectors for {} texts", v.len(), texts.len()))
+        }
         Ok(v) => usable_dim(&v).map_or_else(Probe::Unusable, Probe::Dim),
         Err(e) => Probe::Failed(crate::describe(&e)),
     }
@@ -113,26 +118,37 @@ pub async fn reconcile(db: &Db, llm: &Llm, bus: &EventBus) -> Result<Reconciled,
         .call(move |c| {
             let tx = c.transaction()?;
             let switch = crate::store::switch_model(&tx, &m, dim)?;
-            let mut queued = None;
-            if let Switch::Recreated { pending } = switch {
+            if matches!(switch, Switch::Recreated { .. }) {
                 // A job still working for an earlier model has nothing left to do.
                 tx.execute(
                     "UPDATE jobs SET state = 'done', updated_at = ?2 WHERE queue = ?1 AND state IN ('queued', 'running')",
                     params![REEMBED_QUEUE, crate::store::now_ts()],
                 )?;
-                if pending > 0 {
-                    let payload = json!({"model": m, "dim": dim, "total": pending});
-                    JobsRepo(&tx).enqueue(REEMBED_QUEUE, &payload, MAX_ATTEMPTS)?;
-                    queued = Some(pending);
-                }
+            }
+            // Work left with no job to do it (a new switch, or a job that gave up last time).
+            let live: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM jobs WHERE queue = ?1 AND state IN ('queued', 'running'))",
+                params![REEMBED_QUEUE],
+                |r| r.get(0),
+            )?;
+            let left: i64 = tx.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
+            let mut queued = None;
+            if !live && left > 0 {
+                let total = match switch {
+                    Switch::Recreated { pending } => pending,
+                    _ => u64::try_from(left).unwrap_or(0),
+                };
+                let payload = json!({"model": m, "dim": dim, "total": total});
+                JobsRepo(&tx).enqueue(REEMBED_QUEUE, &payload, MAX_ATTEMPTS)?;
+                queued = Some((total, u64::try_from(left).unwrap_or(0)));
             }
             tx.commit()?;
             Ok((switch, queued))
         })
         .await?;
-    if let Some(total) = queued {
-        tracing::info!(model, dim, total, "embedding model changed: re-embedding stored memories");
-        bus.emit(EngineEvent::Reembed { model: model.clone(), done: 0, total });
+    if let Some((total, left)) = queued {
+        tracing::info!(model, dim, total, left, "re-embedding stored memories for the embedding model");
+        bus.emit(EngineEvent::Reembed { model: model.clone(), done: total - left.min(total), total });
     }
     Ok(Reconciled::Switched { model, dim, switch })
 }
@@ -322,7 +338,25 @@ pub async fn process_next(
 /// The worker: run re-embed jobs until `shutdown` ([`reconcile`], which queues them, runs
 /// before any memory worker starts: see `super::run_workers`).
 pub async fn run_reembed_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus, shutdown: CancellationToken) {
+    reembed_loop(db, llm, bus, shutdown, false).await;
+}
+
+/// [`run_reembed_worker`]; with `probe_again`, the start's [`reconcile`] could not reach the
+/// model, so it is tried again every [`PROBE_RETRY`] until it can (vectors written meanwhile
+/// were refused when of another size, and the switch queues those episodes too).
+pub(crate) async fn reembed_loop(
+    db: Db,
+    llm: std::sync::Arc<Llm>,
+    bus: EventBus,
+    shutdown: CancellationToken,
+    mut probe_again: bool,
+) {
+    let mut last_probe = tokio::time::Instant::now();
     while !shutdown.is_cancelled() {
+        if probe_again && last_probe.elapsed() >= PROBE_RETRY {
+            last_probe = tokio::time::Instant::now();
+            probe_again = matches!(reconcile(&db, &llm, &bus).await, Ok(Reconciled::ProbeFailed(_)));
+        }
         let idle = match process_next(&db, &llm, &bus, &shutdown).await {
             Ok(Some(Batch::Progress { .. } | Batch::Finished { .. } | Batch::Superseded)) => false,
             Ok(Some(Batch::Failed(_)) | None) => true,
@@ -338,5 +372,20 @@ pub async fn run_reembed_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus,
                 _ = shutdown.cancelled() => return,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_the_tables_cannot_hold_are_named() {
+        assert_eq!(usable_dim(&[vec![0.1; 768], vec![0.2; 768]]), Ok(768));
+        assert_eq!(usable_dim(&[]), Err("returned no vectors".into()));
+        assert!(usable_dim(&[vec![0.1; 768], vec![0.1; 1024]]).is_err_and(|e| e.contains("different sizes")));
+        assert!(usable_dim(&[vec![]]).is_err_and(|e| e.contains("0-dimensional")));
+        assert!(usable_dim(&[vec![0.1; MAX_EMBEDDING_DIM + 1]]).is_err_and(|e| e.contains("4097-dimensional")));
+        assert_eq!(usable_dim(&[vec![0.1; MAX_EMBEDDING_DIM]]), Ok(MAX_EMBEDDING_DIM));
     }
 }

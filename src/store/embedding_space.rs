@@ -105,13 +105,14 @@ pub fn describe_vectors(path: &std::path::Path) -> String {
     }
     let read = || -> Result<String, StoreError> {
         let c = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        let recorded: bool = c.query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'embedding_space')",
-            [],
-            |r| r.get(0),
-        )?;
+        let recorded: bool =
+            c.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'embedding_space')", [], |r| {
+                r.get(0)
+            })?;
         if !recorded {
-            return Ok(format!("{DEFAULT_EMBEDDING_DIM}-d (the built-in size; the model is recorded at the next start)"));
+            return Ok(format!(
+                "{DEFAULT_EMBEDDING_DIM}-d (the built-in size; the model is recorded at the next start)"
+            ));
         }
         let space = embedding_space(&c)?;
         let left: i64 = c.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
