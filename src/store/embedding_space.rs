@@ -64,7 +64,7 @@ pub fn switch_model(tx: &Connection, model: &str, dim: usize) -> Result<Switch, 
         return Err(StoreError::Dimension { expected: MAX_EMBEDDING_DIM, got: dim });
     }
     let now = super::now_ts();
-    let current = embedding_space(&tx)?;
+    let current = embedding_space(tx)?;
     if current.dim == dim && current.model.as_deref() == Some(model) {
         return Ok(Switch::Unchanged);
     }
