@@ -145,6 +145,7 @@ async fn switching_to_a_1024_d_model_re_embeds_in_the_background_and_vector_reca
         }
     );
     assert_eq!(space(&db).await.dim, 1024);
+    assert_eq!(reembed_events(&mut events), [(0, had_vectors)], "the job is announced when queued");
     // Meanwhile: no vectors yet, and recall still answers from the text.
     assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec").await, 0);
     assert!(vector_hits(&db, "sister Lisbon holiday", 1024).await.is_empty());
@@ -156,11 +157,24 @@ async fn switching_to_a_1024_d_model_re_embeds_in_the_background_and_vector_reca
 
     let stop = CancellationToken::new();
     let worker = tokio::spawn(reembed::run_reembed_worker(db.clone(), llm.clone(), bus.clone(), stop.clone()));
-    let mut left = 200;
-    while q(&db, "SELECT COUNT(*) FROM jobs WHERE queue = 'reembed' AND state != 'done'").await > 0 && left > 0 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        left -= 1;
-    }
+    // Until the worker reports the last row (the event follows the commit).
+    let mut progress = vec![(0, had_vectors)];
+    let finished = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match events.recv().await {
+                Ok(Stamped { event: EngineEvent::Reembed { done, total, .. }, .. }) => {
+                    progress.push((done, total));
+                    if done == total {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+    })
+    .await;
+    assert!(finished.is_ok(), "{progress:?}");
     stop.cancel();
     worker.await.unwrap();
 
@@ -173,8 +187,6 @@ async fn switching_to_a_1024_d_model_re_embeds_in_the_background_and_vector_reca
     .await as u64;
     assert_eq!(now_have, had_vectors, "everything that had a vector has one again");
     assert_eq!(q(&db, "SELECT COUNT(*) FROM reembed_pending").await, 0);
-    let progress = reembed_events(&mut events);
-    assert_eq!(progress.first(), Some(&(0, had_vectors)), "{progress:?}");
     assert_eq!(progress.last(), Some(&(had_vectors, had_vectors)), "{progress:?}");
     let lisbon: i64 = db
         .call(|c| Ok(c.query_row("SELECT id FROM episodes WHERE gist LIKE '%Lisbon%'", [], |r| r.get(0))?))
