@@ -112,6 +112,10 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// Stored memories are being embedded again for a new embedding model (its vectors are
+    /// of another size or meaning): `done` of `total` rows have their new vector. Vector
+    /// recall covers only the `done` ones until then; text recall covers everything.
+    Reembed { model: String, done: u64, total: u64 },
     /// One ACT loop iteration finished: what it did, what that cost, and (on the last one)
     /// why the loop stopped. The ACT pane shows these as they happen.
     ActIteration {

@@ -73,6 +73,7 @@ fn print_version(paths: &Paths) {
     };
     println!("models:   {} ({state})", paths.models_dir.display());
     println!("log:      {}", paths.log_file().display());
+    println!("vectors:  {}", chalie::store::describe_vectors(&paths.db_file));
     let Ok(config) = config else { return };
     let built = tokio().and_then(|rt| {
         Ok(rt.block_on(resolve::build(&config, &paths.models_dir, &ProcessEnv, EventBus::new(), true))?)

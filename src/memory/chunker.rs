@@ -24,7 +24,7 @@ use super::traits::{Origin, TraitDecision, adjusted_confidence, store_trait};
 use crate::config::Role;
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
-use crate::store::{CHUNK_QUEUE, Db, EMBEDDING_DIM, JobsRepo, StoreError, now_ts};
+use crate::store::{CHUNK_QUEUE, Db, JobsRepo, StoreError, now_ts};
 use rusqlite::{Connection, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -179,7 +179,7 @@ async fn extraction(
 }
 
 /// Embeddings for the traits that will be stored (`None` where rejected or on failure).
-async fn embed_traits(llm: &Llm, ex: &Extraction) -> (Vec<Option<Vec<f32>>>, Option<String>) {
+async fn embed_traits(llm: &Llm, ex: &Extraction, dim: usize) -> (Vec<Option<Vec<f32>>>, Option<String>) {
     let wanted: Vec<usize> = (0..ex.traits.len())
         .filter(|&i| adjusted_confidence(ex.traits[i].confidence, ex.traits[i].source).is_some())
         .collect();
@@ -189,7 +189,7 @@ async fn embed_traits(llm: &Llm, ex: &Extraction) -> (Vec<Option<Vec<f32>>>, Opt
     }
     let texts: Vec<String> = wanted.iter().map(|&i| ex.traits[i].embedding_text()).collect();
     match llm.embed(&texts).await {
-        Ok(v) if v.len() == texts.len() && v.iter().all(|x| x.len() == EMBEDDING_DIM) => {
+        Ok(v) if v.len() == texts.len() && v.iter().all(|x| x.len() == dim) => {
             for (i, e) in wanted.into_iter().zip(v) {
                 out[i] = Some(e);
             }
@@ -197,10 +197,7 @@ async fn embed_traits(llm: &Llm, ex: &Extraction) -> (Vec<Option<Vec<f32>>>, Opt
         }
         Ok(v) => {
             let got = v.first().map_or(0, Vec::len);
-            (
-                out,
-                Some(format!("the embedding model returned {got} dimensions, the vector tables hold {EMBEDDING_DIM}")),
-            )
+            (out, Some(format!("the embedding model returned {got} dimensions, the vector tables hold {dim}")))
         }
         Err(e) => (out, Some(crate::describe(&e))),
     }
@@ -220,8 +217,9 @@ pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> R
     let Some((ex, source, fallback)) = extraction(llm, &input, shutdown).await else {
         return Ok(None);
     };
+    let dim = db.call(|c| crate::store::embedding_dim(c)).await?;
     let (vectors, embed_error) = tokio::select! {
-        r = embed_traits(llm, &ex) => r,
+        r = embed_traits(llm, &ex, dim) => r,
         _ = shutdown.cancelled() => return Ok(None),
     };
     if let Some(error) = &embed_error {

@@ -26,7 +26,7 @@
 use crate::cognition::signals::{has_any, is_content_word, normalize, words};
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
-use crate::store::{Db, EMBEDDING_DIM, ENCODE_QUEUE, JobsRepo, StoreError, VecTable, VectorRepo, now_ts};
+use crate::store::{Db, ENCODE_QUEUE, JobsRepo, StoreError, VecTable, VectorRepo, now_ts};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -369,14 +369,12 @@ pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> R
         r = llm.embed(std::slice::from_ref(&draft.gist)) => r,
         _ = shutdown.cancelled() => return Ok(None),
     };
+    let dim = db.call(|c| crate::store::embedding_dim(c)).await?;
     let (embedding, embed_error) = match embedded {
-        Ok(mut v) if v.len() == 1 && v[0].len() == EMBEDDING_DIM => (Some(v.remove(0)), None),
+        Ok(mut v) if v.len() == 1 && v[0].len() == dim => (Some(v.remove(0)), None),
         Ok(v) => {
             let got = v.first().map_or(0, Vec::len);
-            (
-                None,
-                Some(format!("the embedding model returned {got} dimensions, the vector tables hold {EMBEDDING_DIM}")),
-            )
+            (None, Some(format!("the embedding model returned {got} dimensions, the vector tables hold {dim}")))
         }
         Err(e) => (None, Some(crate::describe(&e))),
     };
@@ -538,7 +536,7 @@ mod tests {
         let job = JobsRepo(&c).enqueue(ENCODE_QUEUE, &p, 3).unwrap();
         JobsRepo(&c).claim(ENCODE_QUEUE).unwrap().unwrap();
         let d = build_episode(&p).unwrap();
-        let v = vec![1.0 / (EMBEDDING_DIM as f32).sqrt(); EMBEDDING_DIM];
+        let v = vec![1.0 / (crate::store::EMBEDDING_DIM as f32).sqrt(); crate::store::EMBEDDING_DIM];
         let id = store_episode(&mut c, job, &d, Some(&v)).unwrap().unwrap();
         assert_eq!(encode_state(&c, "x1").unwrap().as_deref(), Some("done"));
         let n: i64 = c.query_row("SELECT COUNT(*) FROM episode_vec WHERE rowid = ?1", [id], |r| r.get(0)).unwrap();

@@ -11,6 +11,7 @@ pub mod episodic;
 pub mod extract;
 pub mod patterns;
 pub mod recall;
+pub mod reembed;
 pub mod semantic;
 pub mod semantic_store;
 pub mod shortterm;

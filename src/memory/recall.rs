@@ -34,7 +34,7 @@
 //! was written, the sources that found it with their ranks, and the score parts.
 
 use crate::cognition::signals::{is_content_word, normalize, words};
-use crate::store::{EMBEDDING_DIM, StoreError, VecTable, VectorRepo};
+use crate::store::{StoreError, VecTable, VectorRepo, embedding_dim};
 use rusqlite::{Connection, params};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -246,7 +246,7 @@ pub fn recall_with(c: &Connection, req: &RecallRequest<'_>) -> Result<Vec<Hit>, 
     let terms = query_terms(req.query);
     let mut pool = Pool::default();
     match req.embedding {
-        Some(e) if e.len() == EMBEDDING_DIM => vector_source(c, e, &wants, &mut pool)?,
+        Some(e) if e.len() == embedding_dim(c)? => vector_source(c, e, &wants, &mut pool)?,
         Some(e) => tracing::warn!(dims = e.len(), "query embedding does not fit the vector tables; text recall only"),
         None => {}
     }

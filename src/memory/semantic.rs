@@ -27,7 +27,7 @@ use super::semantic_store::{Counts, embed_text, pending_batch, store_consolidati
 use crate::config::Role;
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::{ChatRequest, Llm, Message, ResponseFormat};
-use crate::store::{Db, EMBEDDING_DIM, JobsRepo, StoreError, now_ts};
+use crate::store::{Db, JobsRepo, StoreError, now_ts};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -294,7 +294,7 @@ async fn extract_all(
 }
 
 /// Embed every distinct concept text of the batch in one call.
-async fn embed_all(llm: &Llm, batch: &[Extraction]) -> (HashMap<String, Vec<f32>>, Option<String>) {
+async fn embed_all(llm: &Llm, batch: &[Extraction], dim: usize) -> (HashMap<String, Vec<f32>>, Option<String>) {
     let mut texts: Vec<String> = batch.iter().flat_map(|e| e.concepts.iter().map(embed_text)).collect();
     texts.sort();
     texts.dedup();
@@ -302,15 +302,12 @@ async fn embed_all(llm: &Llm, batch: &[Extraction]) -> (HashMap<String, Vec<f32>
         return (HashMap::new(), None);
     }
     match llm.embed(&texts).await {
-        Ok(v) if v.len() == texts.len() && v.iter().all(|x| x.len() == EMBEDDING_DIM) => {
+        Ok(v) if v.len() == texts.len() && v.iter().all(|x| x.len() == dim) => {
             (texts.into_iter().zip(v).collect(), None)
         }
         Ok(v) => {
             let got = v.first().map_or(0, Vec::len);
-            (
-                HashMap::new(),
-                Some(format!("the embedding model returned {got} dimensions, concept vectors hold {EMBEDDING_DIM}")),
-            )
+            (HashMap::new(), Some(format!("the embedding model returned {got} dimensions, concept vectors hold {dim}")))
         }
         Err(e) => (HashMap::new(), Some(crate::describe(&e))),
     }
@@ -324,10 +321,11 @@ pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> R
     };
     let job_id = job.id;
     let batch = db.call(|c| pending_batch(c, BATCH)).await?;
+    let dim = db.call(|c| crate::store::embedding_dim(c)).await?;
     let deterministic = extract_batch(&batch);
     let work = async {
         let (extractions, by_model) = extract_all(llm, &batch, deterministic, shutdown).await;
-        let (vectors, embed_error) = embed_all(llm, &extractions).await;
+        let (vectors, embed_error) = embed_all(llm, &extractions, dim).await;
         (extractions, by_model, vectors, embed_error)
     };
     let (extractions, by_model, vectors, embed_error) = tokio::select! {

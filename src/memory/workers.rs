@@ -15,11 +15,23 @@ use tokio_util::sync::CancellationToken;
 
 /// Run every memory worker until `stop` is cancelled.
 pub async fn run_workers(db: Db, llm: Arc<Llm>, bus: EventBus, stop: CancellationToken) {
+    // The vector tables must be in the model's space before any worker writes a vector.
+    let probe_again = tokio::select! {
+        r = super::reembed::reconcile(&db, &llm, &bus) => match r {
+            Ok(r) => matches!(r, super::reembed::Reconciled::ProbeFailed(_)),
+            Err(e) => {
+                tracing::warn!("could not check the embedding model against the database: {}", crate::describe(&e));
+                false
+            }
+        },
+        _ = stop.cancelled() => return,
+    };
+    let reembed = super::reembed::reembed_loop(db.clone(), llm.clone(), bus.clone(), stop.clone(), probe_again);
     let episodic = super::run_episodic_worker(db.clone(), llm.clone(), bus.clone(), stop.clone());
     let semantic = super::semantic::run_semantic_worker(db.clone(), llm.clone(), bus.clone(), stop.clone());
     let decay = super::decay::run_decay_task(db.clone(), bus.clone(), stop.clone());
     let chunker = super::chunker::run_chunker_worker(db.clone(), llm.clone(), bus.clone(), stop.clone());
-    tokio::join!(episodic, semantic, decay, chunker);
+    tokio::join!(episodic, semantic, decay, chunker, reembed);
 }
 
 /// Sleep until `poll` has passed or a turn has committed (its `ReplyDone` means a job was

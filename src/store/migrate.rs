@@ -18,6 +18,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0003_semantic_decay",
         sql: include_str!("../../migrations/0003_semantic_decay.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_embedding_space",
+        sql: include_str!("../../migrations/0004_embedding_space.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {

@@ -8,6 +8,7 @@
 mod browse;
 mod chat;
 mod db;
+mod embedding_space;
 mod forget;
 mod jobs;
 mod migrate;
@@ -21,6 +22,10 @@ mod vectors;
 pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer, row_object};
 pub use chat::{ChatMessage, ChatRepo};
 pub use db::Db;
+pub use embedding_space::{
+    EmbeddingSpace, MAX_EMBEDDING_DIM, Switch, describe_vectors, embedding_dim, embedding_space, switch_model,
+    vec_table_ddl,
+};
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
@@ -28,7 +33,7 @@ pub use profile::{FactRow, ProfileRepo};
 pub use routing::{RoutingRecord, RoutingRepo};
 pub use turn::*;
 pub use ui::*;
-pub use vectors::{EMBEDDING_DIM, VecTable, VectorRepo};
+pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

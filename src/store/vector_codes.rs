@@ -1,10 +1,12 @@
 //! Binary codes of the stored embeddings: the cheap first pass of vector search.
 //!
-//! all-MiniLM-L6-v2 embeddings are L2-normalised, so the sign of each dimension keeps most of
-//! a vector's direction: the Hamming distance between two 384-bit sign codes tracks their
-//! angle. Scanning 48-byte codes is ~32× less memory traffic than 1536-byte vectors, and an
-//! in-process copy of them (5.6 MB at 100k rows) makes the scan a few hundred microseconds;
-//! the candidates it keeps are then re-scored exactly (see `VectorRepo::search`).
+//! Sentence embeddings are L2-normalised, so the sign of each dimension keeps most of a
+//! vector's direction: the Hamming distance between two sign codes tracks their angle. For
+//! all-MiniLM-L6-v2 (384-d) a code is 48 bytes, ~32× less memory traffic than the 1536-byte
+//! vector, and an in-process copy of them (5.6 MB at 100k rows) makes the scan a few hundred
+//! microseconds; the candidates it keeps are then re-scored exactly (see `VectorRepo::search`).
+//! A code has [`code_words`] words for any model size, so the scheme follows whichever
+//! embedding model the database records (`super::embedding_space`).
 //!
 //! The codes live in `vector_codes` (migration 0002), written in the same transaction as the
 //! vector, so they commit or roll back together. The in-process cache follows the table
@@ -12,27 +14,30 @@
 //! so a cache that has seen changes up to `seq` S catches up by reading the rows with
 //! seq > S (a deletion leaves its row with code NULL for exactly this). The cache is only ever
 //! refreshed from committed data (outside a transaction, in one read snapshot), so a
-//! rolled-back write can never leave it ahead of the database.
+//! rolled-back write can never leave it ahead of the database. Recreating the vector tables
+//! at another size gives each table a new `epoch`, which no cached copy matches.
 
 use super::StoreError;
-use super::vectors::EMBEDDING_DIM;
 use rusqlite::{Connection, DropBehavior, OptionalExtension, params};
 use std::sync::Mutex;
 
-/// u64 words in one code.
-pub const CODE_WORDS: usize = EMBEDDING_DIM / 64;
+/// u64 words in the code of a `dim`-dimensional vector: one bit per dimension, rounded up.
+pub const fn code_words(dim: usize) -> usize {
+    dim.div_ceil(64)
+}
+
 /// One binary code: bit `i % 64` of word `i / 64` is set when dimension `i` is > 0.
-pub type Code = [u64; CODE_WORDS];
+pub type Code = Vec<u64>;
 
 /// How many database tables' codes stay cached; a process normally has one database (three
 /// tables), tests open many short-lived ones.
 const CACHED_TABLES: usize = 12;
 
-/// The sign code of `v` (which must have [`EMBEDDING_DIM`] dimensions). Matches sqlite-vec's
-/// `vec_quantize_binary` bit for bit, which the migration's backfill uses.
+/// The sign code of `v`, [`code_words`]`(v.len())` words long. Matches sqlite-vec's
+/// `vec_quantize_binary` bit for bit (for sizes it accepts), which migration 0002's backfill used.
 pub fn binary_code(v: &[f32]) -> Code {
-    let mut code = [0u64; CODE_WORDS];
-    for (i, x) in v.iter().take(EMBEDDING_DIM).enumerate() {
+    let mut code = vec![0u64; code_words(v.len())];
+    for (i, x) in v.iter().enumerate() {
         if *x > 0.0 {
             code[i / 64] |= 1 << (i % 64);
         }
@@ -42,36 +47,39 @@ pub fn binary_code(v: &[f32]) -> Code {
 
 /// The bytes stored in `vector_codes.code` (little-endian words, so byte `i / 8` holds
 /// dimension `i` at bit `i % 8`).
-pub fn code_bytes(code: &Code) -> Vec<u8> {
+pub fn code_bytes(code: &[u64]) -> Vec<u8> {
     code.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-fn code_from_bytes(b: &[u8]) -> Option<Code> {
-    if b.len() != CODE_WORDS * 8 {
-        return None;
+/// Append the code stored as `b` to `out` when it is `words` words long.
+fn push_code(out: &mut Vec<u64>, b: &[u8], words: usize) -> bool {
+    if b.len() != words * 8 {
+        return false;
     }
-    let mut code = [0u64; CODE_WORDS];
-    for (w, chunk) in code.iter_mut().zip(b.chunks_exact(8)) {
+    out.extend(b.chunks_exact(8).map(|chunk| {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        *w = u64::from_le_bytes(word);
-    }
-    Some(code)
+        u64::from_le_bytes(word)
+    }));
+    true
 }
 
-pub fn hamming(a: &Code, b: &Code) -> u32 {
+pub fn hamming(a: &[u64], b: &[u64]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
 
 /// The positions of the `n` codes nearest `query` by Hamming distance (ties to the earlier
-/// position), in no particular order. A counting pass over the 385 possible distances finds
-/// the cut-off, so this is linear in the number of codes whatever `n` is.
-pub fn nearest_codes(codes: &[Code], query: &Code, n: usize) -> Vec<usize> {
-    if n >= codes.len() {
-        return (0..codes.len()).collect();
+/// position), in no particular order. `codes` holds the codes back to back, `query.len()`
+/// words each. A counting pass over the possible distances finds the cut-off, so this is
+/// linear in the number of codes whatever `n` is.
+pub fn nearest_codes(codes: &[u64], query: &[u64], n: usize) -> Vec<usize> {
+    let words = query.len().max(1);
+    let count = codes.len() / words;
+    if n >= count {
+        return (0..count).collect();
     }
-    let dist: Vec<u16> = codes.iter().map(|c| hamming(c, query) as u16).collect();
-    let mut histogram = [0usize; EMBEDDING_DIM + 1];
+    let dist: Vec<u32> = codes.chunks_exact(words).map(|c| hamming(c, query)).collect();
+    let mut histogram = vec![0usize; words * 64 + 1];
     for &d in &dist {
         histogram[d as usize] += 1;
     }
@@ -97,7 +105,7 @@ pub fn nearest_codes(codes: &[Code], query: &Code, n: usize) -> Vec<usize> {
 
 /// Record the code of row `id` of table `tbl` (None: the row was deleted). Call in the same
 /// transaction as the vector write.
-pub(crate) fn record(c: &Connection, tbl: u8, id: i64, code: Option<&Code>) -> Result<(), StoreError> {
+pub(crate) fn record(c: &Connection, tbl: u8, id: i64, code: Option<&[u64]>) -> Result<(), StoreError> {
     let seq: i64 = c
         .prepare_cached("UPDATE vector_code_state SET seq = seq + 1 WHERE tbl = ?1 RETURNING seq")?
         .query_row(params![tbl], |r| r.get(0))?;
@@ -106,26 +114,32 @@ pub(crate) fn record(c: &Connection, tbl: u8, id: i64, code: Option<&Code>) -> R
     Ok(())
 }
 
-/// One table's codes as of change `seq`, sorted by id.
+/// One table's codes as of change `seq`, sorted by id, `words` words each, back to back.
 struct TableCodes {
     epoch: i64,
     seq: i64,
+    words: usize,
     ids: Vec<i64>,
-    codes: Vec<Code>,
+    codes: Vec<u64>,
     last_used: u64,
 }
 
 impl TableCodes {
-    fn apply(&mut self, id: i64, code: Option<Code>) {
+    /// Apply one change read from `vector_codes`: a code of another width (or NULL) removes the row.
+    fn apply(&mut self, id: i64, bytes: Option<&[u8]>) {
+        let w = self.words;
+        let mut code = Vec::with_capacity(w);
+        let valid = bytes.is_some_and(|b| push_code(&mut code, b, w));
+        let code = valid.then_some(code);
         match (self.ids.binary_search(&id), code) {
-            (Ok(i), Some(code)) => self.codes[i] = code,
+            (Ok(i), Some(code)) => self.codes[i * w..(i + 1) * w].copy_from_slice(&code),
             (Ok(i), None) => {
                 self.ids.remove(i);
-                self.codes.remove(i);
+                self.codes.drain(i * w..(i + 1) * w);
             }
             (Err(i), Some(code)) => {
                 self.ids.insert(i, id);
-                self.codes.insert(i, code);
+                self.codes.splice(i * w..i * w, code);
             }
             (Err(_), None) => {}
         }
@@ -148,7 +162,7 @@ const EXACT_ROWS_PER_CANDIDATE: usize = 4;
 /// caller should search exactly: the table is small, or the cache cannot answer for this
 /// connection's view (it is inside a transaction that changed the codes, or that started
 /// before the cache's latest refresh).
-pub(crate) fn candidates(c: &Connection, tbl: u8, query: &Code, n: usize) -> Result<Option<Vec<i64>>, StoreError> {
+pub(crate) fn candidates(c: &Connection, tbl: u8, query: &[u64], n: usize) -> Result<Option<Vec<i64>>, StoreError> {
     let in_transaction = !c.is_autocommit();
     // Outside a transaction, read the state and the changes in one snapshot. It ends with a
     // COMMIT (nothing to write), not a ROLLBACK, which would abort a caller's pending reads.
@@ -169,7 +183,8 @@ pub(crate) fn candidates(c: &Connection, tbl: u8, query: &Code, n: usize) -> Res
     let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     cache.clock += 1;
     let clock = cache.clock;
-    let slot = cache.tables.iter().position(|t| t.epoch == epoch);
+    let words = query.len();
+    let slot = cache.tables.iter().position(|t| t.epoch == epoch && t.words == words);
     let fresh = slot.is_some_and(|i| cache.tables[i].seq == seq);
     if in_transaction && !fresh {
         return Ok(None);
@@ -182,14 +197,14 @@ pub(crate) fn candidates(c: &Connection, tbl: u8, query: &Code, n: usize) -> Res
             let mut stmt = c.prepare_cached("SELECT id, code FROM vector_codes WHERE tbl = ?1 AND seq > ?2")?;
             let mut rows = stmt.query(params![tbl, since])?;
             while let Some(r) = rows.next()? {
-                let code = r.get_ref(1)?.as_blob_or_null().map_err(rusqlite::Error::from)?.and_then(code_from_bytes);
-                table.apply(r.get(0)?, code);
+                let bytes = r.get_ref(1)?.as_blob_or_null().map_err(rusqlite::Error::from)?;
+                table.apply(r.get(0)?, bytes);
             }
             table.seq = seq;
             i
         }
         _ => {
-            let loaded = load(c, tbl, epoch, seq)?;
+            let loaded = load(c, tbl, epoch, seq, words)?;
             match slot {
                 Some(i) => {
                     cache.tables[i] = loaded;
@@ -218,19 +233,20 @@ pub(crate) fn candidates(c: &Connection, tbl: u8, query: &Code, n: usize) -> Res
     Ok(Some(ids))
 }
 
-fn load(c: &Connection, tbl: u8, epoch: i64, seq: i64) -> Result<TableCodes, StoreError> {
+fn load(c: &Connection, tbl: u8, epoch: i64, seq: i64, words: usize) -> Result<TableCodes, StoreError> {
     let mut ids = Vec::new();
     let mut codes = Vec::new();
     let mut stmt =
         c.prepare_cached("SELECT id, code FROM vector_codes WHERE tbl = ?1 AND code IS NOT NULL ORDER BY id")?;
     let mut rows = stmt.query(params![tbl])?;
     while let Some(r) = rows.next()? {
-        if let Some(code) = r.get_ref(1)?.as_blob_or_null().map_err(rusqlite::Error::from)?.and_then(code_from_bytes) {
+        if let Some(bytes) = r.get_ref(1)?.as_blob_or_null().map_err(rusqlite::Error::from)?
+            && push_code(&mut codes, bytes, words)
+        {
             ids.push(r.get(0)?);
-            codes.push(code);
         }
     }
-    Ok(TableCodes { epoch, seq, ids, codes, last_used: 0 })
+    Ok(TableCodes { epoch, seq, words, ids, codes, last_used: 0 })
 }
 
 #[cfg(test)]
@@ -241,26 +257,44 @@ mod tests {
     fn codes_match_sqlite_vec_quantisation() {
         let c = super::super::open_in_memory().unwrap();
         let mut rng = crate::SplitMix64(5);
-        let v: Vec<f32> = (0..EMBEDDING_DIM).map(|_| rng.next_f64() as f32 - 0.5).collect();
-        let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let theirs: Vec<u8> = c.query_row("SELECT vec_quantize_binary(?1)", [blob], |r| r.get(0)).unwrap();
-        assert_eq!(theirs, code_bytes(&binary_code(&v)));
-        assert_eq!(code_from_bytes(&theirs), Some(binary_code(&v)));
+        for dim in [384, 768, 1024] {
+            let v: Vec<f32> = (0..dim).map(|_| rng.next_f64() as f32 - 0.5).collect();
+            let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let theirs: Vec<u8> = c.query_row("SELECT vec_quantize_binary(?1)", [blob], |r| r.get(0)).unwrap();
+            assert_eq!(theirs, code_bytes(&binary_code(&v)), "{dim}-d");
+            let mut back = Vec::new();
+            assert!(push_code(&mut back, &theirs, code_words(dim)));
+            assert_eq!(back, binary_code(&v));
+        }
+    }
+
+    #[test]
+    fn a_code_has_one_bit_per_dimension_rounded_up_to_whole_words() {
+        assert_eq!([384, 768, 1024, 1, 64, 65, 1000, 4096].map(code_words), [6, 12, 16, 1, 1, 2, 16, 64]);
+        let v: Vec<f32> = (0..1000).map(|i| if i == 999 { 1.0 } else { -1.0 }).collect();
+        let code = binary_code(&v);
+        assert_eq!(code.len(), 16);
+        assert_eq!(code[15], 1 << (999 % 64), "the last dimension lands in the last word");
+        assert_eq!(code_bytes(&code).len(), 128);
+        // Codes of another width are never read as this table's.
+        assert!(!push_code(&mut Vec::new(), &code_bytes(&code), code_words(384)));
     }
 
     #[test]
     fn nearest_codes_keeps_the_closest_and_breaks_ties_by_position() {
-        let q = [0u64; CODE_WORDS];
+        let words = code_words(768);
+        let q = vec![0u64; words];
         let with_bits = |n: u32| {
-            let mut c = [0u64; CODE_WORDS];
-            c[0] = (1u64 << n) - 1;
+            let mut c = vec![0u64; words];
+            c[words - 1] = (1u64 << n) - 1;
             c
         };
-        let codes = [with_bits(5), with_bits(1), with_bits(3), with_bits(1), with_bits(0), with_bits(3)];
+        let codes: Vec<u64> =
+            [with_bits(5), with_bits(1), with_bits(3), with_bits(1), with_bits(0), with_bits(3)].concat();
         let mut got = nearest_codes(&codes, &q, 4);
         got.sort_unstable();
         assert_eq!(got, [1, 2, 3, 4], "distances 0, 1, 1 and the first 3");
-        assert_eq!(nearest_codes(&codes, &q, 10).len(), codes.len());
+        assert_eq!(nearest_codes(&codes, &q, 10).len(), 6);
         assert!(nearest_codes(&codes, &q, 0).is_empty());
     }
 }

@@ -14,8 +14,12 @@ use super::StoreError;
 use super::vector_codes::{self, binary_code};
 use rusqlite::{Connection, params};
 
-/// all-MiniLM-L6-v2's output size; the vec0 tables are declared with it.
-pub const EMBEDDING_DIM: usize = 384;
+/// all-MiniLM-L6-v2's output size (the built-in embedding model): a fresh database's vector
+/// tables start at it, and move to the configured model's size once it is known
+/// (`super::embedding_space`).
+pub const DEFAULT_EMBEDDING_DIM: usize = 384;
+/// The built-in model's size, under the name the benches and tests have always used.
+pub const EMBEDDING_DIM: usize = DEFAULT_EMBEDDING_DIM;
 
 /// The vector tables, each keyed by the id of the row it embeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +39,7 @@ impl VecTable {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             VecTable::Episodes => "episode_vec",
             VecTable::Concepts => "concept_vec",
@@ -54,7 +58,7 @@ pub struct VectorRepo<'c>(pub &'c Connection);
 impl VectorRepo<'_> {
     /// Store (or replace) the embedding of row `id`.
     pub fn upsert(&self, table: VecTable, id: i64, embedding: &[f32]) -> Result<(), StoreError> {
-        check_dim(embedding)?;
+        check_dim(self.0, embedding)?;
         let t = table.name();
         // vec0 has no UPSERT; delete-then-insert keeps one row per id.
         self.0.prepare_cached(&format!("DELETE FROM {t} WHERE rowid = ?1"))?.execute(params![id])?;
@@ -78,7 +82,7 @@ impl VectorRepo<'_> {
 
     /// The `k` nearest rows by cosine distance, nearest first: `(id, distance)`.
     pub fn knn(&self, table: VecTable, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>, StoreError> {
-        check_dim(query)?;
+        check_dim(self.0, query)?;
         let mut stmt = self.0.prepare_cached(&format!(
             "SELECT rowid, distance FROM {} WHERE embedding MATCH ?1 AND k = ?2 ORDER BY distance",
             table.name()
@@ -103,7 +107,7 @@ impl VectorRepo<'_> {
         k: usize,
         candidates: usize,
     ) -> Result<Vec<(i64, f32)>, StoreError> {
-        check_dim(query)?;
+        check_dim(self.0, query)?;
         let n = candidates.max(k);
         let Some(mut ids) = vector_codes::candidates(self.0, table.code_table(), &binary_code(query), n)? else {
             return self.knn(table, query, k);
@@ -156,8 +160,10 @@ fn cosine_distance(query: &[f32], query_norm: f32, blob: &[u8]) -> f32 {
     if denom > 0.0 { 1.0 - dot / denom } else { 1.0 }
 }
 
-fn check_dim(v: &[f32]) -> Result<(), StoreError> {
-    if v.len() == EMBEDDING_DIM { Ok(()) } else { Err(StoreError::Dimension { expected: EMBEDDING_DIM, got: v.len() }) }
+/// The tables hold vectors of the recorded size only; anything else is refused before vec0 sees it.
+fn check_dim(c: &Connection, v: &[f32]) -> Result<(), StoreError> {
+    let expected = super::embedding_space::embedding_dim(c)?;
+    if v.len() == expected { Ok(()) } else { Err(StoreError::Dimension { expected, got: v.len() }) }
 }
 
 #[cfg(test)]

@@ -539,6 +539,14 @@ impl App {
                     self.status.notice(NoticeLevel::Info, "built-in models ready");
                 }
             }
+            EngineEvent::Reembed { done, total, .. } => {
+                let text = if done < total {
+                    format!("re-embedding memories {done}/{total}")
+                } else {
+                    format!("re-embedded {total} memories for the new embedding model")
+                };
+                self.status.notice(NoticeLevel::Info, &text);
+            }
             EngineEvent::ActIteration { exchange_id, iteration, actions, elapsed_ms, fatigue, budget, termination } => {
                 self.act.iteration(
                     exchange_id,

@@ -727,3 +727,13 @@ fn the_routing_pane_names_who_wrote_the_reply() {
     let screen = draw(&mut a, 120, 40);
     assert!(screen.contains("reply by memory"), "{screen}");
 }
+
+#[test]
+fn re_embedding_progress_shows_in_the_status_bar() {
+    let mut a = app();
+    let reembed = |done, total| EngineEvent::Reembed { model: "ollama/nomic-embed-text".into(), done, total };
+    a.on_engine(&ev(1, reembed(120, 450)));
+    assert!(draw(&mut a, 100, 24).contains("re-embedding memories 120/450"));
+    a.on_engine(&ev(2, reembed(450, 450)));
+    assert!(draw(&mut a, 100, 24).contains("re-embedded 450 memories"));
+}

@@ -64,6 +64,10 @@ impl RecordedRequest {
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// `Some(d)`: embeddings are word-hashed into `d` dimensions ([`embedding_of_size`]).
+    embed_dim: Mutex<Option<usize>>,
+    /// This many embedding requests to come are answered 500.
+    embed_failures: Mutex<usize>,
 }
 
 pub struct Double {
@@ -104,6 +108,29 @@ impl Double {
     pub fn push(&self, reply: Reply) {
         self.shared.script.lock().unwrap().push_back(reply);
     }
+
+    /// Answer embeddings like a model of `dim` dimensions (texts sharing words are near).
+    pub fn set_embedding_dim(&self, dim: usize) {
+        *self.shared.embed_dim.lock().unwrap() = Some(dim);
+    }
+
+    /// Answer the next `n` embedding requests with a server error.
+    pub fn fail_embeddings(&self, n: usize) {
+        *self.shared.embed_failures.lock().unwrap() = n;
+    }
+
+    /// The texts of every embedding request so far, in order.
+    pub fn embedded_texts(&self) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path == "/v1/embeddings")
+            .flat_map(|r| match &r.body["input"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) => items.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
 }
 
 impl Drop for Double {
@@ -123,6 +150,25 @@ pub fn embedding_for(text: &str) -> Vec<f32> {
         .collect();
     let norm = raw.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
     raw.into_iter().map(|x| x / norm).collect()
+}
+
+/// A `dim`-dimensional unit vector: each word of three letters or more hashes (FNV-1a) to
+/// one dimension, so texts that share words are near, as with a real model.
+pub fn embedding_of_size(text: &str, dim: usize) -> Vec<f32> {
+    let mut v = vec![0f32; dim];
+    if dim == 0 {
+        return v;
+    }
+    let lower = text.to_lowercase();
+    for w in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
+        let h = w.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        v[(h % dim as u64) as usize] += 1.0;
+    }
+    if v.iter().all(|x| *x == 0.0) {
+        v[0] = 1.0;
+    }
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
 }
 
 fn record(shared: &Shared, method: &str, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Value {
@@ -245,11 +291,20 @@ async fn embeddings(State(shared): State<Arc<Shared>>, uri: Uri, headers: Header
         Value::Array(items) => items.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
         _ => return respond(StatusCode::BAD_REQUEST, "text/plain", "input must be a string or an array"),
     };
+    {
+        let mut failures = shared.embed_failures.lock().unwrap();
+        if *failures > 0 {
+            *failures -= 1;
+            return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "embedding backend crashed");
+        }
+    }
+    let dim = *shared.embed_dim.lock().unwrap();
+    let embed = |text: &str| dim.map_or_else(|| embedding_for(text), |d| embedding_of_size(text, d));
     let data: Vec<Value> = inputs
         .iter()
         .enumerate()
         .rev()
-        .map(|(i, text)| json!({ "object": "embedding", "index": i, "embedding": embedding_for(text) }))
+        .map(|(i, text)| json!({ "object": "embedding", "index": i, "embedding": embed(text) }))
         .collect();
     let tokens: usize = inputs.iter().map(|s| s.len().div_ceil(4)).sum();
     let reply = json!({

@@ -3,7 +3,7 @@
 use super::text::{KEYWORD_LAYERS, TRIGRAM, keyword_sql};
 use super::*;
 use crate::SplitMix64;
-use crate::store::open_in_memory;
+use crate::store::{EMBEDDING_DIM, open_in_memory};
 
 const DAY: i64 = 86_400;
 const NOW: i64 = 1_800_000_000;
