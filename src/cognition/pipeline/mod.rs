@@ -338,8 +338,9 @@ impl Engine {
             None => delivery.mode,
         };
         let generated = match (reply_mode, social.map(|s| s.exit)) {
-            (Mode::Ignore, _) if !cards.is_empty() => {
-                // Every action produced a card: the cards are the reply, no text is generated.
+            (Mode::Ignore | Mode::Clarify, _) if !cards.is_empty() => {
+                // Every action produced a card, or a skill asked which of several things was
+                // meant: the cards are the reply, no text is generated.
                 let text = cards.join("\n");
                 self.bus.emit(EngineEvent::ReplyChunk { exchange_id: exchange_id.to_string(), text: text.clone() });
                 Generated { text, ..Generated::default() }
