@@ -2,7 +2,9 @@
 //! check, uncheck, view, list_all, clear, delete, rename, history).
 //!
 //! A list named in an `add` is created on the fly; an action that names no list uses the
-//! most recently touched one, so "what's on my list?" works with one list in use.
+//! most recently touched one, so "what's on my list?" works with one list in use. Lists and
+//! items are named the way people say them ("the bread", "milk" for "oat milk", "groceries"
+//! for "shopping"), resolved by [`super::list_match`]; a name that fits several asks which.
 
 use super::list_match::{Found, find_item, find_list, find_same, is_determiner, which};
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param, strings_param};
@@ -144,6 +146,7 @@ pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Resul
             let summary = format!("{} recent change(s) to {name}.", rows.len());
             Ok(SkillOutput::new(summary, json!({"list": name, "history": rows})))
         }
+        // Answered before a list was resolved.
         ListAction::ListAll | ListAction::Create => list_all(c),
     }
 }
