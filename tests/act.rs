@@ -65,6 +65,23 @@ async fn lists_work_when_every_plan_is_unusable() {
 }
 
 #[tokio::test]
+async fn list_items_are_named_the_way_people_say_them() {
+    let h = start_heuristic([unusable(), unusable(), unusable(), unusable(), unusable()].concat()).await;
+    h.say("t", "add bread, oat milk and almond milk to my shopping list").await;
+    let r = h.say("t", "take the bread off my shopping list").await;
+    assert_eq!(r.response, "Removed bread from shopping.");
+    // Two milks: the turn asks which, as CLARIFY, and removes nothing.
+    let r = h.say("t", "take milk off the list").await;
+    assert_eq!(r.response, "Which one: oat milk or almond milk?");
+    assert_eq!(r.reply_mode, Mode::Clarify);
+    assert_eq!(r.act_iterations[0]["results"][0]["choices"], json!(["oat milk", "almond milk"]));
+    let r = h.say("t", "take the almond milk off the list").await;
+    assert_eq!(r.response, "Removed almond milk from shopping.");
+    let r = h.say("t", "take milk off the list").await;
+    assert_eq!((r.response.as_str(), r.reply_mode), ("Removed oat milk from shopping.", Mode::Ignore));
+}
+
+#[tokio::test]
 async fn a_valid_model_plan_runs_and_an_empty_one_ends_the_loop() {
     let h = start_heuristic(vec![
         plan(json!([{"type": "list", "params": {"action": "add", "name": "books", "items": ["Dune", "Emma"]}}])),

@@ -63,6 +63,9 @@ pub struct ActionResult {
     pub data: Value,
     pub ms: f64,
     pub card: bool,
+    /// What the user is asked to choose between when the action was ambiguous and did nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 /// Run one action synchronously (on the database thread). `previous` is the summary of the
@@ -85,7 +88,15 @@ pub fn dispatch(c: &Connection, action: &Action, ctx: &SkillContext, previous: O
     };
     let ms = clock.elapsed().as_secs_f64() * 1000.0;
     match outcome {
-        Ok(out) => ActionResult { kind: action.kind.clone(), ok: true, summary: out.summary, data: out.data, ms, card },
+        Ok(out) => ActionResult {
+            kind: action.kind.clone(),
+            ok: true,
+            summary: out.summary,
+            data: out.data,
+            ms,
+            card,
+            choices: out.choices,
+        },
         Err(e) => ActionResult {
             kind: action.kind.clone(),
             ok: false,
@@ -96,6 +107,7 @@ pub fn dispatch(c: &Connection, action: &Action, ctx: &SkillContext, previous: O
             data: json!({"error": e.to_string()}),
             ms,
             card,
+            choices: Vec::new(),
         },
     }
 }

@@ -24,11 +24,23 @@ pub struct SkillContext {
 pub struct SkillOutput {
     pub summary: String,
     pub data: Value,
+    /// Set when the request named something that fits several stored things: the skill
+    /// changed nothing, `summary` asks which, and the turn is delivered as CLARIFY.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 impl SkillOutput {
     pub fn new(summary: impl Into<String>, data: Value) -> SkillOutput {
-        SkillOutput { summary: summary.into(), data }
+        SkillOutput { summary: summary.into(), data, choices: Vec::new() }
+    }
+
+    /// Nothing done; ask the user to pick one of `choices`.
+    pub fn clarify(question: impl Into<String>, choices: Vec<String>, mut data: Value) -> SkillOutput {
+        if let Value::Object(m) = &mut data {
+            m.insert("choices".into(), Value::from(choices.clone()));
+        }
+        SkillOutput { summary: question.into(), data, choices }
     }
 }
 

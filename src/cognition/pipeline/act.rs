@@ -122,7 +122,8 @@ pub struct AfterAct {
     pub fallback: Option<&'static str>,
 }
 
-/// A doubtful memory → ask first; all cards → the cards are the reply; nothing ran → say so
+/// A doubtful memory → ask first; an ambiguous reference → the skill's question is the reply,
+/// as CLARIFY; all cards → the cards are the reply; nothing ran → say so
 /// (deterministically on the built-in model, which tends to echo an earlier confirmation
 /// instead); otherwise the model answers from the results.
 pub fn after_act(run: &ActRun, builtin_primary: bool) -> AfterAct {
@@ -139,6 +140,11 @@ pub fn after_act(run: &ActRun, builtin_primary: bool) -> AfterAct {
             "Do not act yet. The request relies on a memory marked doubtful: {basis}. Ask the user to confirm it \
              in one short question."
         ));
+    } else if results.iter().any(|r| !r.choices.is_empty()) {
+        // A reference that fits several things: the skill's question is the reply, and the
+        // turn is delivered as CLARIFY so the next message is read as the answer.
+        after.mode = Some(Mode::Clarify);
+        after.cards = results.iter().filter(|r| r.card || !r.choices.is_empty()).map(|r| r.summary.clone()).collect();
     } else if outcome.all_cards {
         after.cards = results.iter().map(|r| r.summary.clone()).collect();
     } else if results.is_empty() && builtin_primary {
@@ -367,6 +373,7 @@ fn failed(action: &Action, why: &str) -> ActionResult {
         data: json!({"error": why}),
         ms: 0.0,
         card: false,
+        choices: Vec::new(),
     }
 }
 
@@ -401,7 +408,15 @@ mod tests {
     }
 
     fn result(kind: &str, ok: bool, card: bool) -> ActionResult {
-        ActionResult { kind: kind.into(), ok, summary: format!("{kind} done"), data: json!({}), ms: 0.0, card }
+        ActionResult {
+            kind: kind.into(),
+            ok,
+            summary: format!("{kind} done"),
+            data: json!({}),
+            ms: 0.0,
+            card,
+            choices: Vec::new(),
+        }
     }
 
     #[test]
@@ -413,6 +428,12 @@ mod tests {
         assert!(recall.cards.is_empty() && recall.notes[1] == "recall: recall done");
         let ask = after_act(&run(vec![result("recall", true, false)], Some("x (uncertain)")), false);
         assert_eq!((ask.mode, ask.fallback), (Some(Mode::Clarify), Some("reliability_check")));
+        let mut which = result("list", true, true);
+        which.summary = "Which one: oat milk or almond milk?".into();
+        which.choices = vec!["oat milk".into(), "almond milk".into()];
+        let ask = after_act(&run(vec![result("list", true, true), which], None), true);
+        assert_eq!(ask.mode, Some(Mode::Clarify));
+        assert_eq!(ask.cards, ["list done", "Which one: oat milk or almond milk?"]);
         let nothing = after_act(&run(vec![], None), true);
         assert_eq!((nothing.mode, nothing.cards), (Some(Mode::Ignore), vec![NO_PLAN_REPLY.to_string()]));
         let nothing = after_act(&run(vec![], None), false);

@@ -358,8 +358,9 @@ impl Engine {
                 let a = memory_answer.as_ref().map(|a| a.text.clone()).unwrap_or_default();
                 self.fixed_reply(exchange_id, a, ReplySource::Memory)
             }
-            // Every action produced a card: the cards are the reply, no text is generated.
-            (Mode::Ignore, _) if !cards.is_empty() => {
+            // Every action produced a card, or a skill asked which of several things was meant:
+            // the cards are the reply, no text is generated.
+            (Mode::Ignore | Mode::Clarify, _) if !cards.is_empty() => {
                 self.fixed_reply(exchange_id, cards.join("\n"), ReplySource::Template)
             }
             (Mode::Ignore, _) => Generated { source: ReplySource::Template, ..Generated::default() },

@@ -4,5 +4,6 @@ pub mod associate;
 pub mod autobiography;
 pub mod focus;
 pub mod list;
+pub mod list_match;
 pub mod memory;
 pub mod schedule;
