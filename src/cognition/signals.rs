@@ -1,6 +1,6 @@
 //! NLP signals over the raw user text (parameters §3.2): the seven signals of the published
 //! router plus the ones the calibrated router needs (`content_word_count`, `vague_reference`,
-//! and the [`reference`] signals `missing_object` and `correction`).
+//! and the [`reference`] signals `missing_object`, `correction` and `underspecified_request`).
 //!
 //! Everything is a plain token scan: the text is lowercased once, split into words (letters,
 //! digits and apostrophes; curly apostrophes are folded to `'`), and phrases are matched as
@@ -59,6 +59,10 @@ pub struct TextSignals {
     /// Addition: the user says the last answer missed what they meant ([`reference::correction`]).
     #[serde(default)]
     pub correction: Correction,
+    /// Addition: a request to make something (an email, a plan) without the details only the
+    /// user has ([`reference::underspecified_request`]).
+    #[serde(default)]
+    pub underspecified_request: bool,
 }
 
 impl TextSignals {
@@ -335,6 +339,9 @@ const NON_CONTENT: &[&str] = &[
     "please",
     "ok",
     "okay",
+    // "nope, that's not what I asked" carries no correction, as "no, that's …" does not
+    "nope",
+    "nah",
     "well",
     "oh",
     "um",
@@ -520,6 +527,7 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
         vague_reference: !ws.is_empty() && content_word_count == 0 && (anaphor || bare_question),
         missing_object: reference::missing_object(lower, ws),
         correction: reference::correction(ws),
+        underspecified_request: reference::underspecified_request(lower, ws),
     }
 }
 

@@ -44,6 +44,11 @@
 //!   CLARIFY 0.55 against RESPOND 0.57 one topic in; answering again from the same reading is
 //!   what just failed. A correction that carries what was meant ("no, I meant the building")
 //!   is answered.
+//! - New `clarify.underspecified_request` 0.35: a request to make something whose details only
+//!   the user has ("help me plan my week", "I need to write an email to my landlord";
+//!   [`TextSignals::underspecified_request`]). Not scaled by working memory: a thread rarely
+//!   holds the who/when/what-about of a plan the user has not described, and a request that
+//!   gives them is not flagged.
 //!
 //! ACT is for skill and tool requests, which the intent classifier recognises:
 //! - `act.action_intent` 0.40 → 0.70 and new `respond.action_intent_penalty` 0.30: an explicit
@@ -565,7 +570,8 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
         + c.self_constraint * self_constraint
         + d.unresolved_reference * pointer_weight(s, c)
         + on(d.bare_negative_feedback, c.bare_negative_feedback)
-        + on(d.bare_correction, c.correction);
+        + on(d.bare_correction, c.correction)
+        + on(s.text.underspecified_request, c.underspecified_request);
 
     let a = &w.act;
     let asks = s.text.interrogative_words || s.text.has_question_mark;

@@ -57,6 +57,8 @@ pub struct ClarifyWeights {
     pub missing_object: f64,
     /// Addition: + if a correction says the answer missed the point but not what was meant.
     pub correction: f64,
+    /// Addition: + if a request to make something gives none of the details it needs.
+    pub underspecified_request: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -179,6 +181,7 @@ impl Default for RouterWeights {
                 bare_negative_feedback: 0.30,
                 missing_object: 0.40,
                 correction: 0.20,
+                underspecified_request: 0.35,
                 ..p.clarify
             },
             act: ActWeights {
@@ -272,6 +275,7 @@ pub const WEIGHT_BOUNDS: &[WeightBound] = &[
     WeightBound { name: "clarify.bare_negative_feedback", min: 0.0, max: 0.50 },
     WeightBound { name: "clarify.missing_object", min: 0.0, max: 0.60 },
     WeightBound { name: "clarify.correction", min: 0.0, max: 0.50 },
+    WeightBound { name: "clarify.underspecified_request", min: 0.0, max: 0.50 },
     WeightBound { name: "act.action_intent", min: 0.20, max: 0.90 },
     WeightBound { name: "respond.social_intent_penalty", min: 0.0, max: 0.50 },
     WeightBound { name: "respond.action_intent_penalty", min: 0.0, max: 0.50 },
@@ -338,6 +342,7 @@ weight_params!(
     clarify.bare_negative_feedback,
     clarify.missing_object,
     clarify.correction,
+    clarify.underspecified_request,
     act.base,
     act.question_moderate_context,
     act.interrogative_fact_gap,
@@ -398,6 +403,7 @@ impl RouterWeights {
                 bare_negative_feedback: 0.0,
                 missing_object: 0.0,
                 correction: 0.0,
+                underspecified_request: 0.0,
             },
             act: ActWeights {
                 base: 0.20,

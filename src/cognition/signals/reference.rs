@@ -11,7 +11,11 @@
 //!   scales the CLARIFY boost of a vague or missing referent by `1 − support`, so the boost fades
 //!   as the thread fills instead of switching off at the first remembered turn.
 //!
-//! All three are pure token scans over [`super::words`] of the normalized text.
+//! - [`underspecified_request`]: a request to make something (an email, a plan) that gives none
+//!   of the details only the user has ("help me plan my week", "I need to write an email to my
+//!   landlord"): asking for them first beats inventing them.
+//!
+//! All of them are pure token scans over [`super::words`] of the normalized text.
 
 use serde::{Deserialize, Serialize};
 
@@ -286,6 +290,9 @@ pub fn fullness_support(working_memory_turns: usize, is_new_topic: bool) -> f64 
     let full = (working_memory_turns as f64 / SUPPORT_FULL).min(1.0);
     if is_new_topic { full * NEW_TOPIC_SUPPORT } else { full }
 }
+
+mod underspecified;
+pub use underspecified::underspecified_request;
 
 #[cfg(test)]
 mod tests;

@@ -118,3 +118,50 @@ fn reference_support_grows_with_working_memory_and_needs_code_for_code() {
     let code = ["for i in range(10) print(i)", "Add a colon after range(10)."];
     assert_eq!(support("fix my code", &code, false), 0.5);
 }
+
+fn underspecified(t: &str) -> bool {
+    let lower = normalize(t);
+    underspecified_request(t, &words(&lower))
+}
+
+#[test]
+fn reference_underspecified_requests_lack_their_details() {
+    for t in [
+        "I need to write an email to my landlord",
+        "help me plan it",
+        "I have a packed day, can you help me plan it?",
+        "can you help me plan my week?",
+        "Could you draft a letter for my boss?",
+        "write a speech",
+        "I want to organise a party",
+        "please prepare a short presentation",
+        "I'm choosing between two apartments",
+        "I can't decide between a few options",
+    ] {
+        assert!(underspecified(t), "{t}");
+    }
+}
+
+#[test]
+fn reference_specified_requests_are_not_underspecified() {
+    for t in [
+        "help me plan a 3-day trip to Rome in May on a $500 budget",
+        "help me plan a trip to Rome next week with my sister",
+        "I need to write an email to my landlord about the broken heater",
+        "can you draft something polite but firm?",
+        "write a haiku",
+        "write a poem about the sea",
+        "write an email saying 'I will be late'",
+        "I write emails for a living",
+        "what's the plan for today?",
+        "can you tell me the plan",
+        "Could you prepare me for the interview?",
+        "fix my code",
+        "I'm choosing between the Honda Civic and the Toyota Corolla",
+        "what's the difference between an index fund and an ETF?",
+        "I'm torn between Lisbon or Porto for a weekend",
+        "",
+    ] {
+        assert!(!underspecified(t), "{t}");
+    }
+}
