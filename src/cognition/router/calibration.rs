@@ -130,6 +130,12 @@ pub fn labelled_set() -> Vec<Labelled> {
         l("translate 'where is the train station' into Portuguese", cold(), Respond, "the object is quoted"),
         l("Review this function for bugs: fn add(a: i32) -> i32 { a + 1 }", cold(), Respond, "code pasted"),
         l("no, I meant the one with the blue cover", mid(), Respond, "correction that says what was meant"),
+        // Requests to make something without the details only the user has.
+        l("can you help me plan my week?", cold(), Clarify, "underspecified: no events, no constraints"),
+        l("I need to write a letter to my bank", cold(), Clarify, "underspecified: a recipient, nothing to say"),
+        l("I'm choosing between two apartments", mid(), Clarify, "a decision whose options are not given"),
+        l("help me plan a 3-day trip to Rome in May on a $500 budget", cold(), Respond, "specified request"),
+        l("write an email to my landlord about the broken heater", cold(), Respond, "says what the email is about"),
         // ACT: explicit skill requests.
         l("Add milk to my shopping list", cold(), Act, "list"),
         l("Remind me to call mum at 5pm", cold(), Act, "schedule"),
