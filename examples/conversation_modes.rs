@@ -1,7 +1,7 @@
 //! Delivered modes on realistic multi-turn conversations, through the real `Engine` with the
 //! real built-in embedding model, against hand labels and the healthy ranges of parameters §4.5.
 //!
-//! `cargo run --release --example conversation_modes [-- [--all] [PATH.jsonl]]`
+//! `cargo run --example conversation_modes [-- [--all] [PATH.jsonl]]`
 //!
 //! - Input: `tests/data/conversations.jsonl`, one `{"conversation", "text", "expected"}` per line;
 //!   each conversation is one thread, fed in order (the user message is stored first, as
@@ -10,10 +10,14 @@
 //!   `target/models`; nothing is fetched); every chat role is an instant in-process provider with
 //!   a fixed reply (routing reads the reply only through working memory). Triage is `heuristic`,
 //!   so tie-breaks resolve to the higher score, as on a model failure.
+//! - `CHALIE_ROUTER_WEIGHTS="clarify.missing_object=0.5,respond.base=0.45"` overrides router
+//!   weights for a calibration run (stored as the config's `[router.weights]` would be).
 //! - No memory workers run, so gists and facts stay empty: the context signals are what a fresh
 //!   install has (working memory, session, topic), the state this build's engine routes in.
 //! - Prints: the delivered-mode distribution against §4.5, the labels' own distribution,
-//!   agreement overall and per mode, the confusion matrix, the tie-break rate, and every
+//!   agreement overall and per mode, the confusion matrix (all turns, then the calibration part
+//!   — odd-numbered conversations — and the held-out part — even-numbered ones — separately),
+//!   the tie-break rate, and every
 //!   disagreement with the router's reason and the signals that decided it. `--all` prints every
 //!   turn. A JSONL of every turn is written to `target/conversation_modes.jsonl`.
 
@@ -23,7 +27,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chalie::cognition::pipeline::{Engine, TurnReport};
-use chalie::cognition::router::{HealthyRange, Mode};
+use chalie::cognition::router::{HealthyRange, Mode, overrides};
 use chalie::config::{LlmSettings, Role, TriageMode};
 use chalie::events::EventBus;
 use chalie::llm::local::{EMBED_MODEL, LocalProvider};
@@ -197,6 +201,16 @@ async fn main() -> anyhow::Result<()> {
     llm.embed(&["warm-up".to_string()])
         .await
         .map_err(|e| anyhow::anyhow!("embedding model unavailable in {}: {e}", models_dir.display()))?;
+    // Weight overrides for calibration runs, stored the way `[router.weights]` in the config is.
+    if let Ok(spec) = std::env::var("CHALIE_ROUTER_WEIGHTS") {
+        let mut map = BTreeMap::new();
+        for item in spec.split(',').filter(|x| !x.trim().is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| anyhow::anyhow!("`{item}`: expected name=value"))?;
+            map.insert(k.trim().to_string(), v.trim().parse::<f64>()?);
+        }
+        println!("(router weight overrides: {map:?})");
+        db.call(move |c| Ok(overrides::apply(c, &map))).await??;
+    }
     let engine = Engine::start(db.clone(), llm, bus).await?;
     let cancel = CancellationToken::new();
 
@@ -267,13 +281,11 @@ async fn main() -> anyhow::Result<()> {
             |a: usize, b: usize| if b == 0 { "   -".to_string() } else { format!("{:5.1} % ({a}/{b})", pct(a, b)) };
         println!("   {:<12} {:>16} {:>18}", mode.as_str(), cell(tp, w), cell(tp, g));
     }
-    println!("\n== confusion matrix (rows: expected, columns: delivered)");
-    println!("   {:<10}{}", "", Mode::ALL.iter().map(|m| format!("{:>6}", short(*m))).collect::<String>());
-    for e in Mode::ALL {
-        let row: String =
-            Mode::ALL.iter().map(|g| format!("{:>6}", confusion.get(&(e, *g)).copied().unwrap_or(0))).collect();
-        println!("   {:<10}{row}", short(e));
-    }
+    print_confusion("confusion matrix, all conversations", &outcomes.iter().collect::<Vec<_>>());
+    let (calibration, held_out): (Vec<&Outcome>, Vec<&Outcome>) =
+        outcomes.iter().partition(|o| is_calibration(&o.turn.conversation));
+    print_confusion("calibration part (odd-numbered conversations)", &calibration);
+    print_confusion("held-out part (even-numbered conversations)", &held_out);
 
     // Tie-breaks, social exits, triage overrides.
     let ties: Vec<&Outcome> = outcomes.iter().filter(|o| o.report.router.tiebreaker_candidates.is_some()).collect();
@@ -335,6 +347,35 @@ async fn main() -> anyhow::Result<()> {
         println!("\n(every turn written to {})", out.display());
     }
     Ok(())
+}
+
+/// The conversations the router's weights may be tuned on: odd-numbered ones ("c01", "c03", …);
+/// the even-numbered ones are held out, the way `calibration::holdout_set` is.
+fn is_calibration(conversation: &str) -> bool {
+    conversation.trim_start_matches(|c: char| !c.is_ascii_digit()).parse::<u32>().is_ok_and(|n| n % 2 == 1)
+}
+
+/// Agreement, the CLARIFY share and the confusion matrix of a set of turns.
+fn print_confusion(name: &str, outcomes: &[&Outcome]) {
+    let n = outcomes.len();
+    let mut confusion: BTreeMap<(Mode, Mode), usize> = BTreeMap::new();
+    for o in outcomes {
+        *confusion.entry((o.turn.expected, o.report.mode)).or_default() += 1;
+    }
+    let ok = outcomes.iter().filter(|o| o.report.mode == o.turn.expected).count();
+    let clarify = outcomes.iter().filter(|o| o.report.mode == Mode::Clarify).count();
+    println!(
+        "\n== {name}: {n} turns, agreement {:.1} % ({ok}/{n}), CLARIFY delivered {:.1} % ({clarify}/{n}) \
+         (rows: expected, columns: delivered)",
+        pct(ok, n),
+        pct(clarify, n)
+    );
+    println!("   {:<10}{}", "", Mode::ALL.iter().map(|m| format!("{:>6}", short(*m))).collect::<String>());
+    for e in Mode::ALL {
+        let row: String =
+            Mode::ALL.iter().map(|g| format!("{:>6}", confusion.get(&(e, *g)).copied().unwrap_or(0))).collect();
+        println!("   {:<10}{row}", short(e));
+    }
 }
 
 fn print_turn(o: &Outcome) {

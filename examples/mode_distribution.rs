@@ -2,7 +2,7 @@
 //! ranges of parameters §4.5, for the calibrated defaults and the published weights; plus the
 //! agreement of each weight set with the labelled calibration sets.
 //!
-//! `cargo run --release --example mode_distribution [-- PATH/first_turns.jsonl]`
+//! `cargo run --example mode_distribution [-- PATH/first_turns.jsonl]`
 //!
 //! The 2,026 first user turns of the chatterbot corpus (21 categories) are replayed as sessions:
 //! each session is 1–3 topic segments, each segment 2–5 consecutive messages of one category
@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 
 use chalie::cognition::context::ContextSignals;
-use chalie::cognition::router::calibration::{agreement, holdout_set, labelled_set, tiebreak_rate};
-use chalie::cognition::router::{HealthyRange, Mode, RouterHistory, RouterSignals, RouterWeights, route};
+use chalie::cognition::router::calibration::{Labelled, agreement, holdout_set, labelled_set, tiebreak_rate};
+use chalie::cognition::router::{HealthyRange, Mode, RouterHistory, RouterSignals, RouterState, RouterWeights, route};
 use chalie::cognition::social::{SocialExit, social_filter};
 
 const DEFAULT_PATH: &str = "/work/shared/data/chatterbot/first_turns.jsonl";
@@ -139,6 +139,27 @@ fn print_distribution(name: &str, t: &Tally) {
     }
 }
 
+/// Expected × delivered for the calibrated defaults on one labelled set (no tie-break).
+fn print_confusion(set_name: &str, set: &[Labelled]) {
+    let mut m: BTreeMap<(Mode, Mode), usize> = BTreeMap::new();
+    for x in set {
+        let signals = RouterSignals::from_text(x.text, &x.context);
+        let state = RouterState { previous_mode: x.previous_mode, recent_confidences: Vec::new() };
+        *m.entry((x.expected, route(&signals, &RouterWeights::default(), &state, false).mode)).or_default() += 1;
+    }
+    let clarify: usize = Mode::ALL.iter().map(|e| m.get(&(*e, Mode::Clarify)).copied().unwrap_or(0)).sum();
+    println!(
+        "\n   {set_name}, calibrated defaults: CLARIFY delivered {:.1} % ({clarify}/{}); rows expected, columns delivered",
+        pct(clarify, set.len()),
+        set.len()
+    );
+    println!("     {:<12}{}", "", Mode::ALL.iter().map(|g| format!("{:>12}", g.as_str())).collect::<String>());
+    for e in Mode::ALL {
+        let row: String = Mode::ALL.iter().map(|g| format!("{:>12}", m.get(&(e, *g)).copied().unwrap_or(0))).collect();
+        println!("     {:<12}{row}", e.as_str());
+    }
+}
+
 fn pct(n: usize, total: usize) -> f64 {
     100.0 * n as f64 / total.max(1) as f64
 }
@@ -148,7 +169,7 @@ fn main() {
 
     println!("== labelled calibration sets (routing without tie-break: the higher score wins)");
     let weight_sets = [
-        ("calibrated defaults (v2)", RouterWeights::default()),
+        ("calibrated defaults", RouterWeights::default()),
         ("published defaults (§4.2)", RouterWeights::published()),
         ("published config (§4.2)", RouterWeights::published_config()),
     ];
@@ -167,6 +188,7 @@ fn main() {
                 100.0 * tiebreak_rate(w, &set)
             );
         }
+        print_confusion(set_name, &set);
     }
 
     let data = match std::fs::read_to_string(&path) {

@@ -134,6 +134,25 @@ async fn a_clarification_without_a_question_is_replaced_by_a_deterministic_one()
 }
 
 #[tokio::test]
+async fn a_request_without_its_object_is_clarified_mid_thread() {
+    // One exchange about a phrase, then a request about code that was never shown: working
+    // memory holds no code, so the pointer stays unresolved (before: RESPOND, no such signal).
+    let h = start_heuristic(vec![
+        Reply::text("You would say: à bientôt."),
+        Reply::text("Happy to. Which code do you mean? Paste it here."),
+    ])
+    .await;
+    h.say("t", "how do I say 'see you soon' in French?").await;
+    let r = h.say("t", "fix my code").await;
+    assert_eq!(r.mode, Mode::Clarify, "{:?}", r.router.scores);
+    let s = &r.router.signals;
+    assert_eq!((s["missing_object"].as_bool(), s["referent_support"].as_f64()), (Some(true), Some(0.0)), "{s}");
+    assert_eq!(s["derived"]["unresolved_reference"].as_f64(), Some(1.0));
+    assert_eq!(s["correction"], "none");
+    assert_audited(&h, &r).await;
+}
+
+#[tokio::test]
 async fn a_skill_request_routes_to_act() {
     // The model's plan is prose: the deterministic planner stands in (the ACT tests in
     // tests/act.rs cover the loop itself).

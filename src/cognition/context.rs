@@ -134,6 +134,12 @@ pub struct ContextSignals {
     /// distraction check).
     #[serde(default)]
     pub focus_distraction: bool,
+    /// How far working memory can supply what the message points at without naming it, 0–1
+    /// ([`crate::cognition::signals::reference::referent_support`], which reads its content).
+    /// `None` (callers without working memory's text):
+    /// [`crate::cognition::signals::reference::fullness_support`].
+    #[serde(default)]
+    pub referent_support: Option<f64>,
 }
 
 impl Default for ContextSignals {
@@ -150,6 +156,7 @@ impl Default for ContextSignals {
             session_exchange_count: 0,
             self_constraint: 0.0,
             focus_distraction: false,
+            referent_support: None,
         }
     }
 }
@@ -161,6 +168,15 @@ impl ContextSignals {
 
     pub fn memory_confidence(&self) -> f64 {
         memory_confidence(self.fok_score, self.warmth(), self.gist_count, self.fact_count, self.is_new_topic)
+    }
+
+    /// [`ContextSignals::referent_support`], or what working memory's size says of it when it
+    /// was not measured; clamped to 0–1.
+    pub fn referent_support(&self) -> f64 {
+        let s = self.referent_support.unwrap_or_else(|| {
+            crate::cognition::signals::reference::fullness_support(self.working_memory_turns, self.is_new_topic)
+        });
+        if s.is_finite() { s.clamp(0.0, 1.0) } else { 0.0 }
     }
 }
 

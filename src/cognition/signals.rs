@@ -1,5 +1,6 @@
 //! NLP signals over the raw user text (parameters §3.2): the seven signals of the published
-//! router plus two the calibrated router needs (`content_word_count`, `vague_reference`).
+//! router plus the ones the calibrated router needs (`content_word_count`, `vague_reference`,
+//! and the [`reference`] signals `missing_object`, `correction` and `underspecified_request`).
 //!
 //! Everything is a plain token scan: the text is lowercased once, split into words (letters,
 //! digits and apostrophes; curly apostrophes are folded to `'`), and phrases are matched as
@@ -12,6 +13,9 @@
 //! - Apostrophe-less spellings ("thats not", "doesnt work") match like the apostrophe ones.
 
 use serde::{Deserialize, Serialize};
+
+pub mod reference;
+pub use reference::Correction;
 
 /// Explicit feedback on the previous answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -48,6 +52,17 @@ pub struct TextSignals {
     /// "how so?"). Without an antecedent in working memory such a message needs a clarifying
     /// question; with one it is an ordinary follow-up.
     pub vague_reference: bool,
+    /// Addition: a request whose object is only a pointer ("fix my code", "translate this") with
+    /// no quoted or pasted material ([`reference::missing_object`]).
+    #[serde(default)]
+    pub missing_object: bool,
+    /// Addition: the user says the last answer missed what they meant ([`reference::correction`]).
+    #[serde(default)]
+    pub correction: Correction,
+    /// Addition: a request to make something (an email, a plan) without the details only the
+    /// user has ([`reference::underspecified_request`]).
+    #[serde(default)]
+    pub underspecified_request: bool,
 }
 
 impl TextSignals {
@@ -324,6 +339,9 @@ const NON_CONTENT: &[&str] = &[
     "please",
     "ok",
     "okay",
+    // "nope, that's not what I asked" carries no correction, as "no, that's …" does not
+    "nope",
+    "nah",
     "well",
     "oh",
     "um",
@@ -507,6 +525,9 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
         information_density,
         content_word_count,
         vague_reference: !ws.is_empty() && content_word_count == 0 && (anaphor || bare_question),
+        missing_object: reference::missing_object(lower, ws),
+        correction: reference::correction(ws),
+        underspecified_request: reference::underspecified_request(lower, ws),
     }
 }
 

@@ -203,6 +203,11 @@ impl Engine {
             session_exchange_count: a.session_exchanges,
             self_constraint: 0.0,
             focus_distraction: phases::is_distraction(topic.focus_on.as_deref(), &topic.report, social.is_some()),
+            referent_support: Some(signals::reference::referent_support(
+                &signals::words(&signals::normalize(text)),
+                &a.working_memory.iter().map(|e| e.content.as_str()).collect::<Vec<_>>(),
+                topic.report.is_new_topic,
+            )),
         };
         let text_signals = signals::extract(text);
         let intent = classify_intent(

@@ -13,8 +13,8 @@
 //! is the normal state of a terminal assistant's first message. Coldness says "little memory",
 //! not "the request is unclear". The defaults ([`RouterWeights::default`], version 2) keep the
 //! seed's structure and every signal; they change these numbers (each inside the §10 bounds where
-//! §10 bounds it) and add a few terms over derived signals (`vague_reference`, `no_antecedent`,
-//! `bare_negative_feedback`, `social_intent`, the action intent on RESPOND):
+//! §10 bounds it) and add a few terms over derived signals (`unresolved_reference`,
+//! `bare_negative_feedback`, `bare_correction`, `social_intent`, the action intent on RESPOND):
 //!
 //! CLARIFY is for ambiguity, not for a lack of memory:
 //! - `respond.cold_penalty` 0.15 → 0.05 (the §10 floor): a self-contained question needs no
@@ -23,12 +23,32 @@
 //!   `clarify.question_cold`, `clarify.question_no_facts`, `clarify.new_topic_question`
 //!   0.05/0.08/0.05 → 0: they fire on nearly every first question and measure the absence of
 //!   memory, not ambiguity.
-//! - New `clarify.vague_reference` 0.40: the message leans on a referent it does not name
-//!   ([`TextSignals::vague_reference`]: "what about that one?", "do it again", "why?") **and**
-//!   working memory is empty, so there is nothing it can refer to.
+//! - New `clarify.vague_reference` 0.40 × `unresolved_reference`: the message leans on a
+//!   referent it does not name ([`TextSignals::vague_reference`]: "what about that one?", "do it
+//!   again", "why?"), scaled by how much of it working memory cannot supply
+//!   (`1 − referent_support`; [`crate::cognition::signals::reference::referent_support`]). With
+//!   an empty working memory this is the full weight, as before; it now fades as the thread
+//!   fills instead of switching off at the first remembered turn (issue 14: "it's about the
+//!   thing" one exchange in went to RESPOND).
+//! - New `clarify.missing_object` 0.40 × `unresolved_reference`: a request whose object is only
+//!   a pointer ("fix my code", "translate this into French", "can you summarize it"; the
+//!   [`TextSignals::missing_object`] signal). Working memory resolves a code object only when
+//!   it holds code. A message that is both vague and such a request counts once, at the larger
+//!   weight.
 //! - New `clarify.bare_negative_feedback` 0.30: "that's not what I meant" with no correction in
 //!   it (≤ 1 content word), said about an answer that exists, is best met with a question (a
 //!   recorded §4.5 example).
+//! - New `clarify.correction` 0.20 and `respond.correction_penalty` 0.20: a correction that does
+//!   not say what was meant ([`TextSignals::correction`] = bare: "that's not what I meant", "you
+//!   misunderstood me"), on an answer that exists. With `bare_negative_feedback` alone it scored
+//!   CLARIFY 0.55 against RESPOND 0.57 one topic in; answering again from the same reading is
+//!   what just failed. A correction that carries what was meant ("no, I meant the building")
+//!   is answered.
+//! - New `clarify.underspecified_request` 0.35: a request to make something whose details only
+//!   the user has ("help me plan my week", "I need to write an email to my landlord";
+//!   [`TextSignals::underspecified_request`]). Not scaled by working memory: a thread rarely
+//!   holds the who/when/what-about of a plan the user has not described, and a request that
+//!   gives them is not flagged.
 //!
 //! ACT is for skill and tool requests, which the intent classifier recognises:
 //! - `act.action_intent` 0.40 → 0.70 and new `respond.action_intent_penalty` 0.30: an explicit
@@ -68,7 +88,7 @@ use serde_json::{Value, json};
 
 use super::context::ContextSignals;
 use super::intent::{Complexity, IntentResult, IntentType};
-use super::signals::{Feedback, TextSignals};
+use super::signals::{Correction, Feedback, TextSignals};
 
 // ───────────────────────────── modes and scores ─────────────────────────────
 
@@ -243,6 +263,9 @@ pub struct RouterSignals {
     /// stability regulator; no weight uses it yet.
     #[serde(default)]
     pub focus_distraction: bool,
+    /// How far working memory can supply an unnamed referent, 0–1 ([`ContextSignals::referent_support`]).
+    #[serde(default)]
+    pub referent_support: f64,
 }
 
 /// §4.1 derived signals.
@@ -267,6 +290,13 @@ pub struct DerivedSignals {
     pub bare_negative_feedback: bool,
     /// Addition: intent greeting, or intent feedback with positive feedback (a wholly social turn).
     pub social_intent: bool,
+    /// Addition: the message leans on a referent (`vague_reference` or `missing_object`) and
+    /// this is how much of it working memory cannot supply: `1 − referent_support`, else 0.
+    #[serde(default)]
+    pub unresolved_reference: f64,
+    /// Addition: a correction that does not say what was meant, on an answer that exists.
+    #[serde(default)]
+    pub bare_correction: bool,
 }
 
 /// §4.1 thresholds of the derived signals and conditions (fixed, not regulated).
@@ -302,6 +332,7 @@ impl RouterSignals {
             memory_confidence: ctx.memory_confidence(),
             self_constraint: ctx.self_constraint,
             focus_distraction: ctx.focus_distraction,
+            referent_support: ctx.referent_support(),
         }
     }
 
@@ -324,11 +355,21 @@ impl RouterSignals {
                 && self.working_memory_turns > 0,
             social_intent: self.intent_type == IntentType::Greeting
                 || (self.intent_type == IntentType::Feedback && self.text.explicit_feedback == Feedback::Positive),
+            unresolved_reference: if self.text.vague_reference || self.text.missing_object {
+                let support =
+                    if self.referent_support.is_finite() { self.referent_support.clamp(0.0, 1.0) } else { 0.0 };
+                1.0 - support
+            } else {
+                0.0
+            },
+            bare_correction: self.text.correction == Correction::Bare && self.working_memory_turns > 0,
         }
     }
 }
 
 pub mod calibration;
+#[cfg(test)]
+mod clarify_tests;
 pub mod overrides;
 mod tiebreak;
 mod weights;
@@ -518,7 +559,8 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
         - on(s.text.greeting_pattern, r.greeting_penalty)
         - on(positive, r.positive_feedback_penalty)
         - on(d.social_intent, r.social_intent_penalty)
-        - on(s.intent_type == IntentType::Action, r.action_intent_penalty);
+        - on(s.intent_type == IntentType::Action, r.action_intent_penalty)
+        - on(d.bare_correction, r.correction_penalty);
 
     let c = &w.clarify;
     let clarify = c.base + on(d.cold, (1.0 - warmth) * c.cold_boost) + on(d.question && d.cold, c.question_cold)
@@ -526,8 +568,10 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
         + on(d.question && s.fact_count == 0, c.question_no_facts)
         + on(s.is_new_topic && d.question, c.new_topic_question)
         + c.self_constraint * self_constraint
-        + on(s.text.vague_reference && d.no_antecedent, c.vague_reference)
-        + on(d.bare_negative_feedback, c.bare_negative_feedback);
+        + d.unresolved_reference * pointer_weight(s, c)
+        + on(d.bare_negative_feedback, c.bare_negative_feedback)
+        + on(d.bare_correction, c.correction)
+        + on(s.text.underspecified_request, c.underspecified_request);
 
     let a = &w.act;
     let asks = s.text.interrogative_words || s.text.has_question_mark;
@@ -556,6 +600,15 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
     let ignore = w.ignore.base + on(d.empty, w.ignore.empty_input);
 
     ModeScores { respond, clarify, act, acknowledge, ignore }
+}
+
+/// The CLARIFY weight of an unnamed referent: a vague reference ("what about that one?") takes
+/// `vague_reference`, a request with a pointer for its object ("fix my code") `missing_object`;
+/// one message with both counts once, at the larger.
+fn pointer_weight(s: &RouterSignals, c: &ClarifyWeights) -> f64 {
+    let vague = if s.text.vague_reference { c.vague_reference } else { 0.0 };
+    let missing = if s.text.missing_object { c.missing_object } else { 0.0 };
+    vague.max(missing)
 }
 
 /// `base − (base − min)·warmth + semantic_uncertainty` (§4.4), without hysteresis.

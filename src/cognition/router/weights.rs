@@ -28,6 +28,8 @@ pub struct RespondWeights {
     pub social_intent_penalty: f64,
     /// Addition: − if intent_type = action (RESPOND cannot perform a skill request).
     pub action_intent_penalty: f64,
+    /// Addition: − if a bare correction: another answer from the same reading misses again.
+    pub correction_penalty: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -46,10 +48,17 @@ pub struct ClarifyWeights {
     pub new_topic_question: f64,
     /// + × self_constraint
     pub self_constraint: f64,
-    /// Addition: + if vague_reference and no antecedent (working memory empty).
+    /// Addition: + × unresolved_reference if vague_reference (1 − how far working memory can
+    /// supply the referent).
     pub vague_reference: f64,
     /// Addition: + if negative feedback carrying no correction.
     pub bare_negative_feedback: f64,
+    /// Addition: + × unresolved_reference if missing_object (a request whose object is a pointer).
+    pub missing_object: f64,
+    /// Addition: + if a correction says the answer missed the point but not what was meant.
+    pub correction: f64,
+    /// Addition: + if a request to make something gives none of the details it needs.
+    pub underspecified_request: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -159,6 +168,7 @@ impl Default for RouterWeights {
                 positive_feedback_penalty: 0.05,
                 social_intent_penalty: 0.45,
                 action_intent_penalty: 0.30,
+                correction_penalty: 0.20,
                 ..p.respond
             },
             clarify: ClarifyWeights {
@@ -169,6 +179,9 @@ impl Default for RouterWeights {
                 new_topic_question: 0.0,
                 vague_reference: 0.40,
                 bare_negative_feedback: 0.30,
+                missing_object: 0.40,
+                correction: 0.20,
+                underspecified_request: 0.35,
                 ..p.clarify
             },
             act: ActWeights {
@@ -260,9 +273,13 @@ pub const WEIGHT_BOUNDS: &[WeightBound] = &[
     // additions
     WeightBound { name: "clarify.vague_reference", min: 0.10, max: 0.60 },
     WeightBound { name: "clarify.bare_negative_feedback", min: 0.0, max: 0.50 },
+    WeightBound { name: "clarify.missing_object", min: 0.0, max: 0.60 },
+    WeightBound { name: "clarify.correction", min: 0.0, max: 0.50 },
+    WeightBound { name: "clarify.underspecified_request", min: 0.0, max: 0.50 },
     WeightBound { name: "act.action_intent", min: 0.20, max: 0.90 },
     WeightBound { name: "respond.social_intent_penalty", min: 0.0, max: 0.50 },
     WeightBound { name: "respond.action_intent_penalty", min: 0.0, max: 0.50 },
+    WeightBound { name: "respond.correction_penalty", min: 0.0, max: 0.50 },
     WeightBound { name: "acknowledge.social_intent", min: 0.0, max: 0.60 },
 ];
 
@@ -313,6 +330,7 @@ weight_params!(
     respond.positive_feedback_penalty,
     respond.social_intent_penalty,
     respond.action_intent_penalty,
+    respond.correction_penalty,
     clarify.base,
     clarify.cold_boost,
     clarify.question_cold,
@@ -322,6 +340,9 @@ weight_params!(
     clarify.self_constraint,
     clarify.vague_reference,
     clarify.bare_negative_feedback,
+    clarify.missing_object,
+    clarify.correction,
+    clarify.underspecified_request,
     act.base,
     act.question_moderate_context,
     act.interrogative_fact_gap,
@@ -368,6 +389,7 @@ impl RouterWeights {
                 positive_feedback_penalty: 0.15,
                 social_intent_penalty: 0.0,
                 action_intent_penalty: 0.0,
+                correction_penalty: 0.0,
             },
             clarify: ClarifyWeights {
                 base: 0.30,
@@ -379,6 +401,9 @@ impl RouterWeights {
                 self_constraint: 0.10,
                 vague_reference: 0.0,
                 bare_negative_feedback: 0.0,
+                missing_object: 0.0,
+                correction: 0.0,
+                underspecified_request: 0.0,
             },
             act: ActWeights {
                 base: 0.20,
