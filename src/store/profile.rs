@@ -24,15 +24,7 @@ impl ProfileRepo<'_> {
             "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
              WHERE reliability != 'superseded' ORDER BY updated_at DESC, id DESC LIMIT ?1",
         )?;
-        let rows = stmt.query_map(params![PROFILE_ROWS], |r| {
-            Ok(TraitRow {
-                key: r.get(0)?,
-                value: r.get(1)?,
-                category: r.get(2)?,
-                confidence: r.get(3)?,
-                reliability: r.get(4)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![PROFILE_ROWS], TraitRow::from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -70,6 +70,19 @@ pub struct TraitRow {
     pub reliability: String,
 }
 
+impl TraitRow {
+    /// From `SELECT trait_key, trait_value, category, confidence, reliability`.
+    pub fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TraitRow> {
+        Ok(TraitRow {
+            key: r.get(0)?,
+            value: r.get(1)?,
+            category: r.get(2)?,
+            confidence: r.get(3)?,
+            reliability: r.get(4)?,
+        })
+    }
+}
+
 /// Everything Phase D writes, in one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnCommit {
@@ -194,15 +207,7 @@ impl TurnRepo<'_> {
              WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?2
              ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
         )?;
-        let rows = stmt.query_map(params![TRAITS_IN_CONTEXT as i64, TRAIT_INJECT_CONFIDENCE], |r| {
-            Ok(TraitRow {
-                key: r.get(0)?,
-                value: r.get(1)?,
-                category: r.get(2)?,
-                confidence: r.get(3)?,
-                reliability: r.get(4)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![TRAITS_IN_CONTEXT as i64, TRAIT_INJECT_CONFIDENCE], TraitRow::from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
