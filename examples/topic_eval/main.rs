@@ -319,6 +319,8 @@ fn embeddings(raw: &str, texts: &[String]) -> Result<Vec<Vec<f32>>> {
     Ok(out)
 }
 
+/// A handful of these are built per run; their size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 enum System {
     Never,
