@@ -8,9 +8,10 @@
 //! topic. A boundary is `is_new_topic` on any message after the first. Pk uses k = half the mean
 //! true segment length; F1 matches within ±2 messages (the scoring of `main.rs`).
 //!
-//! Calibration used even-numbered sessions only (`--chitchat-sweep`, run on the first 60
-//! sessions: `head -60` of the file as DATA); the headline is the odd-numbered ones. Set
-//! `TOPIC_EVAL_ALL=1` to print every grid point.
+//! Calibration used even-numbered sessions only (`--chitchat-sweep`; the block rule's first grid
+//! ran on the first 60 sessions, `head -60` of the file as DATA, the adaptive refractory period's
+//! grid, the one in `sweep`, on all 150 even sessions); the headline is the odd-numbered ones.
+//! Set `TOPIC_EVAL_ALL=1` to print every grid point.
 //!
 //! `cargo run --example topic_eval -- --chitchat [DATA.jsonl]`, or `--chitchat-sweep [DATA.jsonl]`.
 
@@ -23,7 +24,7 @@ use chalie::cognition::topic::{self, ClassifierParams, Detector, Message, Topic}
 
 use super::{
     Corpus, STEP_S, Score, Stream, System, T0, chat_first, default_data, evaluate, evaluate_with, load,
-    previous_classifier, session_stream, window_k,
+    previous_classifier, previous_default, session_stream, window_k,
 };
 
 const DATA_REL: &str = "../shared/data/chitchat/topic_shift_dev.jsonl";
@@ -49,6 +50,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let systems: Vec<(String, System)> = vec![
         ("new detector (default)".into(), System::Adaptive(ClassifierParams::default(), BoundaryParams::default())),
         ("previous detector".into(), System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
+        ("block rule, fixed refractory".into(), previous_default()),
         ("chit-chat-first variant".into(), chat_first()),
         ("faithful §1.2 detector".into(), System::Adaptive(ClassifierParams::published(), BoundaryParams::published())),
         ("never fires".into(), System::Never),
@@ -146,23 +148,18 @@ fn predict_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<b
 /// the chatterbot dev half (user messages, the main evaluation's protocol) beside it.
 fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: &[Vec<f32>]) {
     let mut grid: Vec<(ClassifierParams, BoundaryParams)> = Vec::new();
-    for full in [2usize, 3, 4] {
-        for floor_min_weight in [0.0, 1.0] {
-            for refractory in [0u32, 1] {
-                for block_floor in [Some(0.2), Some(0.25)] {
-                    for base in [2.0, 3.0] {
-                        let c = ClassifierParams { full_weight_words: full, ..ClassifierParams::default() };
-                        let b = BoundaryParams {
-                            floor_min_weight,
-                            refractory_msgs: refractory,
-                            block_left: 6,
-                            block_right: 3,
-                            block_floor,
-                            base,
-                            ..BoundaryParams::default()
-                        };
-                        grid.push((c, b));
-                    }
+    for full in [1usize, 3] {
+        for long_line_words in [0.0, 7.0, 8.0, 9.0, 10.0] {
+            for long_refractory in [1u32, 2, 4, 8] {
+                for block_floor in [Some(0.2), Some(0.25), Some(0.3)] {
+                    let c = ClassifierParams { full_weight_words: full, ..ClassifierParams::default() };
+                    let b = BoundaryParams {
+                        long_line_words,
+                        long_refractory_msgs: long_refractory,
+                        block_floor,
+                        ..BoundaryParams::default()
+                    };
+                    grid.push((c, b));
                 }
             }
         }
@@ -208,7 +205,7 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
         for (i, r) in rows.iter().enumerate() {
             let (c, b) = &grid[i];
             println!(
-                "ROW {:.4} {:.3} {:.2} {:.4} {:.3} {} {:?} {} {} {} {:?} {} {}",
+                "ROW {:.4} {:.3} {:.2} {:.4} {:.3} {} {:?} {} {} {} {:?} {} {} {} {}",
                 r.0,
                 r.1,
                 r.2,
@@ -221,7 +218,9 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
                 b.block_right,
                 b.block_floor,
                 b.base,
-                b.floor_min_weight
+                b.floor_min_weight,
+                b.long_line_words,
+                b.long_refractory_msgs
             );
         }
     }
@@ -232,7 +231,7 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
             let r = rows[i];
             println!(
                 "  chit Pk {:.4} F1 {:.3} fires {:.2} | bot Pk {:.4} F1 {:.3} | full_words {} sim_floor {:?} refr {} \
-                 block {}/{} < {:?} base {}",
+                 block {}/{} < {:?} base {} long {} → {}",
                 r.0,
                 r.1,
                 r.2,
@@ -244,7 +243,9 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
                 b.block_left,
                 b.block_right,
                 b.block_floor,
-                b.base
+                b.base,
+                b.long_line_words,
+                b.long_refractory_msgs
             );
         }
     }

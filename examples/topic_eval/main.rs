@@ -333,6 +333,7 @@ fn systems() -> Vec<(&'static str, System)> {
         ("calibrated detector + gate", System::Adaptive(ClassifierParams::default(), BoundaryParams::default())),
         ("calibrated detector, no gate", System::Adaptive(ClassifierParams::published(), BoundaryParams::default())),
         ("previous (chatterbot-only) + gate", System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
+        ("block rule, fixed refractory + gate", previous_default()),
         ("chit-chat-first variant + gate", chat_first()),
         ("faithful §1.2 detector", System::Adaptive(ClassifierParams::published(), BoundaryParams::published())),
         ("never fires", System::Never),
@@ -345,9 +346,19 @@ fn previous_classifier() -> ClassifierParams {
     ClassifierParams { full_weight_words: 0, ..ClassifierParams::default() }
 }
 
+/// The defaults of 4c72798 (block rule, content weights), before the refractory period adapted
+/// to the thread's line length: the block rule at 0.2, no refractory period.
+fn previous_default() -> System {
+    System::Adaptive(
+        ClassifierParams::default(),
+        BoundaryParams { long_line_words: 0.0, block_floor: Some(0.2), ..BoundaryParams::default() },
+    )
+}
+
 /// The best chit-chat configuration of the calibration grid (`--chitchat-sweep`), not the default
 /// because it costs the chatterbot sessions their gains: content weights over 3 words, one
-/// message of refractory period, the block rule at 0.25.
+/// message of refractory period (four in a thread of long lines, as the default), the block rule
+/// at 0.25.
 fn chat_first() -> System {
     System::Adaptive(
         ClassifierParams { full_weight_words: 3, ..ClassifierParams::default() },

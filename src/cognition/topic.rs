@@ -416,9 +416,11 @@ pub fn classify(
     }
 
     // 3–4. Boundary test.
-    let weight = content_weight(msg.text, params);
-    let diagnostics =
-        detector.map(|d| d.state.update_weighted(msg.embedding, best_sim, weight, msg.now_unix_s, d.focus));
+    let diagnostics = detector.map(|d| {
+        d.state.observe_words(words(msg.text).count());
+        let weight = content_weight(msg.text, params);
+        d.state.update_weighted(msg.embedding, best_sim, weight, msg.now_unix_s, d.focus)
+    });
     let is_boundary = match &diagnostics {
         Some(outcome) => outcome.is_boundary,
         None => best_sim < params.static_threshold,

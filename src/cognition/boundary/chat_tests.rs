@@ -110,3 +110,67 @@ fn the_recent_lines_survive_a_save_and_load() {
     assert_eq!(loaded.recent, state.recent);
     assert_eq!(loaded.since_boundary, state.since_boundary);
 }
+
+/// Far lines (each below the similarity floor) after one line of topic, every line `words` long;
+/// the indices that fired.
+fn far_lines_fired(words: usize) -> Vec<usize> {
+    let a = random_unit(9);
+    let mut state = BoundaryState::new(BoundaryParams::default());
+    state.prime(&line(&a, 1), T0, FocusLevel::None);
+    (0..12)
+        .filter(|&i| {
+            state.observe_words(words);
+            state
+                .update_weighted(&random_unit(400 + i as u64), 0.05, 1.0, T0 + 60 * (i as i64 + 1), FocusLevel::None)
+                .is_boundary
+        })
+        .collect()
+}
+
+#[test]
+fn a_thread_of_long_lines_waits_longer_between_boundaries() {
+    // Two people chatting (long lines): after a topic opens (the primed line, then each
+    // boundary) the next four lines may not fire.
+    assert_eq!(far_lines_fired(14), vec![4, 9]);
+    // A run of short questions keeps firing at every message, as the chatterbot topics need.
+    assert_eq!(far_lines_fired(5), (0..12).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_thread_length_is_a_running_mean() {
+    let mut state = BoundaryState::new(BoundaryParams::default());
+    state.observe_words(12);
+    assert_eq!(state.words_ema, 12.0, "the first line sets it");
+    assert!(state.long_lines() && state.refractory_msgs() == 4);
+    // Short lines pull it down within a few messages (slow α = 2/11).
+    for _ in 0..4 {
+        state.observe_words(3);
+    }
+    assert!(state.words_ema < 9.0 && !state.long_lines(), "{}", state.words_ema);
+    assert_eq!(state.refractory_msgs(), 0);
+    let loaded = BoundaryState::from_json(&state.to_json(), BoundaryParams::default()).expect("reads back");
+    assert_eq!(loaded.words_ema, state.words_ema);
+}
+
+#[test]
+fn the_classifier_reports_message_length_to_the_detector() {
+    use crate::cognition::topic::{ClassifierParams, Detector, Message, apply, classify};
+    let p = ClassifierParams::default();
+    let e = random_unit(10);
+    let mut state = BoundaryState::new(BoundaryParams::default());
+    let mut topics = Vec::new();
+    for (i, text) in
+        ["Planning a trip to Lisbon", "I would like to see the old tram lines and the river"].into_iter().enumerate()
+    {
+        let msg = Message { text, embedding: &e, now_unix_s: T0 + 60 * i as i64 };
+        let c = classify(
+            &topics,
+            topics.len().checked_sub(1),
+            &msg,
+            Some(Detector { state: &mut state, focus: FocusLevel::None }),
+            &p,
+        );
+        apply(&mut topics, &c, &msg, i as i64, &p);
+    }
+    assert_eq!(state.words_ema, 12.0, "the second line, the first one the detector decided");
+}

@@ -34,6 +34,11 @@
 //! the last three messages with the six before them and fires when the two blocks have little in
 //! common, at most two messages late. It only runs once the current topic holds both blocks, so
 //! on the chatterbot sessions, whose segments are a few messages, it stays out of the way.
+//! The refractory period adapts to the thread: once its running mean line length reaches
+//! [`BoundaryParams::long_line_words`] (people talking, not a quiz of short questions) a topic
+//! holds for [`BoundaryParams::long_refractory_msgs`] lines before the accumulator or the
+//! similarity floor may close it; a thread of short questions can still change topic at every
+//! message.
 //!
 //! Pure: no clock, no I/O. The state serialises to JSON (persisted per thread, TTL 86 400 s);
 //! the tunables are configuration and are not part of it, see [`BoundaryState::with_params`].
@@ -103,6 +108,8 @@ pub struct BoundaryState {
     pub recent: Vec<(f32, Vec<f32>)>,
     /// Messages since the last boundary (or the first message); saturates.
     pub since_boundary: u32,
+    /// Running mean words per message (slow α; 0 until the first message is observed).
+    pub words_ema: f64,
     #[serde(skip)]
     params: BoundaryParams,
 }
@@ -129,6 +136,7 @@ impl BoundaryState {
             last_ts: None,
             recent: Vec::new(),
             since_boundary: u32::MAX,
+            words_ema: 0.0,
             params,
         }
     }
@@ -156,6 +164,25 @@ impl BoundaryState {
     /// Loads a persisted state; `None` on anything unreadable (the caller then cold-starts).
     pub fn from_json(json: &str, params: BoundaryParams) -> Option<Self> {
         serde_json::from_str::<BoundaryState>(json).ok().map(|s| s.with_params(params))
+    }
+
+    /// Takes in the length of the message about to be decided (the topic classifier calls this
+    /// before [`BoundaryState::update_weighted`]); it sets the adaptive refractory period.
+    pub fn observe_words(&mut self, words: usize) {
+        let n = words as f64;
+        self.words_ema =
+            if self.words_ema <= 0.0 { n } else { self.words_ema + self.params.alpha_slow() * (n - self.words_ema) };
+    }
+
+    /// Whether the thread so far is one of long lines ([`BoundaryParams::long_line_words`]).
+    pub fn long_lines(&self) -> bool {
+        self.params.long_line_words > 0.0 && self.words_ema >= self.params.long_line_words
+    }
+
+    /// Messages after a boundary that cannot fire again, for this thread so far.
+    pub fn refractory_msgs(&self) -> u32 {
+        let p = &self.params;
+        if self.long_lines() { p.long_refractory_msgs } else { p.refractory_msgs }
     }
 
     /// The bound the accumulator is compared with, from the current statistics.
@@ -358,7 +385,7 @@ impl BoundaryState {
         self.remember(w, &e);
         let below_block = p.block_floor.is_some_and(|floor| self.block_similarity().is_some_and(|b| b < floor));
         let below_floor = w >= p.floor_min_weight && p.sim_floor.is_some_and(|floor| s < floor);
-        let refractory = self.since_boundary <= p.refractory_msgs;
+        let refractory = self.since_boundary <= self.refractory_msgs();
         let is_boundary = below_block || (!refractory && (acc >= bound || below_floor));
         // Evidence gathered against a topic still in its refractory period is not carried over.
         self.acc = if is_boundary || refractory { 0.0 } else { acc };

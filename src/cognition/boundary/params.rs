@@ -29,11 +29,24 @@ const BLOCK_LEFT: u32 = 6;
 /// Default [`BoundaryParams::block_right`]: 3. A boundary found this way comes at most two
 /// messages late, inside the ±2 of the F1.
 const BLOCK_RIGHT: u32 = 3;
-/// Default [`BoundaryParams::block_floor`]: 0.2 (chit-chat dev Pk 0.370 F1 0.405; 0.25 → 0.379
-/// / 0.398, 0.3 → 0.397 / 0.389; off → 0.403 / 0.359), chatterbot dev unchanged (Pk 0.169 /
-/// 0.170). Same-prompt blocks of chat average a cosine of about 0.43, a block across a join
-/// about 0.26 (first 60 sessions, 6 lines against 3).
-const BLOCK_FLOOR: Option<f64> = Some(0.2);
+/// Default [`BoundaryParams::block_floor`]: 0.25. Without the adaptive refractory period 0.2 was
+/// best (first 60 sessions: chit-chat dev Pk 0.370 F1 0.405; 0.25 → 0.379 / 0.398, 0.3 → 0.397 /
+/// 0.389; off → 0.403 / 0.359). With it, on all 150 even sessions, 0.25 takes the F1 up at
+/// about the same Pk (0.2: Pk 0.356 F1 0.433; 0.25: 0.360 / 0.456), the accumulator's false
+/// fires in long-line threads being held back. Chatterbot dev: Pk 0.170 either way. Same-prompt
+/// blocks of chat average a cosine of about 0.43, a block across a join about 0.26.
+const BLOCK_FLOOR: Option<f64> = Some(0.25);
+/// Default [`BoundaryParams::long_line_words`]: 9 words per message. Chit-chat lines average
+/// 9.3 words, the chatterbot user lines 5.6, so the EMA tells a conversation between people from
+/// a run of short questions within a few messages. All 150 even chit-chat sessions with the
+/// chatterbot dev half beside them (`--chitchat-sweep`), refractory 4: 7 words → chit-chat dev
+/// Pk 0.352 but chatterbot dev Pk 0.175 F1 0.785 (some quiz threads have long questions); 8 →
+/// 0.359 / 0.175 / 0.801; 9 → 0.360 / 0.170 / 0.807 (chatterbot dev without it: 0.170 / 0.813).
+const LONG_LINE_WORDS: f64 = 9.0;
+/// Default [`BoundaryParams::long_refractory_msgs`]: 4, a quarter to half of a chit-chat segment
+/// (8–16 lines). At 9 words, block 0.25 (10 words, 8 messages: 0.354 / 0.451, chatterbot 0.173 / 0.804): 1 → chit-chat dev Pk 0.371 F1 0.444; 2 → 0.367 / 0.457;
+/// 4 → 0.360 / 0.456; 8 → 0.347 / 0.456 but chatterbot dev Pk 0.177 F1 0.799, out of its band.
+const LONG_REFRACTORY_MSGS: u32 = 4;
 
 /// The detector's constants. The four regulator-owned tunables (`fast_window`, `slow_window`,
 /// `leak`, `base`) have bounds in [`BoundaryParams::clamped`]; the rest are fixed per version.
@@ -147,6 +160,14 @@ pub struct BoundaryParams {
     pub block_right: u32,
     /// See `block_left`. Seed: none.
     pub block_floor: Option<f64>,
+    /// The adaptive refractory period: once the thread's running mean message length (words,
+    /// EMA at the slow α, see [`BoundaryState::observe_words`](super::BoundaryState::observe_words))
+    /// reaches this, `long_refractory_msgs` replaces `refractory_msgs`. A thread of long lines is
+    /// two people talking, whose topics run for many lines; a thread of short questions is a quiz
+    /// whose topic can change at every message. 0 turns it off. Seed: none.
+    pub long_line_words: f64,
+    /// See `long_line_words`. Seed: none.
+    pub long_refractory_msgs: u32,
 }
 
 impl Default for BoundaryParams {
@@ -158,6 +179,8 @@ impl Default for BoundaryParams {
             block_left: BLOCK_LEFT,
             block_right: BLOCK_RIGHT,
             block_floor: BLOCK_FLOOR,
+            long_line_words: LONG_LINE_WORDS,
+            long_refractory_msgs: LONG_REFRACTORY_MSGS,
             ..BoundaryParams::chatterbot()
         }
     }
@@ -220,6 +243,8 @@ impl BoundaryParams {
             block_left: 0,
             block_right: 0,
             block_floor: None,
+            long_line_words: 0.0,
+            long_refractory_msgs: 0,
         }
     }
 
