@@ -347,11 +347,17 @@ fn previous_classifier() -> ClassifierParams {
 }
 
 /// The defaults of 4c72798 (block rule, content weights), before the refractory period adapted
-/// to the thread's line length: the block rule at 0.2, no refractory period.
+/// to the thread's line length: six messages against three at 0.2, no refractory period.
 fn previous_default() -> System {
     System::Adaptive(
         ClassifierParams::default(),
-        BoundaryParams { long_line_words: 0.0, block_floor: Some(0.2), ..BoundaryParams::default() },
+        BoundaryParams {
+            long_line_words: 0.0,
+            block_left: 6,
+            block_right: 3,
+            block_floor: Some(0.2),
+            ..BoundaryParams::default()
+        },
     )
 }
 

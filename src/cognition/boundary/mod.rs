@@ -31,8 +31,8 @@
 //!
 //! Real chat (§15; `examples/topic_eval.rs --chitchat`): two people's short lines sit at middling
 //! similarity to any topic, so one line says little. The block rule (after TextTiling) compares
-//! the last three messages with the six before them and fires when the two blocks have little in
-//! common, at most two messages late. It only runs once the current topic holds both blocks, so
+//! the last two messages with the eight before them and fires when the two blocks have little in
+//! common, at most one message late. It only runs once the current topic holds both blocks, so
 //! on the chatterbot sessions, whose segments are a few messages, it stays out of the way.
 //! The refractory period adapts to the thread: once its running mean line length reaches
 //! [`BoundaryParams::long_line_words`] (people talking, not a quiz of short questions) a topic

@@ -23,25 +23,29 @@ const FLOOR_MIN_WEIGHT: f64 = 0.75;
 /// Default [`BoundaryParams::refractory_msgs`]: 0. One message took chit-chat dev Pk 0.370 →
 /// 0.353 but chatterbot dev Pk 0.170 → 0.188 (chatterbot segments can be one user message).
 const REFRACTORY_MSGS: u32 = 0;
-/// Default [`BoundaryParams::block_left`]: 6, against 4 (chit-chat dev Pk 0.379 with 6/3 <
-/// 0.25, 0.38–0.43 with 4/2 or 4/3). Chit-chat segments are 8–16 lines; six is most of one.
-const BLOCK_LEFT: u32 = 6;
-/// Default [`BoundaryParams::block_right`]: 3. A boundary found this way comes at most two
-/// messages late, inside the ±2 of the F1.
-const BLOCK_RIGHT: u32 = 3;
-/// Default [`BoundaryParams::block_floor`]: 0.25. Without the adaptive refractory period 0.2 was
-/// best (first 60 sessions: chit-chat dev Pk 0.370 F1 0.405; 0.25 → 0.379 / 0.398, 0.3 → 0.397 /
-/// 0.389; off → 0.403 / 0.359). With it, on all 150 even sessions, 0.25 takes the F1 up at
-/// about the same Pk (0.2: Pk 0.356 F1 0.433; 0.25: 0.360 / 0.456), the accumulator's false
-/// fires in long-line threads being held back. Chatterbot dev: Pk 0.170 either way. Same-prompt
-/// blocks of chat average a cosine of about 0.43, a block across a join about 0.26.
+/// Default [`BoundaryParams::block_left`]: 8, against 6 before the adaptive refractory period
+/// (first 60 sessions: chit-chat dev Pk 0.379 with 6/3 < 0.25, 0.38–0.43 with 4/2 or 4/3).
+/// Chit-chat segments are 8–16 lines; eight is most of one. With the refractory period adapted
+/// (all 150 even sessions, `--chitchat-sweep`, Pk / F1): 6/3 < 0.25 → 0.360 / 0.456; 8/2 < 0.25
+/// → 0.352 / 0.471; 10/2 < 0.3 → 0.351 / 0.475 (tied, but it needs twelve lines of the current
+/// topic and misses the join of session 38 in `tests/topic_chitchat.rs`); 12/2 < 0.3 → 0.358 /
+/// 0.445; 4/2 < 0.2 → 0.368 / 0.503 with chatterbot dev Pk 0.184. Chatterbot dev with 8/2 < 0.25:
+/// Pk 0.169, F1 0.803 (0.170 / 0.813 before).
+const BLOCK_LEFT: u32 = 8;
+/// Default [`BoundaryParams::block_right`]: 2. A boundary found this way comes at most one
+/// message late, inside the ±2 of the F1.
+const BLOCK_RIGHT: u32 = 2;
+/// Default [`BoundaryParams::block_floor`]: 0.25 (see `BLOCK_LEFT`; 8/2 < 0.2 → 0.367 / 0.437,
+/// < 0.3 → 0.357 / 0.479). Same-prompt blocks of chat average a cosine of about 0.43, a block
+/// across a join about 0.26 (first 60 sessions, 6 lines against 3).
 const BLOCK_FLOOR: Option<f64> = Some(0.25);
 /// Default [`BoundaryParams::long_line_words`]: 9 words per message. Chit-chat lines average
 /// 9.3 words, the chatterbot user lines 5.6, so the EMA tells a conversation between people from
 /// a run of short questions within a few messages. All 150 even chit-chat sessions with the
 /// chatterbot dev half beside them (`--chitchat-sweep`), refractory 4: 7 words → chit-chat dev
 /// Pk 0.352 but chatterbot dev Pk 0.175 F1 0.785 (some quiz threads have long questions); 8 →
-/// 0.359 / 0.175 / 0.801; 9 → 0.360 / 0.170 / 0.807 (chatterbot dev without it: 0.170 / 0.813).
+/// 0.359 / 0.175 / 0.801; 9 → 0.360 / 0.170 / 0.807 (chatterbot dev without it: 0.170 / 0.813;
+/// 6/3 blocks at 0.25 for these figures).
 const LONG_LINE_WORDS: f64 = 9.0;
 /// Default [`BoundaryParams::long_refractory_msgs`]: 4, a quarter to half of a chit-chat segment
 /// (8–16 lines). At 9 words, block 0.25 (10 words, 8 messages: 0.354 / 0.451, chatterbot 0.173 / 0.804): 1 → chit-chat dev Pk 0.371 F1 0.444; 2 → 0.367 / 0.457;
