@@ -148,25 +148,15 @@ fn predict_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<b
 /// the chatterbot dev half (user messages, the main evaluation's protocol) beside it.
 fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: &[Vec<f32>]) {
     let mut grid: Vec<(ClassifierParams, BoundaryParams)> = Vec::new();
-    // The last step of the calibration: block sizes and floor with the adaptive refractory
-    // period in place (9 words, 4 messages; found with 6/3 blocks over 0–10 words, 1–8 messages).
-    for block_left in [4u32, 6, 8, 10, 12] {
-        for block_right in [2u32, 3, 4] {
-            for long_refractory in [4u32] {
-                for block_floor in [Some(0.2), Some(0.25), Some(0.3), Some(0.35)] {
-                    let (full, long_line_words) = (1, 9.0);
-                    let c = ClassifierParams { full_weight_words: full, ..ClassifierParams::default() };
-                    let b = BoundaryParams {
-                        long_line_words,
-                        long_refractory_msgs: long_refractory,
-                        block_floor,
-                        block_left,
-                        block_right,
-                        ..BoundaryParams::default()
-                    };
-                    grid.push((c, b));
-                }
-            }
+    // The last step of the calibration: the adaptive refractory period (threshold on the
+    // thread's mean line length, messages held) with the 8/2 blocks at 0.25. Those were chosen
+    // from block_left 4–12, block_right 2–4, floor 0.2–0.35 at 9 words / 4 messages, which had
+    // been found with 6/3 blocks over 0–10 words and 1–8 messages.
+    for long_line_words in [7.0, 8.0, 9.0, 10.0] {
+        for long_refractory in [3u32, 4, 6] {
+            let b =
+                BoundaryParams { long_line_words, long_refractory_msgs: long_refractory, ..BoundaryParams::default() };
+            grid.push((ClassifierParams::default(), b));
         }
     }
     let (k, bot_k) = (window_k(dev), window_k(bot_dev));

@@ -140,16 +140,17 @@ fn a_thread_of_long_lines_waits_longer_between_boundaries() {
 fn the_thread_length_is_a_running_mean() {
     let mut state = BoundaryState::new(BoundaryParams::default());
     state.observe_words(12);
-    assert_eq!(state.words_ema, 12.0, "the first line sets it");
+    assert_eq!(state.mean_words, 12.0, "the first line sets it");
     assert!(state.long_lines() && state.refractory_msgs() == 4);
-    // Short lines pull it down within a few messages (slow α = 2/11).
-    for _ in 0..4 {
-        state.observe_words(3);
+    // A mean of all lines so far: 12, 3, 3, 3, 12, 12 → 7.5, a quiz-like thread.
+    for n in [3, 3, 3, 12, 12] {
+        state.observe_words(n);
     }
-    assert!(state.words_ema < 9.0 && !state.long_lines(), "{}", state.words_ema);
+    assert_eq!(state.mean_words, 7.5);
+    assert!(!state.long_lines());
     assert_eq!(state.refractory_msgs(), 0);
     let loaded = BoundaryState::from_json(&state.to_json(), BoundaryParams::default()).expect("reads back");
-    assert_eq!(loaded.words_ema, state.words_ema);
+    assert_eq!((loaded.mean_words, loaded.words_seen), (7.5, 6));
 }
 
 #[test]
@@ -172,5 +173,5 @@ fn the_classifier_reports_message_length_to_the_detector() {
         );
         apply(&mut topics, &c, &msg, i as i64, &p);
     }
-    assert_eq!(state.words_ema, 12.0, "the second line, the first one the detector decided");
+    assert_eq!(state.mean_words, 12.0, "the second line, the first one the detector decided");
 }

@@ -40,16 +40,18 @@ const BLOCK_RIGHT: u32 = 2;
 /// across a join about 0.26 (first 60 sessions, 6 lines against 3).
 const BLOCK_FLOOR: Option<f64> = Some(0.25);
 /// Default [`BoundaryParams::long_line_words`]: 9 words per message. Chit-chat lines average
-/// 9.3 words, the chatterbot user lines 5.6, so the EMA tells a conversation between people from
-/// a run of short questions within a few messages. All 150 even chit-chat sessions with the
-/// chatterbot dev half beside them (`--chitchat-sweep`), refractory 4: 7 words → chit-chat dev
-/// Pk 0.352 but chatterbot dev Pk 0.175 F1 0.785 (some quiz threads have long questions); 8 →
-/// 0.359 / 0.175 / 0.801; 9 → 0.360 / 0.170 / 0.807 (chatterbot dev without it: 0.170 / 0.813;
-/// 6/3 blocks at 0.25 for these figures).
+/// 9.3 words, the chatterbot user lines 5.6, so the thread's mean tells a conversation between
+/// people from a run of short questions within a few messages. All 150 even chit-chat sessions
+/// with the chatterbot dev half beside them (`--chitchat-sweep`), 8/2 blocks at 0.25,
+/// refractory 4, chit-chat Pk / F1, chatterbot Pk / F1: 7 words → 0.332 / 0.502, 0.174 / 0.779
+/// (some quiz threads have long questions); 8 → 0.336 / 0.498, 0.174 / 0.793; 9 → 0.338 / 0.497,
+/// 0.172 / 0.803; 10 → 0.347 / 0.486, 0.170 / 0.807 (chatterbot dev without it: 0.170 / 0.813).
 const LONG_LINE_WORDS: f64 = 9.0;
 /// Default [`BoundaryParams::long_refractory_msgs`]: 4, a quarter to half of a chit-chat segment
-/// (8–16 lines). At 9 words, block 0.25 (10 words, 8 messages: 0.354 / 0.451, chatterbot 0.173 / 0.804): 1 → chit-chat dev Pk 0.371 F1 0.444; 2 → 0.367 / 0.457;
-/// 4 → 0.360 / 0.456; 8 → 0.347 / 0.456 but chatterbot dev Pk 0.177 F1 0.799, out of its band.
+/// (8–16 lines). At 9 words (same grid): 3 → 0.345 / 0.494, 0.178 / 0.800; 4 → 0.338 / 0.497,
+/// 0.172 / 0.803; 6 → 0.342 / 0.481, 0.171 / 0.804. First found with 6/3 blocks and an EMA of
+/// the length (1 → 0.371 / 0.444, 4 → 0.360 / 0.456, 8 → 0.347 / 0.456 but chatterbot 0.177 /
+/// 0.799).
 const LONG_REFRACTORY_MSGS: u32 = 4;
 
 /// The detector's constants. The four regulator-owned tunables (`fast_window`, `slow_window`,
@@ -164,8 +166,8 @@ pub struct BoundaryParams {
     pub block_right: u32,
     /// See `block_left`. Seed: none.
     pub block_floor: Option<f64>,
-    /// The adaptive refractory period: once the thread's running mean message length (words,
-    /// EMA at the slow α, see [`BoundaryState::observe_words`](super::BoundaryState::observe_words))
+    /// The adaptive refractory period: once the thread's mean message length so far (words, see
+    /// [`BoundaryState::observe_words`](super::BoundaryState::observe_words))
     /// reaches this, `long_refractory_msgs` replaces `refractory_msgs`. A thread of long lines is
     /// two people talking, whose topics run for many lines; a thread of short questions is a quiz
     /// whose topic can change at every message. 0 turns it off. Seed: none.
