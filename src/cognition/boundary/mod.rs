@@ -26,12 +26,28 @@
 //!
 //! Short contentless messages ("lol", "ok") are kept out by the caller: the topic classifier's
 //! content gate calls [`BoundaryState::hold`] instead of [`BoundaryState::update`] for them, which
-//! leaves every statistic frozen.
+//! leaves every statistic frozen. Messages that pass the gate carry a content weight
+//! ([`BoundaryState::update_weighted`]) that scales the evidence they bring.
+//!
+//! Real chat (§15; `examples/topic_eval.rs --chitchat`): two people's short lines sit at middling
+//! similarity to any topic, so one line says little. The block rule (after TextTiling) compares
+//! the last two messages with the eight before them and fires when the two blocks have little in
+//! common, at most one message late. It only runs once the current topic holds both blocks, so
+//! on the chatterbot sessions, whose segments are a few messages, it stays out of the way.
+//! The refractory period adapts to the thread: once its mean line length so far reaches
+//! [`BoundaryParams::long_line_words`] (people talking, not a quiz of short questions) a topic
+//! holds for [`BoundaryParams::long_refractory_msgs`] lines before the accumulator or the
+//! similarity floor may close it; a thread of short questions can still change topic at every
+//! message.
 //!
 //! Pure: no clock, no I/O. The state serialises to JSON (persisted per thread, TTL 86 400 s);
 //! the tunables are configuration and are not part of it, see [`BoundaryState::with_params`].
 
 use serde::{Deserialize, Serialize};
+
+mod params;
+
+pub use params::BoundaryParams;
 
 /// How strongly the person is focused on the current topic; raises the bound (§1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -44,192 +60,6 @@ pub enum FocusLevel {
     Inferred,
     /// Declared by the person: [`BoundaryParams::focus_explicit`].
     Explicit,
-}
-
-/// The detector's constants. The four regulator-owned tunables (`fast_window`, `slow_window`,
-/// `leak`, `base`) have bounds in [`BoundaryParams::clamped`]; the rest are fixed per version.
-///
-/// "Calibration" figures come from `cargo run --release --example topic_eval -- --sweep` (and
-/// `--try field=value` for single changes): a grid of 56 700 configurations run on the
-/// even-numbered (dev) half of the chatterbot sessions, user messages only, one thread per
-/// session, ranked by Pk (window k = 1) averaged with the configurations one grid step away;
-/// "profile" quotes that smoothed dev Pk at each value of one parameter with the others at their
-/// best. Never-fires scores 0.265 on the dev half; these defaults 0.169 (0.199 smoothed). The
-/// odd-numbered half was held out for the final table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct BoundaryParams {
-    /// N_f, fast EWMA window (α = 2/(N+1)). Seed: 4 (bounds 2–8). Kept: 3 with its own drift
-    /// priors scored dev Pk 0.191 against 0.169.
-    pub fast_window: u32,
-    /// N_s, slow EWMA window; also the α of every running statistic. Seed: 18 (bounds 10–30).
-    /// Calibration: 10, the bottom of the seed bounds (profile: 10 → 0.199, 14 → 0.210,
-    /// 18 → 0.216, 30 → 0.218); topics in chat last a few messages.
-    pub slow_window: u32,
-    /// Fraction of the accumulator lost per message. Seed: 0.4 (bounds 0.2–0.7). Calibration:
-    /// 0.3 (profile: 0.2 → 0.204, 0.3 → 0.199, 0.4 → 0.201, 0.5 → 0.205, 0.7 → 0.213). Evidence
-    /// from the previous message still counts 0.7, so a slow fall in similarity adds up.
-    pub leak: f64,
-    /// Base of the dynamic bound. Seed: 2.5 (bounds 1.5–4.0). Calibration: 2.0 (profile:
-    /// 1.5 → 0.206, 2.0 → 0.199, 2.5 → 0.218, 3.0 → 0.236). What matters is its ratio to
-    /// `surprise_weight`: one message fires alone when its surprise z-score reaches about
-    /// 2.0/1.3 ≈ 1.5 (a z-score that includes its own message cannot exceed (1−α)/√α ≈ 1.9 at
-    /// N_s = 10).
-    pub base: f64,
-    /// Lowest bound. Seed: 1.5.
-    pub bound_min: f64,
-    /// Highest bound before the focus modifier. Seed: 5.0.
-    pub bound_max: f64,
-    /// Weight of drift_ema/std in the bound. Seed: 0.5. Calibration: 0 (profile: 0 → 0.199,
-    /// 0.25 → 0.210, 0.5 → 0.225). The drift is a squared distance, always positive, so
-    /// drift_ema/std sits well above 1 on any thread and lifted the published bound to 2.9–5.0,
-    /// out of the accumulator's reach (§15).
-    pub drift_ratio_weight: f64,
-    /// Weight of the NEWMA z-score in the accumulator input. Seed: 0.6. Calibration: 0.6 kept
-    /// (profile: 0.3 → 0.204, 0.6 → 0.199, 0.9 → 0.206). On short chat lines the drift is mostly
-    /// noise; with these weights a drift at constant similarity no longer fires on its own.
-    pub newma_weight: f64,
-    /// Weight of the surprise z-score in the accumulator input. Seed: 0.4. Calibration: 1.3
-    /// (profile: 0.7 → 0.225, 1.0 → 0.206, 1.3 → 0.199). On short chat lines the similarity
-    /// drop is the sharper signal: a change shows at once in the similarity, while the fast EWMA
-    /// needs several messages to move.
-    pub surprise_weight: f64,
-    /// Accumulator cap as a multiple of the bound. Seed: 1.2.
-    pub acc_cap: f64,
-    /// Messages decided by the static cold-start rule: those with msg_count < this. Seed: 5.
-    /// Calibration: 2, the first message only (5 scored dev Pk 0.248, or 0.313 with the seed's
-    /// 0.55). The statistics start from data-calibrated priors (below) instead of zero, so there
-    /// is nothing to warm up; with the seed's priors the first z-scores were ±10 and the detector
-    /// fired in bursts while warming (§15).
-    pub cold_start_msgs: u32,
-    /// Cold-start rule: best_sim below this is a boundary. Seed: 0.55. Calibration: 0.18, the
-    /// level of `sim_floor`. MiniLM puts most same-topic chat lines below 0.55 from their topic
-    /// (same-topic median 0.51 with the recency bonus, dev half, `--stats`), so 0.55 fired on
-    /// over half of them.
-    pub cold_start_threshold: f64,
-    /// A gap longer than this resets the statistics (dishabituation). Seed: 2700 s.
-    pub stale_gap_s: i64,
-    /// How long a persisted state stays valid ([`BoundaryState::expired`]). Seed: 86 400 s.
-    pub state_ttl_s: i64,
-    /// Bound modifier for inferred focus. Seed: 0.5.
-    pub focus_inferred: f64,
-    /// Bound modifier for explicit focus. Seed: 1.0.
-    pub focus_explicit: f64,
-    /// Starting sim_ema. Seed: 0.5. Kept (second grid over 0.4/0.5/0.6: 0.5 best).
-    pub init_sim_ema: f64,
-    /// Starting drift_ema. Seed: 0. Calibration: 0.1104, the mean raw drift ‖fast − slow‖² from the
-    /// 6th message of a dev session on (N_f 4, N_s 10; `--stats`).
-    pub init_drift_ema: f64,
-    /// Starting drift variance. Seed: 1e-4. Calibration: 0.0324², the spread of that raw drift.
-    pub init_drift_var: f64,
-    /// Starting drop_ema. Seed: 0. Calibration: 0.03, the best of a second grid over the three
-    /// similarity priors (`--priors`: dev Pk 0.169, against 0.232 with the measured raw-drop mean
-    /// 0.106 and sd 0.124; the two dev quarters rank that grid alike, correlation 0.90).
-    pub init_drop_ema: f64,
-    /// Starting drop variance. Seed: 1e-4. Calibration: 0.10², same grid as `init_drop_ema`.
-    pub init_drop_var: f64,
-    /// Floor of the drift std. Seed: 1e-6. Default 0.02: a thread of near-identical messages has
-    /// its drift variance decay towards zero, and then any tiny wobble is a large z-score. Free
-    /// on the chatterbot data (dev Pk 0.169 with 1e-6 or 0.02; 0.03 → 0.170).
-    pub std_floor: f64,
-    /// Floor of the drop std. Seed: 1e-6. Default 0.08, free on the chatterbot data (dev Pk 0.169
-    /// for every floor from 1e-6 to 0.10; 0.12 → 0.181), so that after a run of steady messages a
-    /// modest dip in similarity (0.92 → 0.80) is no surprise.
-    pub drop_std_floor: f64,
-    /// Past the cold start, a best_sim below this is a boundary on its own: the cold-start rule
-    /// kept on at a calibrated level. Seed: none. Calibration: 0.18 (profile: none → 0.210,
-    /// 0.12 → 0.207, 0.16 → 0.205, 0.18 → 0.199, 0.20 → 0.208, 0.22 → 0.216).
-    pub sim_floor: Option<f64>,
-}
-
-impl Default for BoundaryParams {
-    /// The calibrated set (see each field).
-    fn default() -> Self {
-        BoundaryParams {
-            fast_window: 4,
-            slow_window: 10,
-            leak: 0.3,
-            base: 2.0,
-            drift_ratio_weight: 0.0,
-            newma_weight: 0.6,
-            surprise_weight: 1.3,
-            cold_start_msgs: 2,
-            cold_start_threshold: 0.18,
-            init_drift_ema: 0.1104,
-            init_drift_var: 0.0324 * 0.0324,
-            init_drop_ema: 0.03,
-            init_drop_var: 0.1 * 0.1,
-            std_floor: 0.02,
-            drop_std_floor: 0.08,
-            sim_floor: Some(0.18),
-            ..BoundaryParams::published()
-        }
-    }
-}
-
-impl BoundaryParams {
-    /// §1.2 exactly as published (the Python original's defaults).
-    pub fn published() -> Self {
-        BoundaryParams {
-            fast_window: 4,
-            slow_window: 18,
-            leak: 0.4,
-            base: 2.5,
-            bound_min: 1.5,
-            bound_max: 5.0,
-            drift_ratio_weight: 0.5,
-            newma_weight: 0.6,
-            surprise_weight: 0.4,
-            acc_cap: 1.2,
-            cold_start_msgs: 5,
-            cold_start_threshold: 0.55,
-            stale_gap_s: 2700,
-            state_ttl_s: 86_400,
-            focus_inferred: 0.5,
-            focus_explicit: 1.0,
-            init_sim_ema: 0.5,
-            init_drift_ema: 0.0,
-            init_drift_var: 1e-4,
-            init_drop_ema: 0.0,
-            init_drop_var: 1e-4,
-            std_floor: 1e-6,
-            drop_std_floor: 1e-6,
-            sim_floor: None,
-        }
-    }
-
-    /// The tunables forced into their §1.2 bounds: fast window 2–8, slow window 10–30, leak
-    /// 0.2–0.7, base 1.5–4.0. The stability regulator must go through this.
-    pub fn clamped(mut self) -> Self {
-        self.fast_window = self.fast_window.clamp(2, 8);
-        self.slow_window = self.slow_window.clamp(10, 30);
-        self.leak = self.leak.clamp(0.2, 0.7);
-        self.base = self.base.clamp(1.5, 4.0);
-        self
-    }
-
-    /// α = 2/(N+1) of the fast EWMA.
-    pub fn alpha_fast(&self) -> f64 {
-        window_alpha(self.fast_window)
-    }
-
-    /// α = 2/(N+1) of the slow EWMA and of the running statistics.
-    pub fn alpha_slow(&self) -> f64 {
-        window_alpha(self.slow_window)
-    }
-
-    /// The bound modifier for a focus level.
-    pub fn focus_modifier(&self, focus: FocusLevel) -> f64 {
-        match focus {
-            FocusLevel::None => 0.0,
-            FocusLevel::Inferred => self.focus_inferred,
-            FocusLevel::Explicit => self.focus_explicit,
-        }
-    }
-}
-
-fn window_alpha(n: u32) -> f64 {
-    2.0 / (f64::from(n.max(1)) + 1.0)
 }
 
 /// What one message did to the detector; the `diagnostics` of a classification.
@@ -273,6 +103,15 @@ pub struct BoundaryState {
     pub drop_var: f64,
     pub acc: f64,
     pub last_ts: Option<i64>,
+    /// The last `block_left + block_right` messages, oldest first: content weight and unit
+    /// embedding (the block rule).
+    pub recent: Vec<(f32, Vec<f32>)>,
+    /// Messages since the last boundary (or the first message); saturates.
+    pub since_boundary: u32,
+    /// Mean words per message over the thread so far ([`BoundaryState::observe_words`]).
+    pub mean_words: f64,
+    /// Messages counted in `mean_words`; saturates.
+    pub words_seen: u32,
     #[serde(skip)]
     params: BoundaryParams,
 }
@@ -297,6 +136,10 @@ impl BoundaryState {
             drop_var: params.init_drop_var,
             acc: 0.0,
             last_ts: None,
+            recent: Vec::new(),
+            since_boundary: u32::MAX,
+            mean_words: 0.0,
+            words_seen: 0,
             params,
         }
     }
@@ -324,6 +167,27 @@ impl BoundaryState {
     /// Loads a persisted state; `None` on anything unreadable (the caller then cold-starts).
     pub fn from_json(json: &str, params: BoundaryParams) -> Option<Self> {
         serde_json::from_str::<BoundaryState>(json).ok().map(|s| s.with_params(params))
+    }
+
+    /// Takes in the length of the message about to be decided (the topic classifier calls this
+    /// before [`BoundaryState::update_weighted`]); it sets the adaptive refractory period.
+    pub fn observe_words(&mut self, words: usize) {
+        // A plain mean, not an EMA: chit-chat has runs of short lines ("haha yes", "me too")
+        // that would tip an EMA at the slow α back to a quiz-like thread for a while (chit-chat
+        // dev Pk 0.352 with the EMA, 0.338 with the mean; chatterbot dev alike).
+        self.words_seen = self.words_seen.saturating_add(1);
+        self.mean_words += (words as f64 - self.mean_words) / f64::from(self.words_seen);
+    }
+
+    /// Whether the thread so far is one of long lines ([`BoundaryParams::long_line_words`]).
+    pub fn long_lines(&self) -> bool {
+        self.params.long_line_words > 0.0 && self.mean_words >= self.params.long_line_words
+    }
+
+    /// Messages after a boundary that cannot fire again, for this thread so far.
+    pub fn refractory_msgs(&self) -> u32 {
+        let p = &self.params;
+        if self.long_lines() { p.long_refractory_msgs } else { p.refractory_msgs }
     }
 
     /// The bound the accumulator is compared with, from the current statistics.
@@ -363,6 +227,9 @@ impl BoundaryState {
         }
         self.last_ts = Some(now_unix_s);
         self.msg_count = self.msg_count.saturating_add(1);
+        // The first message opens a topic: the refractory period and the window start here.
+        self.since_boundary = 0;
+        self.remember(1.0, &e);
         match (&mut self.ewma_fast, &mut self.ewma_slow) {
             (Some(fast), Some(slow)) if fast.len() == e.len() && slow.len() == e.len() => {
                 blend(fast, &e, p.alpha_fast());
@@ -387,12 +254,63 @@ impl BoundaryState {
         self.drop_ema = p.init_drop_ema;
         self.drop_var = p.init_drop_var;
         self.acc = 0.0;
+        self.recent.clear();
     }
 
-    /// One message (§1.2 steps 1–6). `embedding` is re-normalised here; `best_sim` is the best
-    /// topic similarity including any recency bonus.
+    /// Keeps `e` among the last `block_left + block_right` messages.
+    fn remember(&mut self, weight: f64, e: &[f32]) {
+        let keep = (self.params.block_left + self.params.block_right) as usize;
+        if keep == 0 {
+            return;
+        }
+        if self.recent.first().is_some_and(|(_, v)| v.len() != e.len()) {
+            self.recent.clear();
+        }
+        self.recent.push((weight as f32, e.to_vec()));
+        let excess = self.recent.len().saturating_sub(keep);
+        self.recent.drain(..excess);
+    }
+
+    /// The block rule's cosine, once the current topic holds both blocks.
+    fn block_similarity(&self) -> Option<f64> {
+        let p = &self.params;
+        let (left, right) = (p.block_left as usize, p.block_right as usize);
+        if left == 0
+            || right == 0
+            || self.recent.len() < left + right
+            || (self.since_boundary as usize) < left + right - 1
+        {
+            return None;
+        }
+        let (a, b) = self.recent.split_at(left);
+        let (a, b) = (weighted_mean(a), weighted_mean(b));
+        let (na, nb) = (norm(&a), norm(&b));
+        (na > 0.0 && nb > 0.0)
+            .then(|| a.iter().zip(&b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum::<f64>() / (na * nb))
+    }
+
+    /// One message (§1.2 steps 1–6) of full content weight. `embedding` is re-normalised here;
+    /// `best_sim` is the best topic similarity including any recency bonus.
     pub fn update(&mut self, embedding: &[f32], best_sim: f32, now_unix_s: i64, focus: FocusLevel) -> BoundaryOutcome {
+        self.update_weighted(embedding, best_sim, 1.0, now_unix_s, focus)
+    }
+
+    /// [`BoundaryState::update`] for a message of content `weight` in 0–1 (how much topic it can
+    /// carry: the topic classifier derives it from the number of content words). The statistics
+    /// learn from every message alike; the evidence the message brings (its accumulator input,
+    /// its pull on the window rule, whether the similarity floor may fire on it) is scaled by
+    /// the weight, so "yeah same" or "what about you?" lean on the decision less than a sentence.
+    pub fn update_weighted(
+        &mut self,
+        embedding: &[f32],
+        best_sim: f32,
+        weight: f32,
+        now_unix_s: i64,
+        focus: FocusLevel,
+    ) -> BoundaryOutcome {
         let p = self.params.clone();
+        let w = f64::from(weight).clamp(0.0, 1.0);
+        self.since_boundary = self.since_boundary.saturating_add(1);
         let e = normalised(embedding);
         let s = f64::from(best_sim);
         let (af, as_) = (p.alpha_fast(), p.alpha_slow());
@@ -425,6 +343,9 @@ impl BoundaryState {
                 self.sim_ema = (1.0 - as_) * self.sim_ema + as_ * s;
             }
             let is_boundary = s < p.cold_start_threshold;
+            if is_boundary {
+                self.since_boundary = 0;
+            }
             return BoundaryOutcome {
                 is_boundary,
                 confidence: if is_boundary { s } else { 1.0 - s } as f32,
@@ -461,13 +382,21 @@ impl BoundaryState {
         let surprise = (drop - self.drop_ema) / drop_std;
         self.sim_ema = (1.0 - as_) * self.sim_ema + as_ * s;
 
-        // 6. Leaky accumulator against the dynamic bound.
-        let input = p.newma_weight * newma.max(0.0) + p.surprise_weight * surprise.max(0.0);
+        // 6. Leaky accumulator against the dynamic bound, fed in proportion to the content.
+        let input = w * (p.newma_weight * newma.max(0.0) + p.surprise_weight * surprise.max(0.0));
         let bound = self.bound(focus);
         let acc = ((1.0 - p.leak) * self.acc + input).max(0.0).min(p.acc_cap * bound);
-        let below_floor = p.sim_floor.is_some_and(|floor| s < floor);
-        let is_boundary = acc >= bound || below_floor;
-        self.acc = if is_boundary { 0.0 } else { acc };
+        // 7. The block rule: the last few messages against the few before them.
+        self.remember(w, &e);
+        let below_block = p.block_floor.is_some_and(|floor| self.block_similarity().is_some_and(|b| b < floor));
+        let below_floor = w >= p.floor_min_weight && p.sim_floor.is_some_and(|floor| s < floor);
+        let refractory = self.since_boundary <= self.refractory_msgs();
+        let is_boundary = below_block || (!refractory && (acc >= bound || below_floor));
+        // Evidence gathered against a topic still in its refractory period is not carried over.
+        self.acc = if is_boundary || refractory { 0.0 } else { acc };
+        if is_boundary {
+            self.since_boundary = 0;
+        }
         let confidence = if below_floor { (1.0 - s).clamp(0.0, 1.0) } else { (acc / bound).min(1.0) };
 
         BoundaryOutcome {
@@ -479,10 +408,26 @@ impl BoundaryState {
             surprise: surprise as f32,
             just_reset,
             cold_start: false,
-            below_floor,
+            below_floor: below_floor && is_boundary,
             held: false,
         }
     }
+}
+
+/// The weighted mean of some unit vectors (zero when all weights are).
+fn weighted_mean(items: &[(f32, Vec<f32>)]) -> Vec<f32> {
+    let dim = items.first().map_or(0, |(_, v)| v.len());
+    let mut out = vec![0.0f32; dim];
+    for (w, v) in items {
+        for (o, &x) in out.iter_mut().zip(v) {
+            *o += w * x;
+        }
+    }
+    out
+}
+
+fn norm(v: &[f32]) -> f64 {
+    v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt()
 }
 
 /// `v ← (1−α)·v + α·e`.
@@ -500,5 +445,7 @@ fn normalised(v: &[f32]) -> Vec<f32> {
     v.iter().map(|&x| x * scale).collect()
 }
 
+#[cfg(test)]
+mod chat_tests;
 #[cfg(test)]
 mod tests;

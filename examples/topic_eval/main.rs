@@ -1,4 +1,5 @@
-//! Topic-boundary evaluation on the chatterbot topic-shift sessions (parameter sheet §15).
+//! Topic-boundary evaluation on the chatterbot topic-shift sessions (parameter sheet §15), and on
+//! real chit-chat (`--chitchat`).
 //!
 //! Every utterance of `topic_shift_concat.jsonl` is embedded with the built-in all-MiniLM-L6-v2
 //! (cached under `target/topic_eval/`, so reruns take a second), each session is run as its own
@@ -20,11 +21,15 @@
 //! one long thread, where a join between different categories is a boundary (the steady state
 //! that §15 measured).
 //!
-//! `cargo run --release --example topic_eval [-- MODE] [DATA.jsonl]`, MODE one of
+//! `cargo run --example topic_eval [-- MODE] [DATA.jsonl]`, MODE one of
+//! - `--chitchat [DATA.jsonl]`: the real-chat evaluation instead (see `chitchat.rs`), with
+//!   `--chitchat-sweep` its calibration grid;
 //! - `--sweep`: the calibration grid, then the prior grid, on the dev half;
 //! - `--priors`: the prior grid alone;
 //! - `--stats [--try …]`: the signal statistics behind the priors;
 //! - `--try field=value,…`: the defaults with some `BoundaryParams` fields changed, on the dev half.
+
+mod chitchat;
 
 use std::collections::HashMap;
 use std::fs;
@@ -62,6 +67,8 @@ struct Session {
 
 #[derive(Deserialize)]
 struct Segment {
+    /// Chatterbot sessions name a category; chit-chat sessions a prompt instead.
+    #[serde(default)]
     category: String,
 }
 
@@ -84,6 +91,9 @@ type Stream = Vec<Item>;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a.starts_with("--chitchat")) {
+        return chitchat::main(&args);
+    }
     let sweep = args.iter().any(|a| a == "--sweep");
     let stats = args.iter().any(|a| a == "--stats");
     let data_path = args
@@ -93,35 +103,9 @@ fn main() -> Result<()> {
         .map(|(_, a)| PathBuf::from(a))
         .unwrap_or_else(default_data);
 
-    let raw = fs::read_to_string(&data_path).with_context(|| format!("reading {}", data_path.display()))?;
-    let sessions: Vec<Session> =
-        raw.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str).collect::<Result<_, _>>()?;
-    println!("data: {} ({} sessions)", data_path.display(), sessions.len());
+    let Corpus { sessions, rows, vectors } = load(&data_path)?;
 
-    // Every distinct text once, in first-seen order, fillers last.
-    let mut texts: Vec<String> = Vec::new();
-    let mut rows: HashMap<String, usize> = HashMap::new();
-    for t in sessions.iter().flat_map(|s| s.utterances.iter().map(|u| u.text.as_str())).chain(FILLERS.iter().copied()) {
-        if !rows.contains_key(t) {
-            rows.insert(t.to_string(), texts.len());
-            texts.push(t.to_string());
-        }
-    }
-    let vectors = embeddings(&raw, &texts)?;
-
-    let stream = |s: &Session, users_only: bool| -> Stream {
-        let mut out: Stream = Vec::new();
-        let mut pending = false;
-        for u in &s.utterances {
-            pending |= u.boundary_before;
-            if users_only && u.speaker != "user" {
-                continue;
-            }
-            out.push(Item { text: u.text.clone(), row: rows[&u.text], boundary: pending && !out.is_empty() });
-            pending = false;
-        }
-        out
-    };
+    let stream = |s: &Session, users_only: bool| session_stream(s, &rows, users_only);
     let user: Vec<Stream> = sessions.iter().map(|s| stream(s, true)).collect();
     let all: Vec<Stream> = sessions.iter().map(|s| stream(s, false)).collect();
     let mut rng = Lcg(20260521);
@@ -237,6 +221,49 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// One session as a stream: its user messages only (`users_only`), or every utterance. A true
+/// boundary falls on the first kept message after it.
+fn session_stream(s: &Session, rows: &HashMap<String, usize>, users_only: bool) -> Stream {
+    let mut out: Stream = Vec::new();
+    let mut pending = false;
+    for u in &s.utterances {
+        pending |= u.boundary_before;
+        if users_only && u.speaker != "user" {
+            continue;
+        }
+        out.push(Item { text: u.text.clone(), row: rows[&u.text], boundary: pending && !out.is_empty() });
+        pending = false;
+    }
+    out
+}
+
+/// A data file's sessions with every distinct text embedded once.
+struct Corpus {
+    sessions: Vec<Session>,
+    /// Text → row of `vectors`.
+    rows: HashMap<String, usize>,
+    vectors: Vec<Vec<f32>>,
+}
+
+fn load(data_path: &Path) -> Result<Corpus> {
+    let raw = fs::read_to_string(data_path).with_context(|| format!("reading {}", data_path.display()))?;
+    let sessions: Vec<Session> =
+        raw.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str).collect::<Result<_, _>>()?;
+    println!("data: {} ({} sessions)", data_path.display(), sessions.len());
+
+    // Every distinct text once, in first-seen order, fillers last.
+    let mut texts: Vec<String> = Vec::new();
+    let mut rows: HashMap<String, usize> = HashMap::new();
+    for t in sessions.iter().flat_map(|s| s.utterances.iter().map(|u| u.text.as_str())).chain(FILLERS.iter().copied()) {
+        if !rows.contains_key(t) {
+            rows.insert(t.to_string(), texts.len());
+            texts.push(t.to_string());
+        }
+    }
+    let vectors = embeddings(&raw, &texts)?;
+    Ok(Corpus { sessions, rows, vectors })
+}
+
 fn default_data() -> PathBuf {
     let rel = Path::new(env!("CARGO_MANIFEST_DIR")).join(DATA_REL);
     if rel.is_file() { rel } else { PathBuf::from(DATA_ABS) }
@@ -292,6 +319,8 @@ fn embeddings(raw: &str, texts: &[String]) -> Result<Vec<Vec<f32>>> {
     Ok(out)
 }
 
+/// A handful of these are built per run; their size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 enum System {
     Never,
@@ -303,10 +332,44 @@ fn systems() -> Vec<(&'static str, System)> {
     vec![
         ("calibrated detector + gate", System::Adaptive(ClassifierParams::default(), BoundaryParams::default())),
         ("calibrated detector, no gate", System::Adaptive(ClassifierParams::published(), BoundaryParams::default())),
+        ("previous (chatterbot-only) + gate", System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
+        ("block rule, fixed refractory + gate", previous_default()),
+        ("chit-chat-first variant + gate", chat_first()),
         ("faithful §1.2 detector", System::Adaptive(ClassifierParams::published(), BoundaryParams::published())),
         ("never fires", System::Never),
         ("static best_sim < 0.65", System::Static(ClassifierParams::published())),
     ]
+}
+
+/// The classifier as it was before the real-chat calibration: the content gate, no content weights.
+fn previous_classifier() -> ClassifierParams {
+    ClassifierParams { full_weight_words: 0, ..ClassifierParams::default() }
+}
+
+/// The defaults of 4c72798 (block rule, content weights), before the refractory period adapted
+/// to the thread's line length: six messages against three at 0.2, no refractory period.
+fn previous_default() -> System {
+    System::Adaptive(
+        ClassifierParams::default(),
+        BoundaryParams {
+            long_line_words: 0.0,
+            block_left: 6,
+            block_right: 3,
+            block_floor: Some(0.2),
+            ..BoundaryParams::default()
+        },
+    )
+}
+
+/// The best chit-chat configuration of the calibration grid (`--chitchat-sweep`), not the default
+/// because it costs the chatterbot sessions their gains: content weights over 3 words, one
+/// message of refractory period (four in a thread of long lines, as the default), the block rule
+/// at 0.25.
+fn chat_first() -> System {
+    System::Adaptive(
+        ClassifierParams { full_weight_words: 3, ..ClassifierParams::default() },
+        BoundaryParams { refractory_msgs: 1, block_floor: Some(0.25), ..BoundaryParams::default() },
+    )
 }
 
 /// How a detector's boundaries come about: by rule, by position in the session, and how high
@@ -432,11 +495,16 @@ fn window_k(streams: &[Stream]) -> usize {
 }
 
 fn evaluate(streams: &[Stream], vectors: &[Vec<f32>], system: &System, k: usize) -> Score {
+    evaluate_with(streams, k, |stream| predict(stream, vectors, system))
+}
+
+/// Scores the boundary flags `predict` gives for each stream (and how many opened a topic).
+fn evaluate_with(streams: &[Stream], k: usize, predict: impl Fn(&Stream) -> (Vec<bool>, usize)) -> Score {
     let mut score = Score::default();
     let (mut errors, mut windows) = (0usize, 0usize);
     for stream in streams {
         let truth: Vec<bool> = stream.iter().map(|i| i.boundary).collect();
-        let (hyp, opened) = predict(stream, vectors, system);
+        let (hyp, opened) = predict(stream);
         score.opened += opened;
         let (e, w) = pk_counts(&truth, &hyp, k);
         errors += e;
