@@ -17,8 +17,11 @@
 use crate::config::Role;
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::Llm;
-use crate::store::{Db, Job, JobsRepo, MAX_EMBEDDING_DIM, StoreError, Switch, VecTable, VectorRepo, embedding_space};
-use rusqlite::{Connection, params};
+use crate::store::{
+    Db, Job, JobsRepo, MAX_EMBEDDING_DIM, StoreError, Switch, VecTable, VectorRepo, embedding_space, pending_count,
+    pending_vectors, take_pending,
+};
+use rusqlite::Connection;
 use serde_json::json;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -120,27 +123,20 @@ pub async fn reconcile(db: &Db, llm: &Llm, bus: &EventBus) -> Result<Reconciled,
             let switch = crate::store::switch_model(&tx, &m, dim)?;
             if matches!(switch, Switch::Recreated { .. }) {
                 // A job still working for an earlier model has nothing left to do.
-                tx.execute(
-                    "UPDATE jobs SET state = 'done', updated_at = ?2 WHERE queue = ?1 AND state IN ('queued', 'running')",
-                    params![REEMBED_QUEUE, crate::store::now_ts()],
-                )?;
+                JobsRepo(&tx).close_queue(REEMBED_QUEUE)?;
             }
             // Work left with no job to do it (a new switch, or a job that gave up last time).
-            let live: bool = tx.query_row(
-                "SELECT EXISTS (SELECT 1 FROM jobs WHERE queue = ?1 AND state IN ('queued', 'running'))",
-                params![REEMBED_QUEUE],
-                |r| r.get(0),
-            )?;
-            let left: i64 = tx.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
+            let live = JobsRepo(&tx).is_live(REEMBED_QUEUE)?;
+            let left = pending_count(&tx)?;
             let mut queued = None;
             if !live && left > 0 {
                 let total = match switch {
                     Switch::Recreated { pending } => pending,
-                    _ => u64::try_from(left).unwrap_or(0),
+                    _ => left,
                 };
                 let payload = json!({"model": m, "dim": dim, "total": total});
                 JobsRepo(&tx).enqueue(REEMBED_QUEUE, &payload, MAX_ATTEMPTS)?;
-                queued = Some((total, u64::try_from(left).unwrap_or(0)));
+                queued = Some((total, left));
             }
             tx.commit()?;
             Ok((switch, queued))
@@ -186,41 +182,13 @@ fn is_current(c: &Connection, s: &JobSpec) -> Result<bool, StoreError> {
     Ok(space.dim == s.dim && space.model.as_deref() == Some(s.model.as_str()))
 }
 
-/// The next `n` rows waiting for a vector, with the text their vector is made from (as the
-/// episodic, semantic and chunker workers embed it); `None` for a row deleted meanwhile.
-fn pending(c: &Connection, n: usize) -> Result<Vec<(u8, i64, Option<String>)>, StoreError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT p.tbl, p.id, CASE p.tbl
-             WHEN 0 THEN (SELECT gist FROM episodes WHERE id = p.id AND deleted_at IS NULL)
-             WHEN 1 THEN (SELECT name || ' (' || concept_type || '): ' || definition
-                          FROM semantic_concepts WHERE id = p.id AND deleted_at IS NULL)
-             ELSE (SELECT trait_key || ': ' || trait_value FROM user_traits WHERE id = p.id) END
-         FROM reembed_pending p ORDER BY p.tbl, p.id LIMIT ?1",
-    )?;
-    let rows = stmt.query_map(params![n as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-fn table(tbl: u8) -> VecTable {
-    match tbl {
-        0 => VecTable::Episodes,
-        1 => VecTable::Concepts,
-        _ => VecTable::Traits,
-    }
-}
-
-fn remaining(c: &Connection) -> Result<u64, StoreError> {
-    let n: i64 = c.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
-    Ok(u64::try_from(n).unwrap_or(0))
-}
-
 /// Write one batch's vectors and take its rows off the worklist, in one transaction
 /// (completing the job when nothing is left). `None` when the job was superseded.
 fn write_batch(
     c: &mut Connection,
     job_id: i64,
     s: &JobSpec,
-    rows: &[(u8, i64)],
+    rows: &[(VecTable, i64)],
     vectors: &[Option<Vec<f32>>],
 ) -> Result<Option<u64>, StoreError> {
     let tx = c.transaction()?;
@@ -229,13 +197,13 @@ fn write_batch(
         tx.commit()?;
         return Ok(None);
     }
-    for (&(tbl, id), v) in rows.iter().zip(vectors) {
-        let still = tx.execute("DELETE FROM reembed_pending WHERE tbl = ?1 AND id = ?2", params![tbl, id])? > 0;
+    for (&(table, id), v) in rows.iter().zip(vectors) {
+        let still = take_pending(&tx, table, id)?;
         if let Some(v) = v.as_ref().filter(|_| still) {
-            VectorRepo(&tx).upsert(table(tbl), id, v)?;
+            VectorRepo(&tx).upsert(table, id, v)?;
         }
     }
-    let left = remaining(&tx)?;
+    let left = pending_count(&tx)?;
     if left == 0 {
         JobsRepo(&tx).complete(job_id)?;
     }
@@ -254,7 +222,7 @@ pub async fn run_batch(db: &Db, llm: &Llm, job: &Job, n: usize) -> Result<Batch,
         let (model, dim) = (s.model.clone(), s.dim);
         db.call(move |c| {
             let s = JobSpec { model, dim, total: 0 };
-            Ok((is_current(c, &s)?, pending(c, n)?))
+            Ok((is_current(c, &s)?, pending_vectors(c, n)?))
         })
         .await?
     };
@@ -262,7 +230,7 @@ pub async fn run_batch(db: &Db, llm: &Llm, job: &Job, n: usize) -> Result<Batch,
         db.call(move |c| JobsRepo(c).complete(job_id)).await?;
         return Ok(Batch::Superseded);
     }
-    let texts: Vec<String> = rows.iter().filter_map(|r| r.2.clone()).collect();
+    let texts: Vec<String> = rows.iter().filter_map(|r| r.text.clone()).collect();
     let embedded = if texts.is_empty() {
         Ok(Vec::new())
     } else {
@@ -286,8 +254,8 @@ pub async fn run_batch(db: &Db, llm: &Llm, job: &Job, n: usize) -> Result<Batch,
             return Ok(Batch::Failed(error));
         }
     };
-    let keys: Vec<(u8, i64)> = rows.iter().map(|r| (r.0, r.1)).collect();
-    let vectors: Vec<Option<Vec<f32>>> = rows.iter().map(|r| r.2.as_ref().and_then(|_| embedded.next())).collect();
+    let keys: Vec<(VecTable, i64)> = rows.iter().map(|r| (r.table, r.id)).collect();
+    let vectors: Vec<Option<Vec<f32>>> = rows.iter().map(|r| r.text.as_ref().and_then(|_| embedded.next())).collect();
     let total = s.total;
     match db.call(move |c| write_batch(c, job_id, &s, &keys, &vectors)).await? {
         None => Ok(Batch::Superseded),

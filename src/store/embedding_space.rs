@@ -93,8 +93,61 @@ pub fn switch_model(tx: &Connection, model: &str, dim: usize) -> Result<Switch, 
         "INSERT OR REPLACE INTO embedding_space (id, model, dim, updated_at) VALUES (1, ?1, ?2, ?3)",
         params![model, dim as i64, now],
     )?;
-    let pending: i64 = tx.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
-    Ok(Switch::Recreated { pending: u64::try_from(pending).unwrap_or(0) })
+    Ok(Switch::Recreated { pending: pending_count(tx)? })
+}
+
+/// A row still waiting for its vector in the current space, with the text its vector is made
+/// from (as the episodic, semantic and chunker workers embed it); `None` when it was deleted
+/// meanwhile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingVector {
+    pub table: VecTable,
+    pub id: i64,
+    pub text: Option<String>,
+}
+
+/// `reembed_pending.tbl`: the code [`switch_model`] lists each table's rows under.
+fn pending_table(code: u8) -> VecTable {
+    match code {
+        0 => VecTable::Episodes,
+        1 => VecTable::Concepts,
+        _ => VecTable::Traits,
+    }
+}
+
+fn pending_code(table: VecTable) -> u8 {
+    match table {
+        VecTable::Episodes => 0,
+        VecTable::Concepts => 1,
+        VecTable::Traits => 2,
+    }
+}
+
+/// How many rows still wait for a vector.
+pub fn pending_count(c: &Connection) -> Result<u64, StoreError> {
+    let n: i64 = c.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// The next `n` rows waiting for a vector, in worklist order.
+pub fn pending_vectors(c: &Connection, n: usize) -> Result<Vec<PendingVector>, StoreError> {
+    let mut stmt = c.prepare_cached(
+        "SELECT p.tbl, p.id, CASE p.tbl
+             WHEN 0 THEN (SELECT gist FROM episodes WHERE id = p.id AND deleted_at IS NULL)
+             WHEN 1 THEN (SELECT name || ' (' || concept_type || '): ' || definition
+                          FROM semantic_concepts WHERE id = p.id AND deleted_at IS NULL)
+             ELSE (SELECT trait_key || ': ' || trait_value FROM user_traits WHERE id = p.id) END
+         FROM reembed_pending p ORDER BY p.tbl, p.id LIMIT ?1",
+    )?;
+    let rows = stmt.query_map(params![n as i64], |r| {
+        Ok(PendingVector { table: pending_table(r.get(0)?), id: r.get(1)?, text: r.get(2)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Take one row off the worklist; false when it was no longer there.
+pub fn take_pending(c: &Connection, table: VecTable, id: i64) -> Result<bool, StoreError> {
+    Ok(c.execute("DELETE FROM reembed_pending WHERE tbl = ?1 AND id = ?2", params![pending_code(table), id])? > 0)
 }
 
 /// One line on the vector tables of the database at `path` for `--version`: their size, the
@@ -115,7 +168,7 @@ pub fn describe_vectors(path: &std::path::Path) -> String {
             ));
         }
         let space = embedding_space(&c)?;
-        let left: i64 = c.query_row("SELECT COUNT(*) FROM reembed_pending", [], |r| r.get(0))?;
+        let left = pending_count(&c)?;
         let model = space.model.map_or_else(|| "no model recorded yet".to_string(), |m| format!("from {m}"));
         let tail = if left > 0 { format!("; re-embedding, {left} left") } else { String::new() };
         Ok(format!("{}-d {model}{tail}", space.dim))

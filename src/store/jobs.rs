@@ -98,6 +98,23 @@ impl JobsRepo<'_> {
             .optional()?)
     }
 
+    /// Whether `queue` has a job waiting or running.
+    pub fn is_live(&self, queue: &str) -> Result<bool, StoreError> {
+        Ok(self.0.query_row(
+            "SELECT EXISTS (SELECT 1 FROM jobs WHERE queue = ?1 AND state IN ('queued', 'running'))",
+            params![queue],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Close every waiting or running job of `queue` as done (their work was superseded).
+    pub fn close_queue(&self, queue: &str) -> Result<usize, StoreError> {
+        Ok(self.0.execute(
+            "UPDATE jobs SET state = 'done', updated_at = ?2 WHERE queue = ?1 AND state IN ('queued', 'running')",
+            params![queue, now_ts()],
+        )?)
+    }
+
     /// Jobs waiting or running, per the whole queue table (for "is the mind idle?").
     pub fn pending_count(&self) -> Result<i64, StoreError> {
         Ok(self.0.query_row("SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')", [], |r| r.get(0))?)

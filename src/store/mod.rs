@@ -23,8 +23,8 @@ pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer, row_
 pub use chat::{ChatMessage, ChatRepo};
 pub use db::Db;
 pub use embedding_space::{
-    EmbeddingSpace, MAX_EMBEDDING_DIM, Switch, describe_vectors, embedding_dim, embedding_space, switch_model,
-    vec_table_ddl,
+    EmbeddingSpace, MAX_EMBEDDING_DIM, PendingVector, Switch, describe_vectors, embedding_dim, embedding_space,
+    pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,
 };
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
