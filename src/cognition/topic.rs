@@ -493,6 +493,13 @@ fn normalised(v: &[f32]) -> Vec<f32> {
     v.iter().map(|&x| x * scale).collect()
 }
 
+/// Deterministic unit vectors for tests (roughly normal components from [`crate::SplitMix64`]).
+#[cfg(test)]
+pub(crate) fn random_unit(seed: u64, dim: usize) -> Vec<f32> {
+    let mut rng = crate::SplitMix64(seed);
+    normalised(&(0..dim).map(|_| (0..4).map(|_| rng.next_f64() as f32).sum::<f32>() - 2.0).collect::<Vec<_>>())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,17 +508,8 @@ mod tests {
     const DIM: usize = 384;
     const T0: i64 = 1_700_000_000;
 
-    /// Deterministic unit vectors (splitmix64, roughly normal components).
     fn random_unit(seed: u64) -> Vec<f32> {
-        let mut state = seed;
-        let mut next = move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f32 / (1u64 << 53) as f32
-        };
-        normalised(&(0..DIM).map(|_| (0..4).map(|_| next()).sum::<f32>() - 2.0).collect::<Vec<_>>())
+        super::random_unit(seed, DIM)
     }
 
     fn perturb(base: &[f32], noise: f32, seed: u64) -> Vec<f32> {

@@ -5,17 +5,8 @@ use super::*;
 const DIM: usize = 384;
 const T0: i64 = 1_700_000_000;
 
-/// Deterministic unit vectors (splitmix64, roughly normal components).
 fn random_unit(seed: u64) -> Vec<f32> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f32 / (1u64 << 53) as f32
-    };
-    normalised(&(0..DIM).map(|_| (0..4).map(|_| next()).sum::<f32>() - 2.0).collect::<Vec<_>>())
+    crate::cognition::topic::random_unit(seed, DIM)
 }
 
 /// Chat-like noise: each line shares only part of its direction with its topic.
