@@ -314,8 +314,9 @@ impl Engine {
         let builtin_primary = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
         // The built-in model invents answers about the user: a question about their own
         // traits is answered from memory before any action or generation.
-        let mut memory_answer = if builtin_primary && social.is_none() && reply::own::parse(text).is_some() {
-            self.memory_answer(text, &memories, false, now).await?
+        let own_question = reply::own::parse(text);
+        let mut memory_answer = if builtin_primary && social.is_none() && own_question.is_some() {
+            self.memory_answer(own_question.as_ref(), &memories, false, now).await?
         } else {
             None
         };
@@ -337,7 +338,7 @@ impl Engine {
         };
         // No usable plan, but memory may hold the answer ("what is my current address?").
         if act_run.as_ref().is_some_and(|r| r.results().next().is_none() && r.confirm.is_none()) {
-            memory_answer = self.memory_answer(text, &memories, true, now).await?;
+            memory_answer = self.memory_answer(own_question.as_ref(), &memories, true, now).await?;
         }
         t.act = ms(clock);
         let clock = Instant::now();
@@ -355,7 +356,7 @@ impl Engine {
             }
             None => delivery.mode,
         };
-        let template = builtin_primary
+        let template = (builtin_primary && memory_answer.is_none())
             .then(|| reply::template_reply(text, reply_mode, social.map(|s| s.reason), name.as_deref()))
             .flatten();
         let generated = match (reply_mode, social.map(|s| s.exit)) {
@@ -579,11 +580,11 @@ impl Engine {
         }
     }
 
-    /// The memory's answer to `text` (see [`reply::memory_answer`]); `any_recall` lets the
-    /// best recalled memory answer a question that is not about the user.
+    /// Memory's answer (see [`reply::memory_answer`]); `any_recall` lets the best recalled
+    /// memory answer a question that is not about the user.
     async fn memory_answer(
         &self,
-        text: &str,
+        question: Option<&reply::own::OwnQuestion>,
         hits: &[crate::memory::recall::Hit],
         any_recall: bool,
         now: i64,
@@ -595,7 +596,7 @@ impl Engine {
                 Ok(OwnMemory { traits: repo.traits()?, facts: repo.facts(now)? })
             })
             .await?;
-        Ok(reply::memory_answer(text, &mem, hits, any_recall))
+        Ok(reply::memory_answer(question, &mem, hits, any_recall))
     }
 
     /// A reply written without the model, sent to the chat as one chunk.

@@ -99,16 +99,7 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     req
 }
 
-/// How sure the frontal cortex should sound about a trait (parameters §6.6 labels).
-pub fn trait_label(confidence: f64) -> &'static str {
-    if confidence > 0.7 {
-        "well established"
-    } else if confidence >= 0.4 {
-        "likely"
-    } else {
-        "uncertain"
-    }
-}
+pub use crate::cognition::reply::trait_label;
 
 /// A recalled memory as the frontal cortex sees it: flagged when it is not reliable, so
 /// the reply can hedge instead of asserting it (parameters §9.2).

@@ -41,6 +41,18 @@ impl ReplySource {
     }
 }
 
+/// How sure a reply should sound about a trait of that confidence (parameters §6.6 labels):
+/// the prompt's trait lines and memory's answers use the same words.
+pub fn trait_label(confidence: f64) -> &'static str {
+    if confidence > 0.7 {
+        "well established"
+    } else if confidence >= 0.4 {
+        "likely"
+    } else {
+        "uncertain"
+    }
+}
+
 /// A stable, well-spread pick among `n` variants for `text`: the same message gets the same
 /// wording (so replays reproduce), different messages vary.
 pub(crate) fn pick(text: &str, salt: u64, n: usize) -> usize {
@@ -93,15 +105,15 @@ pub fn template_reply(
 /// words it holds, or its cosine to the question).
 pub const RECALL_ANSWER_MIN_MATCH: f64 = 0.5;
 
-/// The answer memory gives `text`: an own-question answered from `mem` (or "I don't know
-/// that yet"), else, when `any_recall`, the best recalled memory that matches well enough.
+/// The answer memory gives: the own-question `q` answered from `mem` (or "I don't know that
+/// yet"), else, when `any_recall`, the best recalled memory that matches well enough.
 pub fn memory_answer(
-    text: &str,
+    q: Option<&own::OwnQuestion>,
     mem: &own::OwnMemory,
     hits: &[crate::memory::recall::Hit],
     any_recall: bool,
 ) -> Option<own::OwnAnswer> {
-    if let Some(a) = own::parse(text).and_then(|q| own::answer(&q, mem, hits)) {
+    if let Some(a) = q.and_then(|q| own::answer(q, mem, hits)) {
         return Some(a);
     }
     if !any_recall {

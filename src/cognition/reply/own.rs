@@ -282,12 +282,12 @@ pub fn answer(q: &OwnQuestion, mem: &OwnMemory, hits: &[Hit]) -> Option<OwnAnswe
     }
 }
 
+/// The trait's confidence label, except that a memory marked doubtful is "uncertain" whatever
+/// its confidence.
 fn label(t: &TraitRow) -> &'static str {
     match t.reliability.as_str() {
         "uncertain" | "contradicted" => "uncertain",
-        _ if t.confidence >= 0.7 => "well established",
-        _ if t.confidence >= 0.5 => "likely",
-        _ => "uncertain",
+        _ => super::trait_label(t.confidence),
     }
 }
 
