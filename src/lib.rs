@@ -8,6 +8,8 @@ pub mod cli;
 pub mod cognition;
 pub mod config;
 pub mod events;
+#[cfg(test)]
+mod layering;
 pub mod llm;
 pub mod logging;
 pub mod memory;
@@ -15,6 +17,7 @@ pub mod runtime;
 pub mod session;
 pub mod store;
 pub mod tui;
+pub mod when;
 
 /// An error and its causes on one line ("cannot read x: permission denied"), for
 /// notices and logs. Library errors keep causes out of their own message (the Rust

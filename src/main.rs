@@ -31,13 +31,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// The owners' checks of the config's raw values: key bindings by the TUI, router weights by
+/// the router (config sits below both and cannot tell their names from typos).
+const CONFIG_CHECKS: &[chalie::config::Check] =
+    &[chalie::tui::keymap::check_config, chalie::cognition::router::config_check::check_config];
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = Paths::resolve(&ProcessEnv, cli.config.as_deref(), cli.db.as_deref());
     if cli.version {
         print_version(&paths);
         return Ok(ExitCode::SUCCESS);
     }
-    let config = Config::load(&paths, &ProcessEnv)?;
+    let config = Config::load(&paths, &ProcessEnv)?.checked(CONFIG_CHECKS)?;
     let _log_guard = chalie::logging::init(&paths.log_file())
         .with_context(|| format!("cannot open the log file {}", paths.log_file().display()))?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), config_digest = %config.digest(), "starting");
@@ -55,7 +60,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn print_version(paths: &Paths) {
-    let config = Config::load(paths, &ProcessEnv);
+    let config = Config::load(paths, &ProcessEnv).and_then(|c| c.checked(CONFIG_CHECKS));
     let config_state = match (paths.config_file.exists(), &config) {
         (_, Err(e)) => format!("error: {e}"),
         (true, Ok(_)) => "merged over built-in defaults".into(),

@@ -7,9 +7,9 @@
 //! time in local wall time, so a week with the app closed fires a daily reminder once (marked
 //! late), not seven times. [`run`] is the tokio loop around it.
 
-use crate::cognition::act::time::{self, Recurrence};
 use crate::events::{EngineEvent, EventBus};
 use crate::store::{ChatRepo, Db, StoreError};
+use crate::when::{self as time, Recurrence};
 use chrono::NaiveDateTime;
 use rusqlite::{Connection, params};
 use std::time::Duration;

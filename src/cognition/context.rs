@@ -4,10 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Working-memory entries at which the warmth term saturates.
-pub const WARMTH_WM_FULL: f64 = 4.0;
-/// Real gists at which the warmth term saturates.
-pub const WARMTH_GISTS_FULL: f64 = 5.0;
+pub use crate::memory::warmth::{WARMTH_GISTS_FULL, WARMTH_WM_FULL, warmth};
+
 /// FOK is a count of partial matches on 0–5.
 pub const FOK_MAX: f64 = 5.0;
 /// A recall hit below this confidence is a "partial match" for FOK.
@@ -18,15 +16,6 @@ pub const MEMORY_DENSITY_FULL: f64 = 6.0;
 pub const NEW_TOPIC_FACTOR: f64 = 0.7;
 /// Floor of the reliability factor in [`assembly_weight`].
 pub const RELIABILITY_FLOOR: f64 = 0.3;
-
-/// `warmth = (min(wm_len/4, 1) + min(real_gists/5, 1) + [world_state non-empty]) / 3` (§2).
-/// Cold-start gists must not be counted in `real_gists`.
-pub fn warmth(wm_len: usize, real_gists: usize, world_state_present: bool) -> f64 {
-    let wm = (wm_len as f64 / WARMTH_WM_FULL).min(1.0);
-    let gists = (real_gists as f64 / WARMTH_GISTS_FULL).min(1.0);
-    let world = if world_state_present { 1.0 } else { 0.0 };
-    (wm + gists + world) / 3.0
-}
 
 /// `round3(0.4·min(1, FOK/5) + 0.4·warmth + 0.2·min(1, (gists+facts)/6))`, ×0.7 on a new
 /// topic (§2). FOK is divided by 5 first (⚠ the design's raw 0–5 FOK could push the result past

@@ -4,7 +4,6 @@
 pub mod act;
 pub mod boundary;
 pub mod context;
-pub mod identity;
 pub mod intent;
 pub mod pipeline;
 pub mod reply;

@@ -17,19 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cognition::boundary::{BoundaryOutcome, BoundaryState, FocusLevel};
 
-/// One topic: a rolling centroid and its bookkeeping (the `topics` table).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Topic {
-    pub id: i64,
-    pub name: String,
-    /// L2-normalised.
-    pub centroid: Vec<f32>,
-    /// Messages classified into it.
-    pub message_count: u32,
-    pub avg_salience: f32,
-    /// Unix seconds of the last message classified into it.
-    pub updated_at: i64,
-}
+pub use crate::store::Topic;
 
 impl Topic {
     /// A topic opened by one message: named from its text, centred on its embedding.

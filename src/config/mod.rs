@@ -48,6 +48,12 @@ pub enum ConfigError {
     MissingEnv { at: Location, var: String, provider: String },
 }
 
+/// A check an owning layer runs over the raw values it owns. Config reads `[keys]` and
+/// `[router.weights]` with their locations but cannot tell a binding or weight name from a
+/// typo: the TUI's key map and the router know those, and config sits below both (see
+/// docs/architecture.md, the layering rule). Whoever loads the config passes the checks.
+pub type Check = fn(&Config) -> Result<(), ConfigError>;
+
 /// The kind of backend a provider talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -350,16 +356,12 @@ impl Config {
                 for (field, value) in fields {
                     let name = format!("{group}.{field}");
                     let at = p.locate(value);
-                    check_weight(&name, at.value)
-                        .map_err(|message| ConfigError::Invalid { at: at.at.clone(), message })?;
                     router_weights.insert(name, Located { value: Weight(at.value), at: at.at });
                 }
             }
             for (name, list) in &p.layer.keys {
                 let at = p.locate(list);
                 let value = at.value.to_vec();
-                crate::tui::keymap::check_override(name, &value)
-                    .map_err(|message| ConfigError::Invalid { at: at.at.clone(), message })?;
                 keys.insert(name.clone(), Located { value, at: at.at });
             }
             for (name, prov) in &p.layer.providers {
@@ -446,6 +448,15 @@ impl Config {
         }
     }
 
+    /// Run the owners' checks over the raw values they own, stopping at the first error (which
+    /// names the file and line of the offending value).
+    pub fn checked(self, checks: &[Check]) -> Result<Config, ConfigError> {
+        for check in checks {
+            check(&self)?;
+        }
+        Ok(self)
+    }
+
     /// A stable fingerprint of the effective configuration, for session-log headers.
     /// Contains no secrets: the config never holds keys, only variable names.
     pub fn digest(&self) -> String {
@@ -453,35 +464,6 @@ impl Config {
         let hash = Sha256::digest(&json);
         hash.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
-}
-
-/// A `[router.weights]` entry must name a weight the router has, be finite, and stay inside
-/// the bounds the routing regulator keeps (a silent clamp would hide the typo or the mistake).
-fn check_weight(name: &str, value: f64) -> Result<(), String> {
-    use crate::cognition::router::RouterWeights;
-    if RouterWeights::default().get(name).is_none() {
-        let group = name.split('.').next().unwrap_or_default();
-        let siblings: Vec<&str> = RouterWeights::PARAMS
-            .iter()
-            .filter_map(|p| p.strip_prefix(group).and_then(|f| f.strip_prefix('.')))
-            .collect();
-        return Err(if siblings.is_empty() {
-            let mut groups: Vec<&str> = RouterWeights::PARAMS.iter().filter_map(|p| p.split('.').next()).collect();
-            groups.dedup();
-            format!("router.weights.{name}: unknown router weight group `{group}` (known: {})", groups.join(", "))
-        } else {
-            format!("router.weights.{name}: unknown router weight (`{group}` has: {})", siblings.join(", "))
-        });
-    }
-    if !value.is_finite() {
-        return Err(format!("router.weights.{name} must be a finite number"));
-    }
-    if let Some((lo, hi)) = RouterWeights::bound(name)
-        && !(lo..=hi).contains(&value)
-    {
-        return Err(format!("router.weights.{name} = {value} is outside its bounds {lo}..={hi}"));
-    }
-    Ok(())
 }
 
 fn parse_model_ref(

@@ -170,25 +170,6 @@ fn load_handles_missing_and_explicit_files() {
 }
 
 #[test]
-fn keys_section_rebinds_and_errors_name_file_and_line() {
-    assert!(Config::defaults().keys.is_empty());
-    let c = user("[keys]\nquit = \"ctrl-x\"\nnewline = [\"alt-enter\", \"ctrl-j\"]\n").unwrap();
-    assert_eq!(c.keys["quit"].value, ["ctrl-x"]);
-    assert_eq!(c.keys["newline"].value, ["alt-enter", "ctrl-j"]);
-    assert_eq!(c.keys["newline"].at.line, 3);
-
-    let err = user("[keys]\nquit = \"ctrl-x\"\nqiut = \"ctrl-q\"\n").unwrap_err().to_string();
-    assert!(err.starts_with("/home/u/.config/chalie-tui/config.toml:3: "), "{err}");
-    assert!(err.contains("qiut"), "{err}");
-    let err = user("\n[keys]\naudit = \"hyper-f2\"\n").unwrap_err().to_string();
-    assert!(err.starts_with("/home/u/.config/chalie-tui/config.toml:3: "), "{err}");
-    assert!(err.contains("unknown key `hyper-f2`"), "{err}");
-    // A wrong type is a parse error with the line, like every other key.
-    let err = user("[keys]\nquit = 3\n").unwrap_err().to_string();
-    assert!(err.contains("config.toml:2"), "{err}");
-}
-
-#[test]
 fn router_weight_overrides_are_read_with_their_lines() {
     let c = user("[router.weights]\nacknowledge.greeting = 0.1\n\n[router.weights.respond]\nbase = 0.45\n").unwrap();
     let names: Vec<&str> = c.router_weights.keys().map(String::as_str).collect();
@@ -197,21 +178,4 @@ fn router_weight_overrides_are_read_with_their_lines() {
     assert_eq!(c.router_weights["respond.base"].at.line, 5);
     assert_ne!(c.digest(), Config::defaults().digest(), "the digest covers the overrides");
     assert!(Config::defaults().router_weights.is_empty());
-}
-
-#[test]
-fn unknown_or_out_of_bounds_router_weights_name_file_and_line() {
-    let err = user("[router.weights]\nrespond.bsae = 0.4\n").unwrap_err();
-    let msg = err.to_string();
-    assert!(msg.starts_with("/home/u/.config/chalie-tui/config.toml:2: "), "{msg}");
-    assert!(msg.contains("respond.bsae") && msg.contains("warmth_boost"), "lists the group's weights: {msg}");
-    let msg = user("[router.weights]\nrespnod.base = 0.4\n").unwrap_err().to_string();
-    assert!(msg.contains("unknown router weight group `respnod`") && msg.contains("clarify"), "{msg}");
-    let msg = user("[router.weights]\n\nrespond.base = 0.9\n").unwrap_err().to_string();
-    assert!(msg.contains(":3: ") && msg.contains("outside its bounds 0.3..=0.7"), "{msg}");
-    let msg = user("[router.weights]\nrespond.base = nan\n").unwrap_err().to_string();
-    assert!(msg.contains("finite"), "{msg}");
-    // Not a table of numbers, and unknown keys beside `weights`: the parser's error, with the line.
-    assert!(matches!(user("[router.weights]\nrespond = 1\n"), Err(ConfigError::Parse { line: 2, .. })));
-    assert!(matches!(user("[router]\nweight = {}\n"), Err(ConfigError::Parse { line: 2, .. })));
 }

@@ -245,7 +245,7 @@ impl Llm {
             Ok(vectors) => {
                 self.bus.emit(EngineEvent::LlmEmbedded {
                     call_id: call_id.clone(),
-                    vectors: crate::session::PackedVectors(vectors.clone()),
+                    vectors: crate::events::PackedVectors(vectors.clone()),
                 });
                 self.bus.emit(EngineEvent::LlmCost {
                     call_id,

@@ -9,6 +9,7 @@ pub mod concepts;
 pub mod decay;
 pub mod episodic;
 pub mod extract;
+pub mod identity;
 pub mod patterns;
 pub mod recall;
 pub mod reembed;
@@ -17,6 +18,7 @@ pub mod semantic_store;
 pub mod shortterm;
 pub mod style;
 pub mod traits;
+pub mod warmth;
 pub mod workers;
 
 pub use episodic::{EpisodeDraft, SalienceFactors, build_episode, run_episodic_worker};

@@ -7,13 +7,12 @@
 mod reader;
 pub mod rerun;
 mod turns;
-mod vectors;
 mod writer;
 
+pub use crate::events::PackedVectors;
 pub use reader::{LogEntry, SessionLog, parse_log, read_log};
 pub use rerun::{Rerun, RerunError, RerunTurn};
 pub use turns::{RecordedTurn, recorded_turns};
-pub use vectors::PackedVectors;
 pub use writer::{SessionWriter, spawn_writer};
 
 use serde::{Deserialize, Serialize};

@@ -4,10 +4,24 @@
 //! Keys follow the seeds: working memory per thread, gists/facts/FOK per topic name.
 
 use super::{StoreError, now_ts};
-use crate::cognition::topic::Topic;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// One topic: a rolling centroid and its bookkeeping (the `topics` table). The classifier's
+/// arithmetic on it is in `cognition::topic`; the row lives here so the store needs nothing above it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Topic {
+    pub id: i64,
+    pub name: String,
+    /// L2-normalised.
+    pub centroid: Vec<f32>,
+    /// Messages classified into it.
+    pub message_count: u32,
+    pub avg_salience: f32,
+    /// Unix seconds of the last message classified into it.
+    pub updated_at: i64,
+}
 
 /// Working memory keeps this many entries per thread (parameters §6: design 4 turns).
 pub const WORKING_MEMORY_ENTRIES: usize = 4;

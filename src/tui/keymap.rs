@@ -421,6 +421,16 @@ pub fn check_override(name: &str, keys: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Every `[keys]` entry of the config, checked; the error names the file and line of the first
+/// bad one. The config reads the entries; the key map, which knows the bindings, checks them.
+pub fn check_config(config: &crate::config::Config) -> Result<(), crate::config::ConfigError> {
+    for (name, keys) in &config.keys {
+        check_override(name, &keys.value)
+            .map_err(|message| crate::config::ConfigError::Invalid { at: keys.at.clone(), message })?;
+    }
+    Ok(())
+}
+
 /// One binding with its effective keys.
 #[derive(Debug, Clone)]
 pub struct Live {
@@ -613,5 +623,29 @@ mod tests {
         assert!(check_override("qiut", &["ctrl-q".into()]).unwrap_err().contains("no binding named `qiut`"));
         assert!(check_override("quit", &["ctrl-qq".into()]).unwrap_err().contains("unknown key"));
         assert!(check_override("quit", &[]).is_err());
+    }
+
+    #[test]
+    fn keys_section_rebinds_and_errors_name_file_and_line() {
+        use crate::config::{Config, ConfigError};
+        let user = |text: &str| -> Result<Config, ConfigError> {
+            Config::from_user_toml(std::path::Path::new("/home/u/.config/chalie-tui/config.toml"), text)
+                .and_then(|c| c.checked(&[check_config]))
+        };
+        assert!(Config::defaults().keys.is_empty());
+        let c = user("[keys]\nquit = \"ctrl-x\"\nnewline = [\"alt-enter\", \"ctrl-j\"]\n").unwrap();
+        assert_eq!(c.keys["quit"].value, ["ctrl-x"]);
+        assert_eq!(c.keys["newline"].value, ["alt-enter", "ctrl-j"]);
+        assert_eq!(c.keys["newline"].at.line, 3);
+
+        let err = user("[keys]\nquit = \"ctrl-x\"\nqiut = \"ctrl-q\"\n").unwrap_err().to_string();
+        assert!(err.starts_with("/home/u/.config/chalie-tui/config.toml:3: "), "{err}");
+        assert!(err.contains("qiut"), "{err}");
+        let err = user("\n[keys]\naudit = \"hyper-f2\"\n").unwrap_err().to_string();
+        assert!(err.starts_with("/home/u/.config/chalie-tui/config.toml:3: "), "{err}");
+        assert!(err.contains("unknown key `hyper-f2`"), "{err}");
+        // A wrong type is a parse error with the line, like every other key.
+        let err = user("[keys]\nquit = 3\n").unwrap_err().to_string();
+        assert!(err.contains("config.toml:2"), "{err}");
     }
 }

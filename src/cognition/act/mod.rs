@@ -7,4 +7,3 @@ pub mod plan;
 pub mod planner;
 pub mod skill;
 pub mod skills;
-pub mod time;

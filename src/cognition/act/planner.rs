@@ -5,7 +5,7 @@
 
 use super::plan::Action;
 use super::skills::list::clean_name;
-use super::time::split_reminder;
+use crate::when::split_reminder;
 use chrono::{DateTime, Local};
 use regex::Regex;
 use serde_json::json;
@@ -62,7 +62,7 @@ static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
 pub fn plan(text: &str, now: DateTime<Local>) -> Option<Vec<Action>> {
     let t = text.trim();
     if let Some((what, when)) = split_reminder(t, now) {
-        let mut params = json!({"action": "create", "message": what, "due_at": super::time::iso(when.due)});
+        let mut params = json!({"action": "create", "message": what, "due_at": crate::when::iso(when.due)});
         if let Some(r) = when.recurrence {
             params["recurrence"] = json!(r.as_str());
         }

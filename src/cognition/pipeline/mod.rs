@@ -19,7 +19,6 @@ pub use report::{RouterReport, SessionReport, Timings, TopicReport, TriageReport
 use crate::cognition::act::skill::SkillContext;
 use crate::cognition::boundary::BoundaryParams;
 use crate::cognition::context::ContextSignals;
-use crate::cognition::identity::declared_name;
 use crate::cognition::intent::{
     IntentContext, TriageContext, TriageMode, TriageResult, TriageSource, classify_intent, heuristic_triage,
     sanity_check,
@@ -35,6 +34,7 @@ use crate::cognition::topic::ClassifierParams;
 use crate::config::Role;
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::{Llm, LlmError, Token};
+use crate::memory::identity::declared_name;
 use crate::store::{Db, StoreError, TurnCommit, TurnRepo, now_ts};
 use prompts::GenerationInput;
 use rusqlite::OptionalExtension;

@@ -370,6 +370,7 @@ impl RouterSignals {
 pub mod calibration;
 #[cfg(test)]
 mod clarify_tests;
+pub mod config_check;
 pub mod overrides;
 mod tiebreak;
 mod weights;

@@ -75,7 +75,7 @@ async fn embeddings_and_failures_replay_as_recorded() {
     let events = vec![
         user("hello"),
         start("e", Role::Embedding, &embed_digest(&inputs)),
-        EngineEvent::LlmEmbedded { call_id: "e".into(), vectors: crate::session::PackedVectors(vec![vec![0.5, -1.0]]) },
+        EngineEvent::LlmEmbedded { call_id: "e".into(), vectors: crate::events::PackedVectors(vec![vec![0.5, -1.0]]) },
         start("t", Role::Lightweight, "x"),
         EngineEvent::LlmFailed { call_id: "t".into(), error: "p is unreachable: refused".into(), will_retry: true },
         EngineEvent::LlmFailed {

@@ -5,7 +5,7 @@ use super::{
     decay_strength, due_for_deletion, episode_decay_hours, gate, kept_at_floor, periods, reliability_multiplier,
     richness, trait_params,
 };
-use crate::cognition::context::warmth;
+use crate::memory::warmth::warmth;
 use crate::store::{StoreError, VecTable, VectorRepo};
 use crate::store::{close_uncertainties, record_deletion, row_object};
 use rusqlite::{Connection, OptionalExtension, params};

@@ -10,7 +10,7 @@
 
 use super::list_match::{Found, find_phrase, same_word, which};
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param};
-use crate::cognition::act::time::{self, Recurrence};
+use crate::when::{self as time, Recurrence};
 use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, Timelike, Weekday};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};

@@ -12,6 +12,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+mod vectors;
+
+pub use vectors::PackedVectors;
+
 /// Severity of a one-line notice shown in the UI status area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,8 +54,8 @@ pub enum EngineEvent {
     /// A model call finished; the full text (for structured calls, the raw JSON).
     LlmComplete { call_id: String, text: String },
     /// An embedding call finished: the vectors, one per input, packed (see
-    /// [`crate::session::PackedVectors`]) so a rerun can answer the same call offline.
-    LlmEmbedded { call_id: String, vectors: crate::session::PackedVectors },
+    /// [`PackedVectors`]) so a rerun can answer the same call offline.
+    LlmEmbedded { call_id: String, vectors: PackedVectors },
     /// What a call cost: tokens in and out and wall time.
     LlmCost { call_id: String, provider: String, tokens_in: u32, tokens_out: u32, wall_ms: u64 },
     /// A call failed; `will_retry` says whether the layer tries again.

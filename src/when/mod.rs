@@ -1,5 +1,6 @@
 //! Natural times for reminders: "in 20 minutes", "tomorrow at 9am", "every Sunday evening",
-//! "2026-11-22T09:00". Pure functions over the user's local wall clock, minute precision.
+//! "2026-11-22T09:00". Pure functions over the user's local wall clock, minute precision; a leaf
+//! module (it imports nothing from the crate), so the scheduler and the skills share it.
 //!
 //! The parser is a small token scanner, not a grammar: it finds the time phrases in a text
 //! (a relative offset, a recurrence, a day, a clock time, a part of the day), keeps the
