@@ -15,7 +15,8 @@ use chalie::config::Role;
 use chalie::events::{ActStep, ActiveModel, EngineEvent, EventBus, Stamped};
 use chalie::store::{DriftItem, UncertaintyItem};
 use chalie::tui::app::{Action, App, Settings};
-use chalie::tui::{draw, run_loop};
+use chalie::tui::query::ViewAnswer;
+use chalie::tui::{Sources, draw, run_loop};
 use chrono::Utc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -132,7 +133,7 @@ fn populated() -> App {
         termination: Some("empty_plan".into()),
     }));
     let now = Utc::now().timestamp();
-    app.on_engine(&ev(EngineEvent::DriftLoaded {
+    app.on_view(ViewAnswer::Drift {
         thoughts: (0..20)
             .map(|i| DriftItem {
                 id: i,
@@ -144,8 +145,8 @@ fn populated() -> App {
                 created_at: now - i * 60,
             })
             .collect(),
-    }));
-    app.on_engine(&ev(EngineEvent::UncertaintiesLoaded {
+    });
+    app.on_view(ViewAnswer::Uncertainties {
         items: (0..10)
             .map(|i| UncertaintyItem {
                 id: format!("u{i}"),
@@ -158,7 +159,7 @@ fn populated() -> App {
                 created_at: now,
             })
             .collect(),
-    }));
+    });
     app
 }
 
@@ -306,7 +307,9 @@ fn latency(c: &mut Criterion) {
                 });
                 // The app loop on its own task, as in the program.
                 let ui = tokio::spawn(async move {
-                    let _ = run_loop(&mut terminal, &mut app, key_rx, engine_rx, |a| a != Action::Quit).await;
+                    let (_answers_tx, answers) = tokio::sync::mpsc::unbounded_channel();
+                    let sources = Sources { input: key_rx, engine: engine_rx, answers };
+                    let _ = run_loop(&mut terminal, &mut app, sources, |a| a != Action::Quit).await;
                 });
                 let key = |code, m| Ok(Event::Key(KeyEvent::new(code, m)));
                 let mut total = Duration::ZERO;

@@ -7,7 +7,7 @@
 use crate::cognition::pipeline::{RouterReport, Timings, TopicReport, TriageReport};
 use crate::cognition::router::Mode;
 use crate::config::Role;
-use crate::store::{AuditRow, DriftItem, RoutingRecord, UncertaintyItem};
+use crate::store::{DriftItem, UncertaintyItem};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
@@ -137,25 +137,9 @@ pub enum EngineEvent {
     DriftThought { thought: DriftItem },
     /// An uncertainty was opened, surfaced, resolved or decayed (`item.state` says which).
     UncertaintyChanged { item: UncertaintyItem },
-    /// Routing audit rows, newest first, read for the TUI's audit popup (`mode`: the filter).
-    AuditLoaded { mode: Option<Mode>, rows: Vec<AuditRow> },
-    /// One routing decision in full for the audit's detail view; `None` when it is not stored.
-    AuditDetailLoaded { id: String, record: Option<Box<RoutingRecord>> },
-    /// Stored drift thoughts, newest first, read when the TUI starts.
-    DriftLoaded { thoughts: Vec<DriftItem> },
-    /// Open uncertainties, most severe first, read when the TUI starts.
-    UncertaintiesLoaded { items: Vec<UncertaintyItem> },
     /// A turn stopped without committing (the database failed mid-turn); the message itself
     /// was stored at intake.
     TurnFailed { exchange_id: String, error: String },
-    /// Rows of one memory layer for the TUI's memory browser; `search` is the filter they
-    /// answer, so an answer to a search the user has since changed can be told apart.
-    MemoryLoaded {
-        layer: crate::store::MemoryLayer,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        search: Option<String>,
-        rows: Vec<crate::store::MemoryRow>,
-    },
     /// The memory browser's forget finished; `error` says why nothing was forgotten.
     MemoryForgotten {
         id: crate::store::MemoryId,
@@ -184,18 +168,6 @@ pub struct ActStep {
     pub result: String,
     pub ok: bool,
     pub ms: f64,
-}
-
-impl EngineEvent {
-    /// Answers to a popup's database read (audit rows, memory listings): views of what is
-    /// already stored, not something the mind did. The session log leaves them out, so
-    /// browsing memory does not copy it into every log, and a replay is not cluttered by it.
-    pub fn is_view_read(&self) -> bool {
-        matches!(
-            self,
-            EngineEvent::AuditLoaded { .. } | EngineEvent::AuditDetailLoaded { .. } | EngineEvent::MemoryLoaded { .. }
-        )
-    }
 }
 
 /// An event with the time it was emitted.

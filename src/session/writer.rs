@@ -52,7 +52,6 @@ pub fn spawn_writer(mut writer: SessionWriter, mut rx: broadcast::Receiver<Stamp
     std::thread::spawn(move || {
         loop {
             match rx.blocking_recv() {
-                Ok(ev) if ev.event.is_view_read() => {}
                 Ok(ev) => {
                     if let Err(e) = writer.write(&ev) {
                         tracing::error!("{}; session logging stops", crate::describe(&e));

@@ -15,6 +15,7 @@ use super::panes::act::{ActPane, Iteration};
 use super::panes::drift::DriftPane;
 use super::panes::routing::{Decision, RoutingPane};
 use super::panes::uncertainties::UncertaintiesPane;
+use super::query::ViewAnswer;
 use super::setup::{Places, Setup};
 use super::status::Status;
 use super::view::{self, Areas};
@@ -562,25 +563,9 @@ impl App {
             }
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
             EngineEvent::UncertaintyChanged { item } => self.uncertainties.changed(item),
-            EngineEvent::AuditLoaded { mode, rows } => {
-                if let Some(a) = &mut self.audit {
-                    a.loaded(*mode, rows);
-                }
-            }
-            EngineEvent::AuditDetailLoaded { id, record } => {
-                if let Some(a) = &mut self.audit {
-                    a.detail_loaded(id, record.as_deref());
-                }
-            }
             EngineEvent::TurnFailed { error, .. } => {
                 self.chat.push(Role::System, &format!("No reply: {error}. Your message is saved; send it again."), at);
                 self.status.pending = self.status.pending.saturating_sub(1);
-            }
-            EngineEvent::DriftLoaded { thoughts } => self.drift.loaded(thoughts),
-            EngineEvent::MemoryLoaded { layer, search, rows } => {
-                if let Some(m) = &mut self.memory {
-                    m.loaded(*layer, search.as_deref(), rows);
-                }
             }
             EngineEvent::MemoryForgotten { id, error: None } => {
                 if let Some(m) = &mut self.memory {
@@ -591,7 +576,33 @@ impl App {
             EngineEvent::MemoryForgotten { id, error: Some(e) } => {
                 self.status.notice(NoticeLevel::Error, &format!("Could not forget {id}: {e}"));
             }
-            EngineEvent::UncertaintiesLoaded { items } => self.uncertainties.loaded(items),
+        }
+        self.dirty = true;
+    }
+
+    /// An answer to one of the app's database reads (see [`super::query`]).
+    pub fn on_view(&mut self, answer: ViewAnswer) {
+        match answer {
+            ViewAnswer::Audit { mode, rows } => {
+                if let Some(a) = &mut self.audit {
+                    a.loaded(mode, &rows);
+                }
+            }
+            ViewAnswer::AuditDetail { id, record } => {
+                if let Some(a) = &mut self.audit {
+                    a.detail_loaded(&id, record.as_deref());
+                }
+            }
+            ViewAnswer::Memory { layer, search, rows } => {
+                if let Some(m) = &mut self.memory {
+                    m.loaded(layer, search.as_deref(), &rows);
+                }
+            }
+            ViewAnswer::Drift { thoughts } => self.drift.loaded(&thoughts),
+            ViewAnswer::Uncertainties { items } => self.uncertainties.loaded(&items),
+            ViewAnswer::Failed { what, error } => {
+                self.status.notice(NoticeLevel::Error, &format!("could not read {what}: {error}"));
+            }
         }
         self.dirty = true;
     }

@@ -5,7 +5,8 @@
 //! - [`view`]: layout and drawing, plus one module per component (chat, input, panes, the
 //!   audit, memory, help and first-run popups, the status bar);
 //! - [`keymap`]: the one key table behind dispatch, the hint bar and the help popup;
-//! - `worker`: the background side that carries out the app's actions.
+//! - `worker`: the background side that carries out the app's actions; [`query`]: the popups'
+//!   database reads, answered on their own channel.
 
 pub mod app;
 pub mod audit;
@@ -17,6 +18,7 @@ pub mod keymap;
 pub mod markdown;
 pub mod memory;
 pub mod panes;
+pub mod query;
 pub mod replay;
 pub mod setup;
 pub mod status;
@@ -82,8 +84,10 @@ pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
     let enhanced = crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
         && crossterm::execute!(out, PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES))
             .is_ok();
-    let worker = worker::Worker::start(rt);
-    let result = run_loop(&mut terminal, &mut app, terminal_events(), engine, |action| worker.handle(action)).await;
+    let (queries, answers) = query::Queries::spawn(&rt.db);
+    let worker = worker::Worker::start(rt, queries);
+    let sources = Sources { input: terminal_events(), engine, answers };
+    let result = run_loop(&mut terminal, &mut app, sources, |action| worker.handle(action)).await;
     if enhanced {
         let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
     }
@@ -113,15 +117,22 @@ pub(crate) fn terminal_events() -> mpsc::Receiver<std::io::Result<Event>> {
     rx
 }
 
+/// What the main loop listens to: the terminal, the engine's events, and the answers to the
+/// app's own database reads.
+pub struct Sources {
+    pub input: mpsc::Receiver<std::io::Result<Event>>,
+    pub engine: broadcast::Receiver<Stamped>,
+    pub answers: mpsc::UnboundedReceiver<query::ViewAnswer>,
+}
+
 /// The main loop, generic over the backend so tests drive it with `TestBackend`.
 ///
-/// Drains every pending terminal and engine event, then renders at most once per
-/// frame, and only when something changed.
+/// Drains every pending terminal event, engine event and read answer, then renders at most
+/// once per frame, and only when something changed.
 pub async fn run_loop<B, F>(
     terminal: &mut Terminal<B>,
     app: &mut App,
-    mut input: mpsc::Receiver<std::io::Result<Event>>,
-    mut engine: broadcast::Receiver<Stamped>,
+    sources: Sources,
     mut on_action: F,
 ) -> anyhow::Result<()>
 where
@@ -129,6 +140,7 @@ where
     B::Error: Send + Sync + 'static,
     F: FnMut(Action) -> bool,
 {
+    let Sources { mut input, mut engine, mut answers } = sources;
     let mut last_frame = Instant::now() - FRAME;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -149,6 +161,7 @@ where
                 Err(broadcast::error::RecvError::Lagged(n)) => app.on_lagged(n),
                 Err(broadcast::error::RecvError::Closed) => return Ok(()),
             },
+            Some(answer) = answers.recv() => app.on_view(answer),
             _ = tick.tick(), if app.needs_tick() => app.tick(),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
         }
@@ -164,6 +177,9 @@ where
                 Err(TryRecvError::Lagged(n)) => app.on_lagged(n),
                 Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }
+        }
+        while let Ok(answer) = answers.try_recv() {
+            app.on_view(answer);
         }
         if let Some(action) = app.take_audit_refresh()
             && !on_action(action)

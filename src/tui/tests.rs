@@ -4,6 +4,7 @@
 
 use super::app::{Action, App, Settings};
 use super::keymap::{Focus, Keymap};
+use super::query::ViewAnswer;
 use super::setup::Places;
 use super::*;
 use crate::cognition::intent::{TriageMode, TriageResult, TriageSource};
@@ -203,35 +204,29 @@ fn populated() -> App {
             termination: Some("empty_plan".into()),
         },
     ));
-    a.on_engine(&ev(
-        5,
-        EngineEvent::DriftLoaded {
-            thoughts: vec![DriftItem {
-                id: 1,
-                kind: "question".into(),
-                content: "Does the user prefer green tea in the evening?".into(),
-                topic: Some("tea".into()),
-                action: Some("REFLECT".into()),
-                energy: Some(0.6),
-                created_at: T0 - 3600,
-            }],
-        },
-    ));
-    a.on_engine(&ev(
-        6,
-        EngineEvent::UncertaintiesLoaded {
-            items: vec![UncertaintyItem {
-                id: "u1".into(),
-                kind: "contradiction".into(),
-                severity: "high".into(),
-                state: "open".into(),
-                memory_a: "trait:3".into(),
-                memory_b: Some("trait:9".into()),
-                reasoning: Some("lives in Oslo vs lives in Bergen".into()),
-                created_at: T0 - 60,
-            }],
-        },
-    ));
+    a.on_view(ViewAnswer::Drift {
+        thoughts: vec![DriftItem {
+            id: 1,
+            kind: "question".into(),
+            content: "Does the user prefer green tea in the evening?".into(),
+            topic: Some("tea".into()),
+            action: Some("REFLECT".into()),
+            energy: Some(0.6),
+            created_at: T0 - 3600,
+        }],
+    });
+    a.on_view(ViewAnswer::Uncertainties {
+        items: vec![UncertaintyItem {
+            id: "u1".into(),
+            kind: "contradiction".into(),
+            severity: "high".into(),
+            state: "open".into(),
+            memory_a: "trait:3".into(),
+            memory_b: Some("trait:9".into()),
+            reasoning: Some("lives in Oslo vs lives in Bergen".into()),
+            created_at: T0 - 60,
+        }],
+    });
     a
 }
 
@@ -498,13 +493,13 @@ fn audit_popup_table_filter_and_detail() {
     assert_eq!(a.on_terminal(key(KeyCode::F(2))), Some(Action::LoadAudit(None)));
     let loading = draw(&mut a, 120, 40);
     assert!(loading.contains("Reading the audit trail"), "{loading}");
-    a.on_engine(&ev(10, EngineEvent::AuditLoaded { mode: None, rows: audit_rows() }));
+    a.on_view(ViewAnswer::Audit { mode: None, rows: audit_rows() });
     a.on_terminal(key(KeyCode::Down));
     insta::assert_snapshot!("audit_table_120x40", draw(&mut a, 120, 40));
 
     // Enter opens the selected decision; its detail arrives as an event.
     assert_eq!(a.on_terminal(key(KeyCode::Enter)), Some(Action::LoadDecision("d1".into())));
-    a.on_engine(&ev(11, EngineEvent::AuditDetailLoaded { id: "d1".into(), record: Some(Box::new(record("d1"))) }));
+    a.on_view(ViewAnswer::AuditDetail { id: "d1".into(), record: Some(Box::new(record("d1"))) });
     insta::assert_snapshot!("audit_detail_120x40", draw(&mut a, 120, 40));
     // Right steps to the next decision; Esc goes back to the table, then closes.
     assert_eq!(a.on_terminal(key(KeyCode::Right)), Some(Action::LoadDecision("d2".into())));
@@ -513,9 +508,9 @@ fn audit_popup_table_filter_and_detail() {
 
     // m filters by mode; an answer for a stale filter is ignored.
     assert_eq!(a.on_terminal(key(KeyCode::Char('m'))), Some(Action::LoadAudit(Some(Mode::Respond))));
-    a.on_engine(&ev(12, EngineEvent::AuditLoaded { mode: None, rows: audit_rows() }));
+    a.on_view(ViewAnswer::Audit { mode: None, rows: audit_rows() });
     assert!(a.audit.as_ref().is_some_and(|x| x.loading));
-    a.on_engine(&ev(12, EngineEvent::AuditLoaded { mode: Some(Mode::Respond), rows: audit_rows()[..1].to_vec() }));
+    a.on_view(ViewAnswer::Audit { mode: Some(Mode::Respond), rows: audit_rows()[..1].to_vec() });
     insta::assert_snapshot!("audit_filtered_80x24", draw(&mut a, 80, 24));
     a.on_terminal(key(KeyCode::Esc));
     assert!(a.audit.is_none());
@@ -525,7 +520,7 @@ fn audit_popup_table_filter_and_detail() {
 fn audit_refreshes_when_a_turn_commits_while_open() {
     let mut a = app();
     a.on_terminal(key(KeyCode::F(2)));
-    a.on_engine(&ev(1, EngineEvent::AuditLoaded { mode: None, rows: vec![] }));
+    a.on_view(ViewAnswer::Audit { mode: None, rows: vec![] });
     assert!(draw(&mut a, 80, 24).contains("No routing decisions recorded yet"));
     assert_eq!(a.take_audit_refresh(), None);
     a.on_engine(&ev(2, routed("x", Mode::Respond, scores(0.5, 0.1, 0.0, 0.0, 0.0), None, false, "t", true)));
@@ -673,7 +668,8 @@ async fn loop_drains_input_renders_and_quits() {
         tx.send(Ok(ev)).await.unwrap();
     }
     let mut actions = Vec::new();
-    run_loop(&mut terminal, &mut a, rx, bus.subscribe(), |action| {
+    let (_answers_tx, answers) = mpsc::unbounded_channel();
+    run_loop(&mut terminal, &mut a, Sources { input: rx, engine: bus.subscribe(), answers }, |action| {
         actions.push(action.clone());
         action != Action::Quit
     })
@@ -699,7 +695,9 @@ async fn loop_renders_engine_events_while_streaming() {
         tokio::time::sleep(std::time::Duration::from_millis(40)).await;
         tx.send(Ok(ctrl('q'))).await.unwrap();
     });
-    run_loop(&mut terminal, &mut a, rx, rx_engine, |action| action != Action::Quit).await.unwrap();
+    let (_answers_tx, answers) = mpsc::unbounded_channel();
+    let sources = Sources { input: rx, engine: rx_engine, answers };
+    run_loop(&mut terminal, &mut a, sources, |action| action != Action::Quit).await.unwrap();
     assert!(terminal.backend().to_string().contains("streamed reply arrives"));
 }
 

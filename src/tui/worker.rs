@@ -2,10 +2,11 @@
 //! goes back to drawing; whatever comes of it arrives later as events on the bus.
 //!
 //! Messages are stored in arrival order by one task (so none is lost while a reply is being
-//! written) and answered in that order by another. Database reads for the audit and the side
-//! panes, and the fetch of the built-in models, run as their own tasks.
+//! written) and answered in that order by another. The fetch of the built-in models runs as
+//! its own task; the popups' database reads go through [`super::query`].
 
 use super::app::Action;
+use super::query::Queries;
 use crate::cognition::pipeline::Engine;
 use crate::config::Role;
 use crate::events::{ActiveModel, EngineEvent, EventBus, NoticeLevel};
@@ -20,11 +21,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OnceCell, mpsc};
 use tokio_util::sync::CancellationToken;
 
-/// Drift thoughts and uncertainties read at start.
-const STARTUP_ROWS: usize = 50;
-
 pub struct Worker {
     rt: Runtime,
+    /// The popups' reads (their answers go straight to the app, not on the bus).
+    queries: Queries,
     intake: mpsc::UnboundedSender<String>,
     /// The running turn's cancel token (Esc stops a streaming reply).
     current: Arc<Mutex<CancellationToken>>,
@@ -35,7 +35,7 @@ pub struct Worker {
 impl Worker {
     /// Start the engine (model probe, weights) right away so the first reply is not late,
     /// and read what the side panes show from the database.
-    pub fn start(rt: &Runtime) -> Worker {
+    pub fn start(rt: &Runtime, queries: Queries) -> Worker {
         let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<String>();
         let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<(String, String, String)>();
         let current = Arc::new(Mutex::new(CancellationToken::new()));
@@ -53,27 +53,6 @@ impl Worker {
                         missing_builtin_bytes: 0,
                     });
                 }
-            }
-        });
-
-        let rt_load = rt.clone();
-        tokio::spawn(async move {
-            let read = rt_load
-                .db
-                .call(|c| Ok((store::recent_drift(c, STARTUP_ROWS)?, store::open_uncertainties(c, STARTUP_ROWS)?)))
-                .await;
-            match read {
-                Ok((thoughts, items)) => {
-                    if !thoughts.is_empty() {
-                        rt_load.bus.emit(EngineEvent::DriftLoaded { thoughts });
-                    }
-                    if !items.is_empty() {
-                        rt_load.bus.emit(EngineEvent::UncertaintiesLoaded { items });
-                    }
-                }
-                Err(e) => rt_load
-                    .bus
-                    .notice(NoticeLevel::Warn, format!("could not read drift thoughts: {}", crate::describe(&e))),
             }
         });
 
@@ -118,7 +97,14 @@ impl Worker {
                 }
             }
         });
-        Worker { rt: rt.clone(), intake: intake_tx, current, engine, fetching: Arc::new(AtomicBool::new(false)) }
+        Worker {
+            rt: rt.clone(),
+            queries,
+            intake: intake_tx,
+            current,
+            engine,
+            fetching: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     /// Carry out an app action. Returns false to quit.
@@ -136,44 +122,10 @@ impl Worker {
                     c.cancel();
                 }
             }
-            Action::LoadAudit(mode) => {
-                let db = self.rt.db.clone();
-                tokio::spawn(async move {
-                    let filter = mode.map(|m| m.as_str());
-                    match db.call(move |c| store::audit_rows(c, super::audit::LIMIT, filter)).await {
-                        Ok(rows) => bus.emit(EngineEvent::AuditLoaded { mode, rows }),
-                        Err(e) => {
-                            bus.notice(NoticeLevel::Error, format!("could not read the audit: {}", crate::describe(&e)))
-                        }
-                    }
-                });
-            }
-            Action::LoadDecision(id) => {
-                let db = self.rt.db.clone();
-                tokio::spawn(async move {
-                    let key = id.clone();
-                    match db.call(move |c| store::routing_decision(c, &key)).await {
-                        Ok(record) => bus.emit(EngineEvent::AuditDetailLoaded { id, record: record.map(Box::new) }),
-                        Err(e) => bus.notice(
-                            NoticeLevel::Error,
-                            format!("could not read the decision: {}", crate::describe(&e)),
-                        ),
-                    }
-                });
-            }
+            Action::LoadAudit(mode) => self.queries.audit(mode),
+            Action::LoadDecision(id) => self.queries.decision(id),
             Action::FetchModels => self.fetch_models(),
-            Action::LoadMemory { layer, search } => {
-                let db = self.rt.db.clone();
-                tokio::spawn(async move {
-                    let q = search.clone();
-                    match db.call(move |c| store::list_layer(c, layer, q.as_deref(), super::memory::LIMIT)).await {
-                        Ok(rows) => bus.emit(EngineEvent::MemoryLoaded { layer, search, rows }),
-                        Err(e) => {
-                            bus.notice(NoticeLevel::Error, format!("could not read memories: {}", crate::describe(&e)))
-                        }
-                    }
-                });
-            }
+            Action::LoadMemory { layer, search } => self.queries.memory(layer, search),
             Action::ForgetMemory(id) => {
                 let db = self.rt.db.clone();
                 tokio::spawn(async move {

@@ -60,7 +60,7 @@ fn traits() -> Vec<MemoryRow> {
 }
 
 fn loaded(a: &mut App, layer: MemoryLayer, search: Option<&str>, rows: Vec<MemoryRow>) {
-    a.on_engine(&ev(5, EngineEvent::MemoryLoaded { layer, search: search.map(str::to_string), rows }));
+    a.on_view(ViewAnswer::Memory { layer, search: search.map(str::to_string), rows });
 }
 
 fn load(layer: MemoryLayer, search: Option<&str>) -> Option<Action> {

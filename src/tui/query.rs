@@ -1,0 +1,173 @@
+//! The popups' database reads, answered on their own worker→app channel.
+//!
+//! A read for the audit or the memory browser is a view of what is already stored, not
+//! something the mind did, so it stays off the event bus (which every subscriber and the
+//! session log receive, and which may drop events for a lagging reader). Each popup has one
+//! slot holding its latest request: typing a search quickly replaces the pending request
+//! instead of queueing a read per keystroke, and the answer to the newest request is never
+//! lost behind a burst of engine events.
+
+use crate::cognition::router::Mode;
+use crate::store::{self, AuditRow, DriftItem, MemoryLayer, MemoryRow, RoutingRecord, UncertaintyItem};
+use crate::store::{Db, StoreError};
+use std::future::Future;
+use tokio::sync::{mpsc, watch};
+
+/// Drift thoughts and uncertainties read when the TUI starts.
+const STARTUP_ROWS: usize = 50;
+
+/// An answer to one of the app's reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ViewAnswer {
+    /// Audit rows, newest first, for the filter `mode`.
+    Audit { mode: Option<Mode>, rows: Vec<AuditRow> },
+    /// One routing decision in full; `None` when it is not stored.
+    AuditDetail { id: String, record: Option<Box<RoutingRecord>> },
+    /// Rows of one memory layer; `search` is the filter they answer, so an answer to a search
+    /// the user has since changed can be told apart.
+    Memory { layer: MemoryLayer, search: Option<String>, rows: Vec<MemoryRow> },
+    /// Stored drift thoughts, newest first, read at start.
+    Drift { thoughts: Vec<DriftItem> },
+    /// Open uncertainties, most severe first, read at start.
+    Uncertainties { items: Vec<UncertaintyItem> },
+    /// A read failed; `what` names it for the status line ("the audit").
+    Failed { what: &'static str, error: String },
+}
+
+/// The request slots, one per popup. Sending replaces whatever request is still pending.
+pub struct Queries {
+    audit: watch::Sender<Option<Option<Mode>>>,
+    decision: watch::Sender<Option<String>>,
+    memory: watch::Sender<Option<(MemoryLayer, Option<String>)>>,
+}
+
+impl Queries {
+    /// Start one reader task per popup (and the start-up read of the side panes); answers
+    /// arrive on the returned receiver.
+    pub fn spawn(db: &Db) -> (Queries, mpsc::UnboundedReceiver<ViewAnswer>) {
+        let (answers, rx) = mpsc::unbounded_channel();
+        let (audit, audit_rx) = watch::channel(None);
+        let (decision, decision_rx) = watch::channel(None);
+        let (memory, memory_rx) = watch::channel(None);
+
+        serve(audit_rx, answers.clone(), db.clone(), |db, mode: Option<Mode>| async move {
+            let filter = mode.map(|m| m.as_str());
+            let rows = db.call(move |c| store::audit_rows(c, super::audit::LIMIT, filter)).await;
+            answer("the audit", rows.map(|rows| ViewAnswer::Audit { mode, rows }))
+        });
+        serve(decision_rx, answers.clone(), db.clone(), |db, id: String| async move {
+            let key = id.clone();
+            let record = db.call(move |c| store::routing_decision(c, &key)).await;
+            answer("the decision", record.map(|r| ViewAnswer::AuditDetail { id, record: r.map(Box::new) }))
+        });
+        serve(
+            memory_rx,
+            answers.clone(),
+            db.clone(),
+            |db, (layer, search): (MemoryLayer, Option<String>)| async move {
+                let q = search.clone();
+                let rows = db.call(move |c| store::list_layer(c, layer, q.as_deref(), super::memory::LIMIT)).await;
+                answer("memories", rows.map(|rows| ViewAnswer::Memory { layer, search, rows }))
+            },
+        );
+
+        let db = db.clone();
+        tokio::spawn(async move {
+            let read = db
+                .call(|c| Ok((store::recent_drift(c, STARTUP_ROWS)?, store::open_uncertainties(c, STARTUP_ROWS)?)))
+                .await;
+            match read {
+                Ok((thoughts, items)) => {
+                    if !thoughts.is_empty() {
+                        let _ = answers.send(ViewAnswer::Drift { thoughts });
+                    }
+                    if !items.is_empty() {
+                        let _ = answers.send(ViewAnswer::Uncertainties { items });
+                    }
+                }
+                Err(e) => {
+                    let _ = answers.send(answer_failed("drift thoughts", &e));
+                }
+            }
+        });
+        (Queries { audit, decision, memory }, rx)
+    }
+
+    pub fn audit(&self, mode: Option<Mode>) {
+        self.audit.send_replace(Some(mode));
+    }
+
+    pub fn decision(&self, id: String) {
+        self.decision.send_replace(Some(id));
+    }
+
+    pub fn memory(&self, layer: MemoryLayer, search: Option<String>) {
+        self.memory.send_replace(Some((layer, search)));
+    }
+}
+
+/// Answer the newest request in `slot` each time it changes, until the app is gone.
+fn serve<Q, F, Fut>(mut slot: watch::Receiver<Option<Q>>, answers: mpsc::UnboundedSender<ViewAnswer>, db: Db, read: F)
+where
+    Q: Clone + Send + Sync + 'static,
+    F: Fn(Db, Q) -> Fut + Send + 'static,
+    Fut: Future<Output = ViewAnswer> + Send,
+{
+    tokio::spawn(async move {
+        while slot.changed().await.is_ok() {
+            let Some(request) = slot.borrow_and_update().clone() else { continue };
+            if answers.send(read(db.clone(), request).await).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+fn answer(what: &'static str, read: Result<ViewAnswer, StoreError>) -> ViewAnswer {
+    read.unwrap_or_else(|e| answer_failed(what, &e))
+}
+
+fn answer_failed(what: &'static str, e: &StoreError) -> ViewAnswer {
+    ViewAnswer::Failed { what, error: crate::describe(e) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    async fn next(rx: &mut mpsc::UnboundedReceiver<ViewAnswer>) -> ViewAnswer {
+        match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+            Ok(Some(a)) => a,
+            other => panic!("no answer: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_searches_is_answered_for_the_latest_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("q.db")).unwrap();
+        let (q, mut rx) = Queries::spawn(&db);
+        for search in ["a", "ap", "app", "appl", "apple"] {
+            q.memory(MemoryLayer::Traits, Some(search.into()));
+        }
+        // The reader may have started on an early request before the burst replaced it, but
+        // the last answer is for the last search and nothing is answered twice for it.
+        let mut searches = Vec::new();
+        loop {
+            match next(&mut rx).await {
+                ViewAnswer::Memory { search, .. } => {
+                    let done = search.as_deref() == Some("apple");
+                    searches.push(search);
+                    if done {
+                        break;
+                    }
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(searches.len() <= 2, "coalesced, not one read per keystroke: {searches:?}");
+        q.audit(None);
+        assert!(matches!(next(&mut rx).await, ViewAnswer::Audit { mode: None, .. }));
+    }
+}
