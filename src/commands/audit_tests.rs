@@ -79,7 +79,7 @@ fn table_cuts_long_topics_and_dashes_missing_numbers() {
     r.tiebreaker_used = false;
     let got = table(&[entry(r, vec![])], &chrono::FixedOffset::east_opt(3600).unwrap());
     let line = got.lines().nth(1).unwrap();
-    assert_eq!(line, "1970-01-01 01:00:00  a-topic-name-much-long…  RESPOND           - no          -  ");
+    assert_eq!(line, "1970-01-01 01:00:00  a-topic-name-much-longe… RESPOND           - no          -  ");
 }
 
 #[test]
@@ -100,7 +100,8 @@ fn read_attaches_iterations_to_act_decisions_only() {
     let repo = RoutingRepo(&conn);
     let mut act = record("ACT", None, None);
     act.created_at = 200;
-    let respond = record("RESPOND", None, None);
+    let mut respond = record("RESPOND", None, None);
+    respond.created_at = 100;
     repo.insert(&act).unwrap();
     repo.insert(&respond).unwrap();
     conn.execute(
