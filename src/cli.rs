@@ -1,6 +1,8 @@
 //! Command-line interface. `chalie-tui` alone opens the TUI.
 
-use clap::{Args, Parser, Subcommand};
+use crate::cognition::router::Mode;
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -83,9 +85,9 @@ pub struct AuditArgs {
     /// How many decisions to show
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
-    /// Only decisions that delivered this mode
-    #[arg(long, value_name = "MODE")]
-    pub mode: Option<String>,
+    /// Only decisions that delivered this mode (any case)
+    #[arg(long, value_name = "MODE", value_enum, ignore_case = true)]
+    pub mode: Option<Mode>,
 }
 
 #[derive(Debug, Args)]
@@ -119,50 +121,14 @@ pub enum MemoryAction {
     },
 }
 
-/// `memory KIND` as an aligned table: typed id, reliability, confidence, date, a per-layer
-/// note and the text cut to `width` columns. Times in `offset`.
-pub fn memory_table(rows: &[crate::store::MemoryRow], offset: chrono::FixedOffset, width: usize) -> String {
-    let date = |ts: i64| {
-        chrono::DateTime::from_timestamp(ts, 0)
-            .map(|t| t.with_timezone(&offset).format("%Y-%m-%d %H:%M").to_string())
-            .unwrap_or_default()
-    };
-    let cells: Vec<[String; 5]> = rows
-        .iter()
-        .map(|r| {
-            [
-                r.id.to_string(),
-                r.reliability.clone().unwrap_or_else(|| "-".into()),
-                r.confidence.map_or("-".into(), |c| format!("{c:.2}")),
-                date(r.created_at),
-                r.note(),
-            ]
-        })
-        .collect();
-    let head = ["id", "reliability", "conf", "created", "note"];
-    let w: Vec<usize> =
-        (0..5).map(|i| cells.iter().map(|c| c[i].chars().count()).chain([head[i].len()]).max().unwrap_or(0)).collect();
-    let line = |c: [&str; 5], text: &str| {
-        let mut fixed = String::new();
-        for (i, cell) in c.iter().enumerate() {
-            // Confidence is a number: right-aligned; the rest read left to right.
-            let pad = w[i].saturating_sub(cell.chars().count());
-            let (l, r) = if i == 2 { (pad, 0) } else { (0, pad) };
-            fixed.push_str(&format!("{}{cell}{}  ", " ".repeat(l), " ".repeat(r)));
-        }
-        let room = width.saturating_sub(fixed.chars().count()).max(20);
-        let text: String = if text.chars().count() > room {
-            text.chars().take(room - 1).chain(['…']).collect()
-        } else {
-            text.to_string()
-        };
-        format!("{fixed}{text}").trim_end().to_string()
-    };
-    let mut out = line(head, "text");
-    for (c, r) in cells.iter().zip(rows) {
-        out.push('\n');
-        let text = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
-        out.push_str(&line([&c[0], &c[1], &c[2], &c[3], &c[4]], &text));
+/// `--mode` takes a mode by the name the audit prints and the database stores, so what a
+/// person reads in the table is what they can filter on.
+impl ValueEnum for Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Mode::ALL
     }
-    out
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
 }

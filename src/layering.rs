@@ -30,9 +30,11 @@ const LAYERS: &[(&str, u8)] = &[
     ("memory", 6),
     ("cognition", 7),
     ("runtime", 8),
-    ("commands", 9),
-    ("cli", 9),
-    ("tui", 10),
+    ("tui", 9),
+    // The command-line front-end: argument types, then one module per subcommand (the default
+    // one runs the TUI).
+    ("cli", 10),
+    ("commands", 11),
 ];
 
 /// The top-level module a file under src/ belongs to (`None` for lib.rs and main.rs).

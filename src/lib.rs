@@ -6,6 +6,7 @@
 pub mod background;
 pub mod cli;
 pub mod cognition;
+pub mod commands;
 pub mod config;
 pub mod events;
 #[cfg(test)]

@@ -1,12 +1,16 @@
 //! Wiring: the pieces every front-end (TUI, `ask`, `audit`) shares.
 
 use crate::cognition::pipeline::{Engine, TurnReport};
+use crate::cognition::router::overrides::{self, OverrideError};
 use crate::config::{Config, Paths, ProcessEnv, Role};
-use crate::events::{EngineEvent, EventBus, NoticeLevel};
+use crate::events::{ActiveModel, EngineEvent, EventBus, NoticeLevel};
+use crate::llm::local::fetch::{self, ModelFile};
+use crate::llm::local::{CHAT_MODEL, EMBED_MODEL};
 use crate::llm::{Llm, resolve};
 use crate::session::{Header, SessionWriter, spawn_writer};
 use crate::store::{ChatRepo, Db, JobsRepo, StoreError};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -15,6 +19,15 @@ use tokio_util::sync::CancellationToken;
 
 /// How long `ask` waits for its turn's memory encoding before exiting anyway.
 pub const ENCODE_WAIT: Duration = Duration::from_secs(10);
+
+/// Why the config's `[router.weights]` could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum WeightsError {
+    #[error("cannot apply [router.weights] from the config")]
+    Apply(#[from] OverrideError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// A started program: configuration, database thread, event bus and session log.
 /// Cloning is cheap: the database and bus are shared handles.
@@ -49,6 +62,48 @@ impl Runtime {
         }
         let engine_llm = Arc::new(watch::Sender::new(None));
         Ok(Runtime { paths, config, db, bus, session_log, writer, engine_llm })
+    }
+
+    /// Store the config's `[router.weights]` as the weights version the engine will load, or
+    /// take a removed override back out. The engine reads the newest version when it starts,
+    /// so call this before [`Runtime::start_engine`]. Returns the version stored, if any.
+    pub fn apply_router_weights(&self) -> Result<Option<u32>, WeightsError> {
+        let weights: BTreeMap<String, f64> =
+            self.config.router_weights.iter().map(|(k, v)| (k.clone(), v.value.0)).collect();
+        let stored = self.db.call_blocking(move |c| Ok(overrides::apply(c, &weights)))??;
+        if let Some(version) = stored {
+            tracing::info!(version, "router weights from the config stored");
+        }
+        Ok(stored)
+    }
+
+    /// Say on the bus what each role calls and which built-in model files those roles still
+    /// lack: the TUI's setup line reads it, and the session log keeps it so a rerun knows
+    /// which roles were the built-in models (that decides `auto` settings).
+    pub fn announce_models(&self, llm: &Llm) {
+        let roles: Vec<ActiveModel> = Role::ALL
+            .into_iter()
+            .filter_map(|role| {
+                llm.route(role).map(|r| ActiveModel {
+                    role,
+                    model: format!("{}/{}", r.provider.name(), r.model),
+                    builtin: r.builtin,
+                })
+            })
+            .collect();
+        let missing = missing_model_files(&self.paths.models_dir, Some(&builtin_models(llm)));
+        let mut names: Vec<String> = Vec::new();
+        for f in &missing {
+            let name = display_name(f.model);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        self.bus.emit(EngineEvent::ModelsResolved {
+            roles,
+            missing_builtin: names,
+            missing_builtin_bytes: missing.iter().map(|f| f.size).sum(),
+        });
     }
 
     /// Take in a user message: it is stored and announced before any processing, so
@@ -181,5 +236,32 @@ impl Runtime {
                 tracing::warn!("session log writer still busy at exit");
             }
         }
+    }
+}
+
+/// The built-in model names the routed roles use, each once.
+pub fn builtin_models(llm: &Llm) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for role in Role::ALL {
+        if let Some(r) = llm.route(role).filter(|r| r.builtin)
+            && !out.contains(&r.model)
+        {
+            out.push(r.model.clone());
+        }
+    }
+    out
+}
+
+/// Missing files of the `needed` models (all built-in models when unknown).
+pub fn missing_model_files(dir: &Path, needed: Option<&[String]>) -> Vec<ModelFile> {
+    fetch::missing(dir).into_iter().filter(|f| needed.is_none_or(|n| n.iter().any(|m| m == f.model))).copied().collect()
+}
+
+/// What a person reads for a built-in model: its published name and its job.
+fn display_name(model: &str) -> String {
+    match model {
+        CHAT_MODEL => "SmolLM2-135M-Instruct (chat)".into(),
+        EMBED_MODEL => "all-MiniLM-L6-v2 (embeddings)".into(),
+        other => other.to_string(),
     }
 }

@@ -15,9 +15,9 @@ use crate::config::{Config, Paths, ProviderKind, Role};
 use crate::events::EngineEvent;
 use crate::llm::replay::{ReplayBook, ReplayProvider, ReplayStats};
 use crate::llm::{Llm, Route};
-use crate::runtime::{ENCODE_WAIT, Runtime};
+use crate::runtime::{ENCODE_WAIT, Runtime, WeightsError};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +32,15 @@ pub enum RerunError {
     Store(#[from] crate::store::StoreError),
     #[error("the engine failed on turn {turn}")]
     Engine { turn: usize, source: crate::cognition::pipeline::EngineError },
+}
+
+impl From<WeightsError> for RerunError {
+    fn from(e: WeightsError) -> Self {
+        match e {
+            WeightsError::Apply(e) => RerunError::Weights(e),
+            WeightsError::Store(e) => RerunError::Store(e),
+        }
+    }
 }
 
 /// One turn rerun: what the log recorded beside what the engine decides now.
@@ -73,11 +82,9 @@ impl Rerun {
             models_dir: scratch.join("models"),
         };
         let start_err = |reason: String| RerunError::Start { dir: scratch.clone(), reason };
-        let weights: BTreeMap<String, f64> =
-            config.router_weights.iter().map(|(k, v)| (k.clone(), v.value.0)).collect();
         let builtin = recorded_builtin(log, &config);
         let rt = Runtime::start(paths, config).map_err(|e| start_err(format!("{e:#}")))?;
-        let applied = rt.db.call_blocking(move |c| Ok(overrides::apply(c, &weights)));
+        let applied = rt.apply_router_weights();
         let rerun = Rerun {
             book: Arc::new(ReplayBook::from_events(events(log))),
             turns: recorded_turns(log),
@@ -85,13 +92,13 @@ impl Rerun {
             scratch,
             builtin,
         };
-        let failed = match applied {
-            Ok(Ok(_)) => return Ok(rerun),
-            Ok(Err(e)) => RerunError::from(e),
-            Err(e) => RerunError::from(e),
-        };
-        rerun.finish();
-        Err(failed)
+        match applied {
+            Ok(_) => Ok(rerun),
+            Err(e) => {
+                rerun.finish();
+                Err(e.into())
+            }
+        }
     }
 
     pub fn turns(&self) -> &[RecordedTurn] {

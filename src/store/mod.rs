@@ -30,7 +30,7 @@ pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_del
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
-pub use routing::{RoutingRecord, RoutingRepo};
+pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
 pub use turn::*;
 pub use ui::*;
 pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};

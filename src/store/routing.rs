@@ -35,6 +35,21 @@ pub struct RoutingRecord {
     pub created_at: i64,
 }
 
+/// One ACT iteration of an exchange, as `audit` shows it and `audit --json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActIteration {
+    pub iteration: i64,
+    /// Which planner made this iteration's plan.
+    pub planner: String,
+    /// The actions the plan ran, as they were logged.
+    pub actions: Vec<Value>,
+    pub results: Option<Value>,
+    pub ms: f64,
+    pub fatigue: f64,
+    /// Why the loop stopped after this iteration, on the last one.
+    pub termination: Option<String>,
+}
+
 pub struct RoutingRepo<'c>(pub &'c Connection);
 
 const COLUMNS: &str = "id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
@@ -125,7 +140,7 @@ impl RoutingRepo<'_> {
 
     /// The ACT iterations of an exchange, in order: which planner made each plan, the actions,
     /// their results and why the loop stopped (the audit's answer to "who planned this?").
-    pub fn act_iterations(&self, exchange_id: &str) -> Result<Vec<Value>, StoreError> {
+    pub fn act_iterations(&self, exchange_id: &str) -> Result<Vec<ActIteration>, StoreError> {
         let mut stmt = self.0.prepare_cached(
             "SELECT iteration_number, planner, actions_executed, action_results, execution_time_ms, fatigue,
                     termination_reason
@@ -145,15 +160,15 @@ impl RoutingRepo<'_> {
         let mut out = Vec::new();
         for row in rows {
             let (iteration, planner, actions, results, ms, fatigue, termination) = row?;
-            out.push(serde_json::json!({
-                "iteration": iteration,
-                "planner": planner,
-                "actions": serde_json::from_str::<Value>(&actions)?,
-                "results": results.map(|r| serde_json::from_str::<Value>(&r)).transpose()?,
-                "ms": ms,
-                "fatigue": fatigue,
-                "termination": termination,
-            }));
+            out.push(ActIteration {
+                iteration,
+                planner,
+                actions: serde_json::from_str(&actions)?,
+                results: results.map(|r| serde_json::from_str::<Value>(&r)).transpose()?,
+                ms,
+                fatigue,
+                termination,
+            });
         }
         Ok(out)
     }

@@ -8,12 +8,9 @@
 use super::app::Action;
 use super::query::Queries;
 use crate::cognition::pipeline::Engine;
-use crate::config::Role;
-use crate::events::{ActiveModel, EngineEvent, EventBus, NoticeLevel};
-use crate::llm::Llm;
+use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::local::fetch::{self, FetchProgress, ModelFile};
-use crate::llm::local::{CHAT_MODEL, EMBED_MODEL};
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, builtin_models, missing_model_files};
 use crate::store;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,7 +41,7 @@ impl Worker {
         let (rt_init, cell) = (rt.clone(), engine.clone());
         tokio::spawn(async move {
             match cell.get_or_try_init(|| rt_init.start_engine()).await {
-                Ok(engine) => announce_models(&rt_init, engine.llm()),
+                Ok(engine) => rt_init.announce_models(engine.llm()),
                 Err(e) => {
                     rt_init.bus.notice(NoticeLevel::Error, format!("cannot start the engine: {e:#}"));
                     rt_init.bus.emit(EngineEvent::ModelsResolved {
@@ -151,7 +148,7 @@ impl Worker {
         let flag = self.fetching.clone();
         tokio::spawn(async move {
             let result = tokio::task::spawn_blocking(move || {
-                let files = missing_files(&dir, needed.as_deref());
+                let files = missing_model_files(&dir, needed.as_deref());
                 fetch_with_events(&fetch::Fetcher::default(), &files, &dir, &bus);
             })
             .await;
@@ -161,60 +158,6 @@ impl Worker {
             flag.store(false, Ordering::SeqCst);
         });
     }
-}
-
-/// Tell the UI what each role calls and which built-in files those roles still need.
-fn announce_models(rt: &Runtime, llm: &Llm) {
-    let roles: Vec<ActiveModel> = Role::ALL
-        .iter()
-        .filter_map(|&role| {
-            llm.route(role).map(|r| ActiveModel {
-                role,
-                model: format!("{}/{}", r.provider.name(), r.model),
-                builtin: r.builtin,
-            })
-        })
-        .collect();
-    let needed = builtin_models(llm);
-    let missing = missing_files(&rt.paths.models_dir, Some(&needed));
-    let mut names: Vec<String> = Vec::new();
-    for f in &missing {
-        let name = display_name(f.model);
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    rt.bus.emit(EngineEvent::ModelsResolved {
-        roles,
-        missing_builtin: names,
-        missing_builtin_bytes: missing.iter().map(|f| f.size).sum(),
-    });
-}
-
-/// The built-in model names the routed roles use.
-fn builtin_models(llm: &Llm) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for role in Role::ALL {
-        if let Some(r) = llm.route(role).filter(|r| r.builtin)
-            && !out.contains(&r.model)
-        {
-            out.push(r.model.clone());
-        }
-    }
-    out
-}
-
-fn display_name(model: &str) -> String {
-    match model {
-        CHAT_MODEL => "SmolLM2-135M-Instruct (chat)".into(),
-        EMBED_MODEL => "all-MiniLM-L6-v2 (embeddings)".into(),
-        other => other.to_string(),
-    }
-}
-
-/// Missing files of the `needed` models (all built-in models when unknown).
-fn missing_files(dir: &Path, needed: Option<&[String]>) -> Vec<ModelFile> {
-    fetch::missing(dir).into_iter().filter(|f| needed.is_none_or(|n| n.iter().any(|m| m == f.model))).copied().collect()
 }
 
 /// Fetch `files`, reporting progress as `ModelFetch` events (at most one per percent and

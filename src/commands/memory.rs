@@ -1,0 +1,93 @@
+//! `chalie-tui memory KIND` lists one memory layer (optionally searched); `memory forget ID`
+//! deletes one memory for good and records the deletion.
+
+use crate::cli::{MemoryAction, MemoryArgs};
+use crate::config::Paths;
+use crate::store::{self, MemoryId, MemoryRow};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
+    let mut conn = store::open(&paths.db_file)?;
+    if let Some(MemoryAction::Forget { id, json }) = args.action {
+        let id: MemoryId = id.parse()?;
+        let f = store::forget(&mut conn, id)?;
+        if json {
+            println!("{}", serde_json::to_string(&f)?);
+        } else {
+            let what = ["gist", "trait_value", "name", "content", "value", "message"]
+                .iter()
+                .find_map(|k| f.snapshot.get(*k).and_then(|v| v.as_str()))
+                .unwrap_or_default();
+            println!("Forgot {} ({}); recorded as deletion #{}.", f.id, super::truncate(what, 60), f.deletion_id);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(kind) = args.kind else { anyhow::bail!("name a layer to list, or `memory forget ID`") };
+    let rows = store::list_layer(&conn, kind, args.search.as_deref(), args.limit)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&rows)?);
+    } else if rows.is_empty() {
+        match &args.search {
+            Some(q) => println!("No {} mention \"{q}\".", kind.title().to_lowercase()),
+            None => println!("Nothing stored in this layer yet."),
+        }
+    } else {
+        // A pipe or file gets whole lines; a terminal gets lines cut to its width.
+        let width = if std::io::stdout().is_terminal() {
+            crossterm::terminal::size().map_or(120, |(w, _)| usize::from(w))
+        } else {
+            usize::MAX
+        };
+        println!("{}", memory_table(&rows, *chrono::Local::now().offset(), width));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memory KIND` as an aligned table: typed id, reliability, confidence, date, a per-layer
+/// note and the text cut to `width` columns. Times in `offset`.
+pub fn memory_table(rows: &[MemoryRow], offset: chrono::FixedOffset, width: usize) -> String {
+    let date = |ts: i64| {
+        chrono::DateTime::from_timestamp(ts, 0)
+            .map(|t| t.with_timezone(&offset).format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default()
+    };
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.id.to_string(),
+                r.reliability.clone().unwrap_or_else(|| "-".into()),
+                r.confidence.map_or("-".into(), |c| format!("{c:.2}")),
+                date(r.created_at),
+                r.note(),
+            ]
+        })
+        .collect();
+    let head = ["id", "reliability", "conf", "created", "note"];
+    let w: Vec<usize> =
+        (0..5).map(|i| cells.iter().map(|c| c[i].chars().count()).chain([head[i].len()]).max().unwrap_or(0)).collect();
+    let line = |c: [&str; 5], text: &str| {
+        let mut fixed = String::new();
+        for (i, cell) in c.iter().enumerate() {
+            // Confidence is a number: right-aligned; the rest read left to right.
+            let pad = w[i].saturating_sub(cell.chars().count());
+            let (l, r) = if i == 2 { (pad, 0) } else { (0, pad) };
+            fixed.push_str(&format!("{}{cell}{}  ", " ".repeat(l), " ".repeat(r)));
+        }
+        let room = width.saturating_sub(fixed.chars().count()).max(20);
+        let text: String = if text.chars().count() > room {
+            text.chars().take(room - 1).chain(['…']).collect()
+        } else {
+            text.to_string()
+        };
+        format!("{fixed}{text}").trim_end().to_string()
+    };
+    let mut out = line(head, "text");
+    for (c, r) in cells.iter().zip(rows) {
+        out.push('\n');
+        let text = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push_str(&line([&c[0], &c[1], &c[2], &c[3], &c[4]], &text));
+    }
+    out
+}

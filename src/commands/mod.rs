@@ -1,0 +1,38 @@
+//! One module per `chalie-tui` subcommand. The binary parses the arguments and hands each
+//! command here; the steps several commands share (opening the database, storing the
+//! router weights, starting the engine) live on [`crate::runtime::Runtime`].
+//!
+//! Commands are front-ends like the TUI: they print, and return `anyhow::Result` so the
+//! binary can map a [`crate::config::ConfigError`] to exit code 2 and anything else to 1.
+
+pub mod ask;
+pub mod audit;
+pub mod chat;
+pub mod memory;
+pub mod models;
+pub mod replay;
+pub mod rerun;
+pub mod version;
+
+use crate::config::{Config, ConfigError, Env, Paths};
+
+/// The owners' checks of the config's raw values: key bindings by the TUI's key map, router
+/// weights by the router (config sits below both and cannot tell their names from typos).
+pub const CONFIG_CHECKS: &[crate::config::Check] =
+    &[crate::tui::keymap::check_config, crate::cognition::router::config_check::check_config];
+
+/// The effective config, with every owner's check passed: what every command runs on.
+pub fn load_config(paths: &Paths, env: &dyn Env) -> Result<Config, ConfigError> {
+    Config::load(paths, env).and_then(|c| c.checked(CONFIG_CHECKS))
+}
+
+/// The async runtime a command runs its engine on. Built per command, after the
+/// synchronous setup, so nothing async exists before it is needed.
+fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+/// `s` cut to `n` characters, the last one an ellipsis when anything was cut.
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n.saturating_sub(1)).chain(['…']).collect() }
+}

@@ -1,0 +1,42 @@
+//! `chalie-tui --replay LOG [--rerun] [--headless]`: play a recorded session back in the
+//! TUI, print its turns as JSON, or rerun it through today's engine ([`super::rerun`]).
+//! Whatever of the log can be read is replayed; what cannot is reported once on stderr.
+
+use crate::config::Config;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// At most this many unreadable lines are named; the rest are counted.
+const SHOWN: usize = 10;
+
+pub fn run(config: Config, path: &Path, rerun: bool, headless: bool) -> anyhow::Result<ExitCode> {
+    let log = crate::session::read_log(path)?;
+    for w in log.warnings.iter().take(SHOWN) {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    if log.warnings.len() > SHOWN {
+        eprintln!(
+            "warning: {}: {} more lines were skipped or not understood",
+            path.display(),
+            log.warnings.len() - SHOWN
+        );
+    }
+    if rerun {
+        return super::rerun::run(&log, config, headless);
+    }
+    if headless {
+        for t in crate::session::recorded_turns(&log) {
+            let line = serde_json::json!({
+                "turn": t.turn, "text": t.text, "recorded_mode": t.mode, "scores": t.scores, "reply": t.reply,
+            });
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let overrides: BTreeMap<String, Vec<String>> =
+        config.keys.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
+    let runtime = super::tokio_runtime()?;
+    runtime.block_on(crate::tui::replay::run(log, &path.display().to_string(), &overrides))?;
+    Ok(ExitCode::SUCCESS)
+}

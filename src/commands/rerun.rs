@@ -1,0 +1,52 @@
+//! `--replay LOG --rerun`: the recorded messages through the current engine (see
+//! [`crate::session::Rerun`]), one line per turn marking where routing now differs, or one
+//! JSON object per turn with `--headless`, and a summary of how the model calls were answered.
+
+use crate::config::Config;
+use crate::session::{Rerun, RerunTurn, SessionLog};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+pub fn run(log: &SessionLog, config: Config, headless: bool) -> anyhow::Result<ExitCode> {
+    let rerun = Rerun::prepare(log, config, &std::env::temp_dir())?;
+    let color = !headless && std::io::stdout().is_terminal();
+    if !headless {
+        println!("{:>4}  {:<11}    {:<11}  message", "turn", "recorded", "now");
+    }
+    let runtime = super::tokio_runtime()?;
+    let result = runtime.block_on(rerun.run(|t| {
+        // Each turn is printed as soon as it is ready: a long rerun shows progress.
+        let mut out = std::io::stdout().lock();
+        let written = if headless {
+            serde_json::to_string(t).map_err(std::io::Error::other).and_then(|line| writeln!(out, "{line}"))
+        } else {
+            let row = row(t);
+            if t.differs && color { writeln!(out, "\x1b[1;7m{row}\x1b[0m") } else { writeln!(out, "{row}") }
+        };
+        if let Err(e) = written.and_then(|()| out.flush()) {
+            tracing::warn!("cannot print a rerun turn: {e}");
+        }
+    }));
+    drop(runtime);
+    let stats = rerun.stats();
+    let (recorded, unused) = (rerun.recorded_calls(), rerun.unused_calls());
+    rerun.finish();
+    let turns = result?;
+    let differ = turns.iter().filter(|t| t.differs).count();
+    eprintln!(
+        "rerun: {} turn(s), {differ} with different routing; model calls answered from the log: {} by prompt, \
+         {} by order, {} had no recording; {unused} of {recorded} recorded calls unused",
+        turns.len(),
+        stats.exact,
+        stats.by_order,
+        stats.missing
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One table line: turn, recorded mode, a `≠` where the mode changed, the mode now, message.
+fn row(t: &RerunTurn) -> String {
+    let recorded = t.recorded_mode.map_or("-", |m| m.as_str());
+    let mark = if t.differs { "≠" } else { " " };
+    format!("{:>4}  {recorded:<11} {mark}  {:<11}  {}", t.turn, t.mode.as_str(), super::truncate(&t.text, 60))
+}
