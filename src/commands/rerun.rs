@@ -1,9 +1,10 @@
 //! `--replay LOG --rerun`: the recorded messages through the current engine (see
-//! [`crate::session::Rerun`]), one line per turn marking where routing now differs, or one
+//! [`crate::runtime::rerun::Rerun`]), one line per turn marking where routing now differs, or one
 //! JSON object per turn with `--headless`, and a summary of how the model calls were answered.
 
 use crate::config::Config;
-use crate::session::{Rerun, RerunTurn, SessionLog};
+use crate::runtime::rerun::{Rerun, RerunTurn};
+use crate::session::SessionLog;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 

@@ -5,13 +5,11 @@
 //! line being written, and the reader skips a torn last line with a warning.
 
 mod reader;
-pub mod rerun;
 mod turns;
 mod writer;
 
 pub use crate::events::PackedVectors;
 pub use reader::{LogEntry, SessionLog, parse_log, read_log};
-pub use rerun::{Rerun, RerunError, RerunTurn};
 pub use turns::{RecordedTurn, recorded_turns};
 pub use writer::{SessionWriter, spawn_writer};
 

@@ -1,5 +1,7 @@
 //! Wiring: the pieces every front-end (TUI, `ask`, `audit`) shares.
 
+pub mod rerun;
+
 use crate::cognition::pipeline::{Engine, TurnReport};
 use crate::cognition::router::overrides::{self, OverrideError};
 use crate::config::{Config, Paths, ProcessEnv, Role};

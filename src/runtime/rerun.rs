@@ -6,8 +6,7 @@
 //! the memory the next turn routes on is built the same way. Routing uses the current config's
 //! `[router.weights]` over the built-in weights: a changed weight shows as differing turns.
 
-use super::turns::{RecordedTurn, recorded_turns};
-use super::{LogEntry, SessionLog};
+use super::{ENCODE_WAIT, Runtime, WeightsError};
 use crate::cognition::pipeline::Engine;
 use crate::cognition::router::overrides;
 use crate::cognition::router::{Mode, ModeScores};
@@ -15,7 +14,7 @@ use crate::config::{Config, Paths, ProviderKind, Role};
 use crate::events::EngineEvent;
 use crate::llm::replay::{ReplayBook, ReplayProvider, ReplayStats};
 use crate::llm::{Llm, Route};
-use crate::runtime::{ENCODE_WAIT, Runtime, WeightsError};
+use crate::session::{LogEntry, RecordedTurn, SessionLog, recorded_turns};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
