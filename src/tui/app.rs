@@ -487,8 +487,7 @@ impl App {
             EngineEvent::Routed { exchange_id, mode, router, topic, fallbacks, .. } => {
                 self.chat.set_mode(exchange_id, *mode);
                 if *mode == Mode::Act {
-                    let unavailable = fallbacks.iter().any(|f| f == "act_loop_unavailable");
-                    self.act.start(exchange_id, &topic.name, unavailable);
+                    self.act.start(exchange_id, &topic.name);
                 }
                 self.routing.latest = Some(Decision {
                     exchange_id: exchange_id.clone(),
