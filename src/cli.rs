@@ -151,11 +151,7 @@ pub fn memory_table(rows: &[crate::store::MemoryRow], offset: chrono::FixedOffse
             fixed.push_str(&format!("{}{cell}{}  ", " ".repeat(l), " ".repeat(r)));
         }
         let room = width.saturating_sub(fixed.chars().count()).max(20);
-        let text: String = if text.chars().count() > room {
-            text.chars().take(room - 1).chain(['…']).collect()
-        } else {
-            text.to_string()
-        };
+        let text = crate::text::clip::clip(text, room);
         format!("{fixed}{text}").trim_end().to_string()
     };
     let mut out = line(head, "text");

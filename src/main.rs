@@ -9,6 +9,7 @@ use chalie::llm::local::fetch;
 use chalie::llm::resolve::{self, Selection};
 use chalie::runtime::Runtime;
 use chalie::store::{self, RoutingRepo};
+use chalie::text::clip::clip;
 use clap::Parser;
 use std::io::Read;
 use std::process::ExitCode;
@@ -267,7 +268,7 @@ fn audit(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
         println!(
             "{:<20} {:<24} {:<12} {:>6} {:<4} {:>8}  {}",
             time,
-            truncate(&r.topic, 24),
+            clip(&r.topic, 24),
             r.selected_mode,
             r.router_confidence.map_or("-".into(), |c| format!("{c:.2}")),
             if r.tiebreaker_used { "yes" } else { "no" },
@@ -290,7 +291,7 @@ fn memory(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .find_map(|k| f.snapshot.get(*k).and_then(|v| v.as_str()))
                 .unwrap_or_default();
-            println!("Forgot {} ({}); recorded as deletion #{}.", f.id, truncate(what, 60), f.deletion_id);
+            println!("Forgot {} ({}); recorded as deletion #{}.", f.id, clip(what, 60), f.deletion_id);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -313,10 +314,6 @@ fn memory(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         println!("{}", chalie::cli::memory_table(&rows, *chrono::Local::now().offset(), width));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).chain(['…']).collect() }
 }
 
 /// `--replay LOG [--rerun] [--headless]`. Whatever of the log can be read is replayed; what
@@ -368,8 +365,7 @@ fn rerun_log(log: &chalie::session::SessionLog, config: Config, headless: bool) 
         } else {
             let recorded = t.recorded_mode.map_or("-", |m| m.as_str());
             let mark = if t.differs { "≠" } else { " " };
-            let row =
-                format!("{:>4}  {recorded:<11} {mark}  {:<11}  {}", t.turn, t.mode.as_str(), truncate(&t.text, 60));
+            let row = format!("{:>4}  {recorded:<11} {mark}  {:<11}  {}", t.turn, t.mode.as_str(), clip(&t.text, 60));
             if t.differs && color { writeln!(out, "\x1b[1;7m{row}\x1b[0m") } else { writeln!(out, "{row}") }
         };
         if let Err(e) = written.and_then(|()| out.flush()) {
