@@ -15,6 +15,7 @@ use super::panes::act::{ActPane, Iteration};
 use super::panes::drift::DriftPane;
 use super::panes::routing::{Decision, RoutingPane};
 use super::panes::uncertainties::UncertaintiesPane;
+use super::scroll;
 use super::setup::{Places, Setup};
 use super::status::Status;
 use super::view::{self, Areas};
@@ -363,30 +364,15 @@ impl App {
 
     /// Scroll whatever the context points at.
     fn scroll(&mut self, cmd: Command, ctx: Context) {
-        let page = |visible: u16| i32::from(visible.saturating_sub(1).max(1));
         match ctx {
             Context::Help => {
                 if let Some(h) = &mut self.help {
-                    match cmd {
-                        Command::Up => h.scroll.by(-1),
-                        Command::Down => h.scroll.by(1),
-                        Command::PageUp => h.scroll.by(-page(h.scroll.visible)),
-                        Command::PageDown => h.scroll.by(page(h.scroll.visible)),
-                        Command::Top => h.scroll.to_top(),
-                        _ => h.scroll.to_bottom(),
-                    }
+                    scroll::apply(&mut h.scroll, cmd);
                 }
             }
             Context::Audit | Context::Detail => {
                 if let Some(a) = &mut self.audit {
-                    match cmd {
-                        Command::Up => a.up(1),
-                        Command::Down => a.down(1),
-                        Command::PageUp => a.up(a.page()),
-                        Command::PageDown => a.down(a.page()),
-                        Command::Top => a.home(),
-                        _ => a.end(),
-                    }
+                    scroll::apply(a, cmd);
                 }
             }
             // The memory browser scrolls itself (see `run`).
@@ -403,15 +389,7 @@ impl App {
 
     fn scroll_focus(&mut self, focus: Focus, cmd: Command) {
         if focus == Focus::Chat || focus == Focus::Input {
-            let page = self.chat.page();
-            match cmd {
-                Command::Up => self.chat.scroll_by(1),
-                Command::Down => self.chat.scroll_by(-1),
-                Command::PageUp => self.chat.scroll_by(page),
-                Command::PageDown => self.chat.scroll_by(-page),
-                Command::Top => self.chat.to_top(),
-                _ => self.chat.to_bottom(),
-            }
+            scroll::apply(&mut self.chat, cmd);
             return;
         }
         let s = match focus {
@@ -420,15 +398,7 @@ impl App {
             Focus::Drift => &mut self.drift.scroll,
             _ => &mut self.uncertainties.scroll,
         };
-        let page = i32::from(s.visible.saturating_sub(1).max(1));
-        match cmd {
-            Command::Up => s.by(-1),
-            Command::Down => s.by(1),
-            Command::PageUp => s.by(-page),
-            Command::PageDown => s.by(page),
-            Command::Top => s.to_top(),
-            _ => s.to_bottom(),
-        }
+        scroll::apply(s, cmd);
     }
 
     /// The component under the mouse.

@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod memory;
 pub mod panes;
 pub mod replay;
+pub mod scroll;
 pub mod setup;
 pub mod status;
 mod theme;
