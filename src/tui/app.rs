@@ -6,7 +6,7 @@
 //! app (the loop in `tui::run`) performs it. Engine events update the components the same way.
 
 use super::audit::{self, Audit};
-use super::chat::{Chat, Role};
+use super::chat::Chat;
 use super::help::Help;
 use super::input::Input;
 use super::keymap::{Command, Context, Focus, Keymap};
@@ -21,6 +21,7 @@ use super::status::Status;
 use super::view::{self, Areas};
 use crate::cognition::router::Mode;
 use crate::events::{ActiveModel, EngineEvent, NoticeLevel, Stamped};
+use crate::llm::ChatRole;
 use chrono::{FixedOffset, Offset, Utc};
 use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
 use ratatui::layout::{Position, Rect};
@@ -486,7 +487,7 @@ impl App {
             }
             EngineEvent::ReminderFired { message, due_at, late, .. } => {
                 let when = if *late { format!("was due {due_at}") } else { format!("due {due_at}") };
-                self.chat.push(Role::System, &format!("⏰ Reminder: {message} ({when})"), at);
+                self.chat.push(ChatRole::System, &format!("⏰ Reminder: {message} ({when})"), at);
             }
             EngineEvent::LlmCost { provider, tokens_in, tokens_out, wall_ms, .. } => {
                 self.status.cost(provider, *tokens_in, *tokens_out, *wall_ms);
@@ -542,7 +543,11 @@ impl App {
                 }
             }
             EngineEvent::TurnFailed { error, .. } => {
-                self.chat.push(Role::System, &format!("No reply: {error}. Your message is saved; send it again."), at);
+                self.chat.push(
+                    ChatRole::System,
+                    &format!("No reply: {error}. Your message is saved; send it again."),
+                    at,
+                );
                 self.status.pending = self.status.pending.saturating_sub(1);
             }
             EngineEvent::DriftLoaded { thoughts } => self.drift.loaded(thoughts),
