@@ -36,7 +36,7 @@ use chalie::cognition::pipeline::{Engine, Timings};
 use chalie::cognition::router::{Mode, RouterSignals, RouterState, RouterWeights, route};
 use chalie::cognition::signals;
 use chalie::cognition::social::social_match;
-use chalie::config::{LlmSettings, Role, TriageMode};
+use chalie::config::{LlmSettings, ModelUse, Role};
 use chalie::events::EventBus;
 use chalie::llm::{ChatRequest, Completion, FinishReason, Llm, LlmError, Provider, Route, Token};
 use chalie::store::{ChatRepo, Db, EMBEDDING_DIM, StoreError, VecTable, VectorRepo, now_ts};
@@ -182,8 +182,8 @@ impl Provider for InstantModels {
 fn llm(vectors: HashMap<String, Vec<f32>>, bus: EventBus) -> Arc<Llm> {
     let provider: Arc<dyn Provider> = Arc::new(InstantModels { vectors });
     let settings = LlmSettings {
-        triage: TriageMode::Heuristic,
-        memory_extraction: TriageMode::Heuristic,
+        triage: ModelUse::Heuristic,
+        memory_extraction: ModelUse::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 30_000,

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chalie::cognition::pipeline::{Engine, TurnReport};
 use chalie::cognition::router::{HealthyRange, Mode, overrides};
-use chalie::config::{LlmSettings, Role, TriageMode};
+use chalie::config::{LlmSettings, ModelUse, Role};
 use chalie::events::EventBus;
 use chalie::llm::local::{EMBED_MODEL, LocalProvider};
 use chalie::llm::{ChatRequest, Completion, FinishReason, Llm, LlmError, Provider, Route, Token};
@@ -182,8 +182,8 @@ async fn main() -> anyhow::Result<()> {
     let chat: Arc<dyn Provider> = Arc::new(InstantChat);
     let local: Arc<dyn Provider> = Arc::new(LocalProvider::new("local", &models_dir));
     let settings = LlmSettings {
-        triage: TriageMode::Heuristic,
-        memory_extraction: TriageMode::Heuristic,
+        triage: ModelUse::Heuristic,
+        memory_extraction: ModelUse::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 60_000,

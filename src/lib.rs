@@ -17,6 +17,7 @@ pub mod memory;
 pub mod runtime;
 pub mod session;
 pub mod store;
+pub mod text;
 pub mod tui;
 pub mod when;
 

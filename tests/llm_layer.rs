@@ -4,7 +4,7 @@
 #[path = "support/openai_double.rs"]
 mod openai_double;
 
-use chalie::config::{LlmSettings, Role, TriageMode};
+use chalie::config::{LlmSettings, ModelUse, Role};
 use chalie::events::{EngineEvent, EventBus, Stamped};
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{ChatRequest, Llm, LlmError, Message, ResponseFormat, Route};
@@ -19,8 +19,8 @@ const KEY: &str = "sk-test-SECRET-4242";
 
 fn settings(max_retries: u32) -> LlmSettings {
     LlmSettings {
-        triage: TriageMode::Llm,
-        memory_extraction: TriageMode::Llm,
+        triage: ModelUse::Llm,
+        memory_extraction: ModelUse::Llm,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,

@@ -10,7 +10,7 @@ mod openai_double;
 mod word_hash;
 
 use chalie::cognition::pipeline::Engine;
-use chalie::config::{Role, TriageMode};
+use chalie::config::{ModelUse, Role};
 use chalie::events::EventBus;
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Provider, Route};
@@ -37,7 +37,7 @@ struct Setup {
 
 /// A database file in a temp dir; chat roles on the scripted double (or nowhere, `chat_dead`),
 /// embeddings from [`WordHash`].
-async fn setup(script: Vec<Reply>, extraction: TriageMode, chat_dead: bool) -> Setup {
+async fn setup(script: Vec<Reply>, extraction: ModelUse, chat_dead: bool) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(&dir.path().join("chalie.db")).unwrap();
     let double = Double::start(script).await;
@@ -49,7 +49,7 @@ async fn setup(script: Vec<Reply>, extraction: TriageMode, chat_dead: bool) -> S
         let provider = if r == Role::Embedding { embedder.clone() } else { chat.clone() };
         (r, Route { provider, model: "m".into(), builtin: false })
     });
-    let mut s = settings(TriageMode::Heuristic);
+    let mut s = settings(ModelUse::Heuristic);
     s.memory_extraction = extraction;
     let llm = Arc::new(Llm::new(bus.clone(), s, routes));
     Setup { _dir: dir, db, double, llm, bus }
@@ -115,7 +115,7 @@ const STATEMENT: &str = "I decided to move to Lisbon in June. I'm allergic to pe
 
 #[tokio::test]
 async fn a_valid_model_reply_is_stored_in_one_go() {
-    let s = setup(vec![model_reply()], TriageMode::Llm, false).await;
+    let s = setup(vec![model_reply()], ModelUse::Llm, false).await;
     let job = s.enqueue(STATEMENT).await;
     let out = s.process().await;
     let Processed::Stored { source, fallback, embed_error, summary, .. } = out else { panic!("{out:?}") };
@@ -157,7 +157,7 @@ async fn assert_rules_stored(s: &Setup) {
 #[tokio::test]
 async fn junk_from_the_model_falls_back_to_the_rules_after_bounded_repairs() {
     let junk = || Reply::text("The user seems to like Lisbon, I think.");
-    let s = setup(vec![junk(), junk(), junk(), junk()], TriageMode::Llm, false).await;
+    let s = setup(vec![junk(), junk(), junk(), junk()], ModelUse::Llm, false).await;
     let job = s.enqueue(STATEMENT).await;
     let out = s.process().await;
     let Processed::Stored { source, fallback, .. } = out else { panic!("{out:?}") };
@@ -170,7 +170,7 @@ async fn junk_from_the_model_falls_back_to_the_rules_after_bounded_repairs() {
 
 #[tokio::test]
 async fn an_unreachable_model_falls_back_to_the_rules() {
-    let s = setup(vec![], TriageMode::Llm, true).await;
+    let s = setup(vec![], ModelUse::Llm, true).await;
     let job = s.enqueue(STATEMENT).await;
     let out = s.process().await;
     assert!(matches!(&out, Processed::Stored { source: "deterministic", fallback: Some(_), .. }), "{out:?}");
@@ -180,7 +180,7 @@ async fn an_unreachable_model_falls_back_to_the_rules() {
 
 #[tokio::test]
 async fn heuristic_extraction_makes_no_model_call_and_records_conflicts() {
-    let s = setup(vec![model_reply()], TriageMode::Heuristic, false).await;
+    let s = setup(vec![model_reply()], ModelUse::Heuristic, false).await;
     s.enqueue(STATEMENT).await;
     let out = s.process().await;
     assert!(matches!(&out, Processed::Stored { source: "deterministic", fallback: None, .. }), "{out:?}");
@@ -206,7 +206,7 @@ async fn heuristic_extraction_makes_no_model_call_and_records_conflicts() {
 
 #[tokio::test]
 async fn a_job_left_running_by_a_crash_resumes_after_recovery() {
-    let s = setup(vec![], TriageMode::Heuristic, false).await;
+    let s = setup(vec![], ModelUse::Heuristic, false).await;
     let job = s.enqueue(STATEMENT).await;
     // Claimed by a process that died before committing.
     s.db.call(|c| JobsRepo(c).claim(CHUNK_QUEUE)).await.unwrap().unwrap();
@@ -220,7 +220,7 @@ async fn a_job_left_running_by_a_crash_resumes_after_recovery() {
 
 #[tokio::test]
 async fn a_store_error_requeues_the_job_with_nothing_half_written() {
-    let s = setup(vec![], TriageMode::Heuristic, false).await;
+    let s = setup(vec![], ModelUse::Heuristic, false).await;
     let job = s.enqueue(STATEMENT).await;
     s.db.call(|c| {
         c.execute_batch(
@@ -243,7 +243,7 @@ async fn a_store_error_requeues_the_job_with_nothing_half_written() {
 /// finds it by vector (and by keyword).
 #[tokio::test]
 async fn a_trait_stated_in_a_turn_is_recalled_later() {
-    let s = setup(vec![Reply::text("Noted, no peanuts.")], TriageMode::Heuristic, false).await;
+    let s = setup(vec![Reply::text("Noted, no peanuts.")], ModelUse::Heuristic, false).await;
     let engine = Engine::start(s.db.clone(), s.llm.clone(), s.bus.clone()).await.unwrap();
     let h = Harness { double: s.double, db: s.db.clone(), bus: s.bus.clone(), engine };
     let r = h.say("t", "Just so you know, my name is Ada and I'm allergic to peanuts.").await;

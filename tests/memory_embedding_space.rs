@@ -9,7 +9,7 @@ mod harness;
 mod openai_double;
 
 use chalie::cognition::pipeline::Engine;
-use chalie::config::{Role, TriageMode};
+use chalie::config::{ModelUse, Role};
 use chalie::events::{EngineEvent, EventBus, NoticeLevel, Stamped};
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Provider, Route};
@@ -32,7 +32,7 @@ fn llm(double: &Double, bus: &EventBus, embed_model: &str) -> Arc<Llm> {
         let model = if r == Role::Embedding { embed_model } else { "chat" };
         (r, Route { provider: provider.clone(), model: model.into(), builtin: false })
     });
-    Arc::new(Llm::new(bus.clone(), settings(TriageMode::Heuristic), routes))
+    Arc::new(Llm::new(bus.clone(), settings(ModelUse::Heuristic), routes))
 }
 
 async fn q(db: &Db, sql: &'static str) -> i64 {

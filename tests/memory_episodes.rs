@@ -9,7 +9,7 @@ mod openai_double;
 mod word_hash;
 
 use chalie::cognition::pipeline::Engine;
-use chalie::config::{Role, TriageMode};
+use chalie::config::{ModelUse, Role};
 use chalie::events::EventBus;
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Provider, Route};
@@ -36,7 +36,7 @@ async fn start(script: Vec<Reply>, embedder: Option<Arc<dyn Provider>>) -> (Harn
         let provider = if r == Role::Embedding { embedder.clone() } else { chat.clone() };
         (r, Route { provider, model: "m".into(), builtin: false })
     });
-    let llm = Arc::new(Llm::new(bus.clone(), settings(TriageMode::Heuristic), routes));
+    let llm = Arc::new(Llm::new(bus.clone(), settings(ModelUse::Heuristic), routes));
     let engine = Engine::start(db.clone(), llm.clone(), bus.clone()).await.unwrap();
     (Harness { double, db, bus, engine }, llm)
 }

@@ -9,7 +9,7 @@ mod harness;
 mod openai_double;
 
 use async_trait::async_trait;
-use chalie::config::{Role, TriageMode};
+use chalie::config::{ModelUse, Role};
 use chalie::events::{EngineEvent, EventBus, NoticeLevel};
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{ChatRequest, Completion, Llm, LlmError, Provider, Route, Token};
@@ -56,13 +56,13 @@ struct Setup {
     _dir: tempfile::TempDir,
 }
 
-async fn setup(script: Vec<Reply>, extraction: TriageMode) -> Setup {
+async fn setup(script: Vec<Reply>, extraction: ModelUse) -> Setup {
     let double = Double::start(script).await;
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(&dir.path().join("chalie.db")).unwrap();
     let provider: Arc<dyn Provider> = Arc::new(Padded(OpenAiProvider::new("double", &double.base_url(), None)));
     let routes = Role::ALL.map(|r| (r, Route { provider: provider.clone(), model: "m".into(), builtin: false }));
-    let mut settings = harness::settings(TriageMode::Heuristic);
+    let mut settings = harness::settings(ModelUse::Heuristic);
     settings.memory_extraction = extraction;
     let llm = Arc::new(Llm::new(EventBus::new(), settings, routes));
     Setup { double, db, llm, _dir: dir }
@@ -101,7 +101,7 @@ async fn consolidate(s: &Setup) -> Processed {
 
 #[tokio::test]
 async fn twenty_episodes_trigger_a_job_that_builds_the_graph_with_vectors() {
-    let s = setup(vec![], TriageMode::Heuristic).await;
+    let s = setup(vec![], ModelUse::Heuristic).await;
     // All of salience 1, so only the count trigger can fire.
     let texts = [
         "Rust is a systems programming language.",
@@ -150,7 +150,7 @@ async fn twenty_episodes_trigger_a_job_that_builds_the_graph_with_vectors() {
 #[tokio::test]
 async fn junk_model_output_falls_back_to_the_deterministic_extractor() {
     let junk = Reply::text("Sure! The concepts here are Postgres and MySQL.");
-    let s = setup(vec![junk.clone(), junk.clone(), junk], TriageMode::Llm).await;
+    let s = setup(vec![junk.clone(), junk.clone(), junk], ModelUse::Llm).await;
     episode_and_job(&s, 1, "We picked Postgres instead of MySQL for billing.").await;
     let Processed::Done { counts, by_model, .. } = consolidate(&s).await else { panic!() };
     assert_eq!(by_model, 0);
@@ -170,7 +170,7 @@ async fn a_valid_model_answer_is_stored_as_given() {
         ],
         "relationships": [{"source": "borrow checker", "target": "Rust", "type": "part-of", "strength": 0.9}]
     });
-    let s = setup(vec![Reply::text(&answer.to_string())], TriageMode::Llm).await;
+    let s = setup(vec![Reply::text(&answer.to_string())], ModelUse::Llm).await;
     episode_and_job(&s, 1, "Why does the borrow checker reject my code?").await;
     let Processed::Done { counts, by_model, .. } = consolidate(&s).await else { panic!() };
     assert_eq!((by_model, counts.created, counts.relationships), (1, 2, 1));
@@ -182,7 +182,7 @@ async fn a_valid_model_answer_is_stored_as_given() {
 
 #[tokio::test]
 async fn a_second_mention_strengthens_rather_than_duplicates() {
-    let s = setup(vec![], TriageMode::Heuristic).await;
+    let s = setup(vec![], ModelUse::Heuristic).await;
     let first = episode_and_job(&s, 1, "We picked Postgres instead of MySQL for billing.").await;
     consolidate(&s).await;
     let second = episode_and_job(&s, 2, "Going with Postgres instead of MySQL was right.").await;
@@ -203,7 +203,7 @@ async fn a_second_mention_strengthens_rather_than_duplicates() {
 
 #[tokio::test]
 async fn decay_on_a_fake_clock_forgets_a_faded_trait_and_records_it() {
-    let s = setup(vec![], TriageMode::Heuristic).await;
+    let s = setup(vec![], ModelUse::Heuristic).await;
     let t0 = now_ts() - 30 * 86_400;
     s.db.call(move |c| {
         for i in 0..15 {

@@ -9,7 +9,7 @@ mod openai_double;
 use chalie::cognition::context::ContextSignals;
 use chalie::cognition::intent::{TriageMode as Triaged, TriageSource};
 use chalie::cognition::router::{Mode, RouterState, RouterWeights, route_text};
-use chalie::config::{Role, TriageMode};
+use chalie::config::{ModelUse, Role};
 use chalie::events::EngineEvent;
 use harness::*;
 use openai_double::Reply;
@@ -56,7 +56,7 @@ async fn a_triage_stream_of_junk_is_invalid_output() {
 #[tokio::test]
 async fn triage_prose_is_repaired_twice_then_given_up() {
     // A generous time box so all three rounds fit: the outcome must not depend on speed.
-    let mut s = settings(TriageMode::Llm);
+    let mut s = settings(ModelUse::Llm);
     s.triage_timeout_ms = 10_000;
     let prose = "I think you should just respond to this one.";
     let h = start_custom(
@@ -119,7 +119,7 @@ async fn a_reply_cut_off_mid_stream_keeps_what_the_user_already_read() {
 
 #[tokio::test]
 async fn an_unreachable_primary_model_still_commits_an_honest_system_line() {
-    let h = start_custom(vec![triage_reply("RESPOND", &[])], settings(TriageMode::Llm), &[Role::Primary]).await;
+    let h = start_custom(vec![triage_reply("RESPOND", &[])], settings(ModelUse::Llm), &[Role::Primary]).await;
     let r = h.say("t", QUESTION).await;
     assert_eq!(h.calls(), [Call::Triage], "triage and embeddings still use the double");
     assert!(r.failed.is_some());
@@ -197,7 +197,7 @@ async fn a_failing_embedding_keeps_the_topic_and_names_the_fallback() {
     // Only the embedding role points at a dead address.
     let h = start_custom(
         vec![triage_reply("RESPOND", &[]), Reply::text("Paris.")],
-        settings(TriageMode::Llm),
+        settings(ModelUse::Llm),
         &[Role::Embedding],
     )
     .await;

@@ -8,7 +8,7 @@ mod bin;
 use chalie::cognition::intent::TriageSource;
 use chalie::cognition::pipeline::Engine;
 use chalie::cognition::router::Mode;
-use chalie::config::{LlmSettings, Role, TriageMode};
+use chalie::config::{LlmSettings, ModelUse, Role};
 use chalie::events::EventBus;
 use chalie::llm::local::fetch::Fetcher;
 use chalie::llm::local::{CHAT_MODEL, EMBED_MODEL, LocalProvider};
@@ -47,8 +47,8 @@ async fn the_builtin_models_carry_every_mode_end_to_end() {
         (role, Route { provider: provider.clone(), model: model.into(), builtin: true })
     });
     let settings = LlmSettings {
-        triage: TriageMode::Auto,
-        memory_extraction: TriageMode::Auto,
+        triage: ModelUse::Auto,
+        memory_extraction: ModelUse::Auto,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 120_000,

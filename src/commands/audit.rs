@@ -66,7 +66,7 @@ where
         out.push_str(&format!(
             "\n{:<20} {:<24} {:<12} {:>6} {:<4} {:>8}  {}",
             time,
-            super::truncate(&r.topic, 24),
+            crate::text::clip::clip(&r.topic, 24),
             r.selected_mode,
             r.router_confidence.map_or("-".into(), |c| format!("{c:.2}")),
             if r.tiebreaker_used { "yes" } else { "no" },

@@ -19,7 +19,12 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .find_map(|k| f.snapshot.get(*k).and_then(|v| v.as_str()))
                 .unwrap_or_default();
-            println!("Forgot {} ({}); recorded as deletion #{}.", f.id, super::truncate(what, 60), f.deletion_id);
+            println!(
+                "Forgot {} ({}); recorded as deletion #{}.",
+                f.id,
+                crate::text::clip::clip(what, 60),
+                f.deletion_id
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -76,11 +81,7 @@ pub fn memory_table(rows: &[MemoryRow], offset: chrono::FixedOffset, width: usiz
             fixed.push_str(&format!("{}{cell}{}  ", " ".repeat(l), " ".repeat(r)));
         }
         let room = width.saturating_sub(fixed.chars().count()).max(20);
-        let text: String = if text.chars().count() > room {
-            text.chars().take(room - 1).chain(['…']).collect()
-        } else {
-            text.to_string()
-        };
+        let text = crate::text::clip::clip(text, room);
         format!("{fixed}{text}").trim_end().to_string()
     };
     let mut out = line(head, "text");

@@ -31,8 +31,3 @@ pub fn load_config(paths: &Paths, env: &dyn Env) -> Result<Config, ConfigError> 
 fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
-
-/// `s` cut to `n` characters, the last one an ellipsis when anything was cut.
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n.saturating_sub(1)).chain(['…']).collect() }
-}

@@ -49,5 +49,5 @@ pub fn run(log: &SessionLog, config: Config, headless: bool) -> anyhow::Result<E
 fn row(t: &RerunTurn) -> String {
     let recorded = t.recorded_mode.map_or("-", |m| m.as_str());
     let mark = if t.differs { "≠" } else { " " };
-    format!("{:>4}  {recorded:<11} {mark}  {:<11}  {}", t.turn, t.mode.as_str(), super::truncate(&t.text, 60))
+    format!("{:>4}  {recorded:<11} {mark}  {:<11}  {}", t.turn, t.mode.as_str(), crate::text::clip::clip(&t.text, 60))
 }

@@ -64,16 +64,28 @@ pub enum ProviderKind {
     Local,
 }
 
-/// Whether the calls before routing (cognitive triage and the router's tie-breaker) ask the
-/// lightweight model or stay deterministic.
+/// Whether a stage that can ask the lightweight model does so or stays deterministic: the
+/// calls before routing (`[llm] triage`: cognitive triage and the router's tie-breaker) and
+/// the memory workers' extraction (`[llm] memory_extraction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TriageMode {
+pub enum ModelUse {
     /// The model when the lightweight role is an endpoint; heuristics when it is the built-in
     /// 135M model, which cannot answer a triage prompt inside the time box on two cores.
     Auto,
     Llm,
     Heuristic,
+}
+
+impl ModelUse {
+    /// Whether the model is asked, given whether the lightweight role is the built-in model.
+    pub fn asks_model(self, lightweight_builtin: bool) -> bool {
+        match self {
+            ModelUse::Llm => true,
+            ModelUse::Heuristic => false,
+            ModelUse::Auto => !lightweight_builtin,
+        }
+    }
 }
 
 /// The roles the cognition stack calls models by.
@@ -156,10 +168,10 @@ impl Models {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LlmSettings {
-    pub triage: TriageMode,
+    pub triage: ModelUse,
     /// Whether the memory workers (chunker, semantic consolidation) ask the lightweight
     /// model to extract, or use only their deterministic extraction. Same values as `triage`.
-    pub memory_extraction: TriageMode,
+    pub memory_extraction: ModelUse,
     pub triage_timeout_ms: u64,
     pub tiebreak_timeout_ms: u64,
     pub request_timeout_ms: u64,
@@ -264,8 +276,8 @@ struct ModelsLayer {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LlmLayer {
-    triage: Option<TriageMode>,
-    memory_extraction: Option<TriageMode>,
+    triage: Option<ModelUse>,
+    memory_extraction: Option<ModelUse>,
     triage_timeout_ms: Option<u64>,
     tiebreak_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,

@@ -27,7 +27,7 @@ fn defaults_use_builtin_models() {
     let c = Config::defaults();
     assert_eq!(c.models.primary.to_string(), "local/smollm2-135m-instruct");
     assert_eq!(c.models.embedding.to_string(), "local/all-minilm-l6-v2");
-    assert_eq!(c.llm.triage, TriageMode::Auto);
+    assert_eq!(c.llm.triage, ModelUse::Auto);
     assert_eq!(c.llm.tiebreak_timeout_ms, 1500);
     assert_eq!(c.llm.triage_timeout_ms, 500);
     assert!(!c.roles_from_user);
@@ -55,7 +55,7 @@ triage = "heuristic"
     assert_eq!(c.models.primary.at.line, 7);
     // Untouched roles and settings keep their defaults.
     assert_eq!(c.models.lightweight.to_string(), "local/smollm2-135m-instruct");
-    assert_eq!(c.llm.triage, TriageMode::Heuristic);
+    assert_eq!(c.llm.triage, ModelUse::Heuristic);
     assert_eq!(c.llm.request_timeout_ms, 60000);
     assert_eq!(c.providers["ollama"].base_url.as_deref(), Some("http://gpu-box:11434/v1"));
     assert!(c.providers.contains_key("local"));

@@ -58,21 +58,18 @@ impl Llm {
     /// Whether triage and the router's tie-breaker ask the lightweight model (`[llm] triage`;
     /// `auto` means yes unless the lightweight role is the built-in model).
     pub fn pre_routing_uses_model(&self) -> bool {
-        match self.settings.triage {
-            crate::config::TriageMode::Llm => true,
-            crate::config::TriageMode::Heuristic => false,
-            crate::config::TriageMode::Auto => self.routes.get(&Role::Lightweight).is_some_and(|r| !r.builtin),
-        }
+        self.settings.triage.asks_model(self.lightweight_builtin())
     }
 
     /// Whether the memory workers ask the lightweight model to extract (`[llm]
     /// memory_extraction`, same rule as [`Llm::pre_routing_uses_model`]).
     pub fn memory_uses_model(&self) -> bool {
-        match self.settings.memory_extraction {
-            crate::config::TriageMode::Llm => true,
-            crate::config::TriageMode::Heuristic => false,
-            crate::config::TriageMode::Auto => self.routes.get(&Role::Lightweight).is_some_and(|r| !r.builtin),
-        }
+        self.settings.memory_extraction.asks_model(self.lightweight_builtin())
+    }
+
+    /// A missing lightweight route counts as built-in: `auto` then stays deterministic.
+    fn lightweight_builtin(&self) -> bool {
+        self.routes.get(&Role::Lightweight).is_none_or(|r| r.builtin)
     }
 
     /// A chat call with the configured request timeout.

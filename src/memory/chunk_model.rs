@@ -49,9 +49,9 @@ pub fn schema() -> Value {
     )
 }
 
+/// Model output and the exchange are cut after trimming, so padding never spends the budget.
 fn clip(s: &str, n: usize) -> String {
-    let s = s.trim();
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).chain(['…']).collect() }
+    crate::text::clip::clip(s.trim(), n)
 }
 
 /// The extraction request: the prompt, then the exchange as JSON.

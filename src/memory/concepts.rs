@@ -15,6 +15,7 @@
 //! `(name, concept_type)` row however it was mentioned.
 
 use crate::cognition::signals::{is_content_word, normalize, words};
+use crate::text::clip::clip;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
@@ -266,10 +267,6 @@ fn patterns(toks: &[Tok]) -> Vec<(String, String, &'static str)> {
         }
     }
     out
-}
-
-pub(crate) fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).chain(['…']).collect() }
 }
 
 /// Content words (and repeated two-word phrases) of a text, lower-cased, with counts.

@@ -27,6 +27,7 @@ use crate::cognition::signals::{has_any, is_content_word, normalize, words};
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
 use crate::store::{Db, ENCODE_QUEUE, JobsRepo, StoreError, VecTable, VectorRepo, now_ts};
+use crate::text::clip::clip;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -161,11 +162,6 @@ const NEGATIVE: &[&str] = &[
 const PROBLEM: &[&str] = &["error", "bug", "broken", "fix", "crash", "crashes", "fails", "failing", "issue", "problem"];
 const WH: &[&str] =
     &["what", "why", "how", "when", "where", "who", "which", "should", "can", "could", "is", "are", "do"];
-
-/// `s` cut to `n` characters (an ellipsis marks a cut).
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).chain(['…']).collect() }
-}
 
 /// The first sentence of `text` (up to and including its terminator, or the first line).
 pub fn first_sentence(text: &str) -> &str {

@@ -151,11 +151,7 @@ fn gist_of(s: &Sentence, stated: bool) -> Option<GistDraft> {
         None => return None,
     };
     let text = s.text.trim();
-    let content = if text.chars().count() <= MAX_GIST_CHARS {
-        text.to_string()
-    } else {
-        text.chars().take(MAX_GIST_CHARS - 1).chain(['…']).collect()
-    };
+    let content = crate::text::clip::clip(text, MAX_GIST_CHARS);
     Some(GistDraft { gist_type: kind.into(), content, confidence })
 }
 

@@ -21,13 +21,14 @@
 
 use super::concepts::{
     CONCEPT_TYPES, Concept, EpisodeText, Extraction, MAX_DEFINITION_CHARS, MAX_NAME_CHARS, REL_TYPES, Relationship,
-    clip, extract_batch,
+    extract_batch,
 };
 use super::semantic_store::{Counts, embed_text, pending_batch, store_consolidation};
 use crate::config::Role;
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::{ChatRequest, Llm, Message, ResponseFormat};
 use crate::store::{Db, JobsRepo, StoreError, now_ts};
+use crate::text::clip::clip;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use std::collections::HashMap;

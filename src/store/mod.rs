@@ -11,6 +11,7 @@ mod db;
 mod embedding_space;
 mod forget;
 mod jobs;
+mod lists;
 mod migrate;
 mod profile;
 mod routing;
@@ -28,6 +29,7 @@ pub use embedding_space::{
 };
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
+pub use lists::{ListChange, ListEntry, ListsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};

@@ -6,7 +6,7 @@
 //! app (the loop in `tui::run`) performs it. Engine events update the components the same way.
 
 use super::audit::{self, Audit};
-use super::chat::{Chat, Role};
+use super::chat::Chat;
 use super::help::Help;
 use super::input::Input;
 use super::keymap::{Command, Context, Focus, Keymap};
@@ -16,11 +16,13 @@ use super::panes::drift::DriftPane;
 use super::panes::routing::{Decision, RoutingPane};
 use super::panes::uncertainties::UncertaintiesPane;
 use super::query::ViewAnswer;
+use super::scroll;
 use super::setup::{Places, Setup};
 use super::status::Status;
 use super::view::{self, Areas};
 use crate::cognition::router::Mode;
 use crate::events::{ActiveModel, EngineEvent, NoticeLevel, Stamped};
+use crate::llm::ChatRole;
 use chrono::{FixedOffset, Offset, Utc};
 use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
 use ratatui::layout::{Position, Rect};
@@ -364,30 +366,15 @@ impl App {
 
     /// Scroll whatever the context points at.
     fn scroll(&mut self, cmd: Command, ctx: Context) {
-        let page = |visible: u16| i32::from(visible.saturating_sub(1).max(1));
         match ctx {
             Context::Help => {
                 if let Some(h) = &mut self.help {
-                    match cmd {
-                        Command::Up => h.scroll.by(-1),
-                        Command::Down => h.scroll.by(1),
-                        Command::PageUp => h.scroll.by(-page(h.scroll.visible)),
-                        Command::PageDown => h.scroll.by(page(h.scroll.visible)),
-                        Command::Top => h.scroll.to_top(),
-                        _ => h.scroll.to_bottom(),
-                    }
+                    scroll::apply(&mut h.scroll, cmd);
                 }
             }
             Context::Audit | Context::Detail => {
                 if let Some(a) = &mut self.audit {
-                    match cmd {
-                        Command::Up => a.up(1),
-                        Command::Down => a.down(1),
-                        Command::PageUp => a.up(a.page()),
-                        Command::PageDown => a.down(a.page()),
-                        Command::Top => a.home(),
-                        _ => a.end(),
-                    }
+                    scroll::apply(a, cmd);
                 }
             }
             // The memory browser scrolls itself (see `run`).
@@ -404,15 +391,7 @@ impl App {
 
     fn scroll_focus(&mut self, focus: Focus, cmd: Command) {
         if focus == Focus::Chat || focus == Focus::Input {
-            let page = self.chat.page();
-            match cmd {
-                Command::Up => self.chat.scroll_by(1),
-                Command::Down => self.chat.scroll_by(-1),
-                Command::PageUp => self.chat.scroll_by(page),
-                Command::PageDown => self.chat.scroll_by(-page),
-                Command::Top => self.chat.to_top(),
-                _ => self.chat.to_bottom(),
-            }
+            scroll::apply(&mut self.chat, cmd);
             return;
         }
         let s = match focus {
@@ -421,15 +400,7 @@ impl App {
             Focus::Drift => &mut self.drift.scroll,
             _ => &mut self.uncertainties.scroll,
         };
-        let page = i32::from(s.visible.saturating_sub(1).max(1));
-        match cmd {
-            Command::Up => s.by(-1),
-            Command::Down => s.by(1),
-            Command::PageUp => s.by(-page),
-            Command::PageDown => s.by(page),
-            Command::Top => s.to_top(),
-            _ => s.to_bottom(),
-        }
+        scroll::apply(s, cmd);
     }
 
     /// The component under the mouse.
@@ -488,8 +459,7 @@ impl App {
             EngineEvent::Routed { exchange_id, mode, router, topic, fallbacks, .. } => {
                 self.chat.set_mode(exchange_id, *mode);
                 if *mode == Mode::Act {
-                    let unavailable = fallbacks.iter().any(|f| f == "act_loop_unavailable");
-                    self.act.start(exchange_id, &topic.name, unavailable);
+                    self.act.start(exchange_id, &topic.name);
                 }
                 self.routing.latest = Some(Decision {
                     exchange_id: exchange_id.clone(),
@@ -518,7 +488,7 @@ impl App {
             }
             EngineEvent::ReminderFired { message, due_at, late, .. } => {
                 let when = if *late { format!("was due {due_at}") } else { format!("due {due_at}") };
-                self.chat.push(Role::System, &format!("⏰ Reminder: {message} ({when})"), at);
+                self.chat.push(ChatRole::System, &format!("⏰ Reminder: {message} ({when})"), at);
             }
             EngineEvent::LlmCost { provider, tokens_in, tokens_out, wall_ms, .. } => {
                 self.status.cost(provider, *tokens_in, *tokens_out, *wall_ms);
@@ -564,7 +534,11 @@ impl App {
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
             EngineEvent::UncertaintyChanged { item } => self.uncertainties.changed(item),
             EngineEvent::TurnFailed { error, .. } => {
-                self.chat.push(Role::System, &format!("No reply: {error}. Your message is saved; send it again."), at);
+                self.chat.push(
+                    ChatRole::System,
+                    &format!("No reply: {error}. Your message is saved; send it again."),
+                    at,
+                );
                 self.status.pending = self.status.pending.saturating_sub(1);
             }
             EngineEvent::MemoryForgotten { id, error: None } => {

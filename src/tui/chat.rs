@@ -8,19 +8,12 @@
 use super::markdown::Doc;
 use super::theme;
 use crate::cognition::router::Mode;
+use crate::llm::ChatRole;
 use chrono::{DateTime, FixedOffset, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
-    /// Things the program says in the conversation (reminders, failed replies).
-    System,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
@@ -33,7 +26,8 @@ pub enum Status {
 
 #[derive(Debug, Clone)]
 pub struct Message {
-    pub role: Role,
+    /// `System`: things the program says in the conversation (reminders, failed replies).
+    pub role: ChatRole,
     pub exchange_id: Option<String>,
     pub mode: Option<Mode>,
     pub at: DateTime<Utc>,
@@ -72,8 +66,8 @@ impl Chat {
         self.streaming().is_some()
     }
 
-    pub fn push(&mut self, role: Role, text: &str, at: DateTime<Utc>) {
-        let plain = role == Role::User;
+    pub fn push(&mut self, role: ChatRole, text: &str, at: DateTime<Utc>) {
+        let plain = role == ChatRole::User;
         self.messages.push(Message {
             role,
             exchange_id: None,
@@ -85,7 +79,7 @@ impl Chat {
     }
 
     pub fn push_user(&mut self, exchange_id: &str, text: &str, at: DateTime<Utc>) {
-        self.push(Role::User, text, at);
+        self.push(ChatRole::User, text, at);
         if let Some(m) = self.messages.last_mut() {
             m.exchange_id = Some(exchange_id.to_string());
         }
@@ -99,7 +93,9 @@ impl Chat {
     }
 
     fn reply_index(&self, exchange_id: &str) -> Option<usize> {
-        self.messages.iter().rposition(|m| m.role == Role::Assistant && m.exchange_id.as_deref() == Some(exchange_id))
+        self.messages
+            .iter()
+            .rposition(|m| m.role == ChatRole::Assistant && m.exchange_id.as_deref() == Some(exchange_id))
     }
 
     fn mode_of(&self, exchange_id: &str) -> Option<Mode> {
@@ -113,7 +109,7 @@ impl Chat {
         }
         let mode = self.mode_of(exchange_id);
         self.messages.push(Message {
-            role: Role::Assistant,
+            role: ChatRole::Assistant,
             exchange_id: Some(exchange_id.to_string()),
             mode,
             at,
@@ -138,7 +134,7 @@ impl Chat {
             (None, true) => Status::Stopped,
             (None, false) => Status::Done,
         };
-        let role = if failed.is_some() { Role::System } else { Role::Assistant };
+        let role = if failed.is_some() { ChatRole::System } else { ChatRole::Assistant };
         match self.reply_index(exchange_id) {
             Some(i) => {
                 let m = &mut self.messages[i];
@@ -262,9 +258,9 @@ impl Chat {
 
 fn header(m: &Message, offset: FixedOffset) -> Line<'static> {
     let (who, style) = match m.role {
-        Role::User => ("you", theme::user()),
-        Role::Assistant => ("chalie", theme::assistant()),
-        Role::System => ("chalie", theme::error().add_modifier(ratatui::style::Modifier::BOLD)),
+        ChatRole::User => ("you", theme::user()),
+        ChatRole::Assistant => ("chalie", theme::assistant()),
+        ChatRole::System => ("chalie", theme::error().add_modifier(ratatui::style::Modifier::BOLD)),
     };
     let mut spans = vec![Span::styled(who, style)];
     spans.push(Span::styled(format!("  {}", m.at.with_timezone(&offset).format("%H:%M")), theme::dim()));

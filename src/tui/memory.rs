@@ -129,15 +129,7 @@ impl MemoryBrowser {
             }
             (Mode::Detail, Command::Up | Command::Down | Command::PageUp | Command::PageDown)
             | (Mode::Detail, Command::Top | Command::Bottom) => {
-                let page = i32::from(self.detail.visible.saturating_sub(1).max(1));
-                match cmd {
-                    Command::Up => self.detail.by(-1),
-                    Command::Down => self.detail.by(1),
-                    Command::PageUp => self.detail.by(-page),
-                    Command::PageDown => self.detail.by(page),
-                    Command::Top => self.detail.to_top(),
-                    _ => self.detail.to_bottom(),
-                }
+                super::scroll::apply(&mut self.detail, cmd);
                 Reply::Done
             }
             (Mode::List | Mode::Detail, Command::Forget) => match self.current() {

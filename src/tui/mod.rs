@@ -20,6 +20,7 @@ pub mod memory;
 pub mod panes;
 pub mod query;
 pub mod replay;
+pub mod scroll;
 pub mod setup;
 pub mod status;
 mod theme;

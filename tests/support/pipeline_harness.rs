@@ -6,7 +6,7 @@
 use crate::openai_double::{Double, RecordedRequest, Reply};
 use chalie::cognition::pipeline::{Engine, TurnReport, prompts};
 use chalie::cognition::router::Mode;
-use chalie::config::{LlmSettings, Role, TriageMode};
+use chalie::config::{LlmSettings, ModelUse, Role};
 use chalie::events::{EngineEvent, EventBus, Stamped};
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Route};
@@ -16,10 +16,10 @@ use std::sync::Arc;
 use tokio::sync::broadcast::Receiver;
 use tokio_util::sync::CancellationToken;
 
-pub fn settings(triage: TriageMode) -> LlmSettings {
+pub fn settings(triage: ModelUse) -> LlmSettings {
     LlmSettings {
         triage,
-        memory_extraction: TriageMode::Heuristic,
+        memory_extraction: ModelUse::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,
@@ -46,12 +46,12 @@ pub struct Harness {
 
 /// Every role on the double; triage and the tie-breaker ask the model.
 pub async fn start(script: Vec<Reply>) -> Harness {
-    start_custom(script, settings(TriageMode::Llm), &[]).await
+    start_custom(script, settings(ModelUse::Llm), &[]).await
 }
 
 /// Every role on the double; `[llm] triage = "heuristic"`.
 pub async fn start_heuristic(script: Vec<Reply>) -> Harness {
-    start_custom(script, settings(TriageMode::Heuristic), &[]).await
+    start_custom(script, settings(ModelUse::Heuristic), &[]).await
 }
 
 /// Every role on the double except `dead`, which point where nothing listens.

@@ -8,22 +8,89 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// The skills this build can run, in the order the ACT prompt lists them.
-pub const IMPLEMENTED: &[&str] =
-    &["recall", "memorize", "introspect", "associate", "autobiography", "list", "schedule", "focus"];
+/// Which values of a skill's `action` parameter change something the user would want to
+/// confirm before it rests on a doubtful memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consequence {
+    /// Reading or remembering only.
+    Never,
+    /// Every action but these (a missing `action` counts as consequential).
+    Except(&'static [&'static str]),
+    /// Only these actions: the ones that lose something.
+    Only(&'static [&'static str]),
+}
 
-/// Skills whose result is a self-contained card for the user (a confirmation, a list, an
-/// error about a list): when every action of a turn is a card, no reply text is generated.
-pub const CARD_SKILLS: &[&str] = &["list", "schedule", "focus", "memorize"];
+/// Everything the ACT layer knows about one skill, in one row, so that adding a skill is one
+/// line here and no list elsewhere can forget it.
+#[derive(Debug, Clone, Copy)]
+pub struct Skill {
+    pub name: &'static str,
+    pub run: SkillFn,
+    /// The planner prompt's line describing the skill and its parameters.
+    pub doc: &'static str,
+    /// The result is a self-contained card for the user (a confirmation, a list, an error
+    /// about a list): when every action of a turn is a card, no reply text is generated.
+    pub card: bool,
+    pub consequence: Consequence,
+}
+
+const fn skill_row(name: &'static str, run: SkillFn, doc: &'static str, card: bool, consequence: Consequence) -> Skill {
+    Skill { name, run, doc, card, consequence }
+}
+
+/// The skills this build can run, in the order the ACT prompt lists them.
+pub const SKILLS: &[Skill] = {
+    use Consequence::{Except, Never, Only};
+    use skills::{associate, autobiography, focus, list, memory, schedule};
+    &[
+        skill_row("recall", memory::recall, include_str!("../../../prompts/skills/recall.md"), false, Never),
+        skill_row("memorize", memory::memorize, include_str!("../../../prompts/skills/memorize.md"), true, Never),
+        skill_row(
+            "introspect",
+            memory::introspect,
+            include_str!("../../../prompts/skills/introspect.md"),
+            false,
+            Never,
+        ),
+        skill_row("associate", associate::run, include_str!("../../../prompts/skills/associate.md"), false, Never),
+        skill_row(
+            "autobiography",
+            autobiography::run,
+            include_str!("../../../prompts/skills/autobiography.md"),
+            false,
+            Never,
+        ),
+        skill_row(
+            "list",
+            list::run,
+            include_str!("../../../prompts/skills/list.md"),
+            true,
+            Only(&["remove", "clear", "delete", "rename"]),
+        ),
+        skill_row(
+            "schedule",
+            schedule::run,
+            include_str!("../../../prompts/skills/schedule.md"),
+            true,
+            Except(&["list"]),
+        ),
+        skill_row("focus", focus::run, include_str!("../../../prompts/skills/focus.md"), true, Never),
+    ]
+};
+
+/// The row for a skill name, or `None` when this build has no such skill.
+pub fn skill(name: &str) -> Option<&'static Skill> {
+    SKILLS.iter().find(|s| s.name == name)
+}
 
 /// Actions whose effect the user would want to confirm when it rests on a doubtful memory:
 /// anything that schedules or cancels, and list changes that lose items.
 pub fn is_consequential(a: &Action) -> bool {
     let action = a.params.get("action").and_then(Value::as_str).unwrap_or("");
-    match a.kind.as_str() {
-        "schedule" => action != "list",
-        "list" => matches!(action, "remove" | "clear" | "delete" | "rename"),
-        _ => false,
+    match skill(&a.kind).map(|s| s.consequence) {
+        Some(Consequence::Except(safe)) => !safe.contains(&action),
+        Some(Consequence::Only(risky)) => risky.contains(&action),
+        Some(Consequence::Never) | None => false,
     }
 }
 
@@ -35,20 +102,6 @@ pub fn unreliable_basis<'a>(history: impl IntoIterator<Item = &'a ActionResult>)
             matches!(state, "uncertain" | "contradicted")
                 .then(|| format!("{} ({state})", h["text"].as_str().unwrap_or_default()))
         })
-    })
-}
-
-pub fn skill_fn(name: &str) -> Option<SkillFn> {
-    Some(match name {
-        "recall" => skills::memory::recall,
-        "memorize" => skills::memory::memorize,
-        "introspect" => skills::memory::introspect,
-        "associate" => skills::associate::run,
-        "autobiography" => skills::autobiography::run,
-        "list" => skills::list::run,
-        "schedule" => skills::schedule::run,
-        "focus" => skills::focus::run,
-        _ => return None,
     })
 }
 
@@ -81,9 +134,10 @@ pub fn dispatch(c: &Connection, action: &Action, ctx: &SkillContext, previous: O
             }
         }
     }
-    let card = CARD_SKILLS.contains(&action.kind.as_str());
-    let outcome = match skill_fn(&action.kind) {
-        Some(f) => f(c, &params, ctx),
+    let row = skill(&action.kind);
+    let card = row.is_some_and(|s| s.card);
+    let outcome = match row {
+        Some(s) => (s.run)(c, &params, ctx),
         None => Err(SkillError::NotFound(format!("the `{}` skill is not available in this build", action.kind))),
     };
     let ms = clock.elapsed().as_secs_f64() * 1000.0;
@@ -156,5 +210,34 @@ mod tests {
         assert!(!is_consequential(&Action::new("schedule", json!({"action": "list"}))));
         assert!(is_consequential(&Action::new("list", json!({"action": "clear"}))));
         assert!(!is_consequential(&Action::new("list", json!({"action": "add"}))));
+    }
+
+    #[test]
+    fn every_skill_has_one_consistent_row() {
+        for s in SKILLS {
+            assert_eq!(SKILLS.iter().filter(|o| o.name == s.name).count(), 1, "{} appears twice", s.name);
+            assert!(s.doc.trim_start().starts_with(&format!("- {}:", s.name)), "{}: doc names another skill", s.name);
+            let actions = match s.consequence {
+                Consequence::Never => &[][..],
+                Consequence::Except(a) | Consequence::Only(a) => a,
+            };
+            for a in actions {
+                assert!(s.doc.contains(&format!("\"{a}\"")), "{}: `{a}` is not an action its doc offers", s.name);
+            }
+        }
+        let names: Vec<&str> = SKILLS.iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            ["recall", "memorize", "introspect", "associate", "autobiography", "list", "schedule", "focus"],
+            "the planner prompt lists the skills in this order"
+        );
+        let cards: Vec<&str> = SKILLS.iter().filter(|s| s.card).map(|s| s.name).collect();
+        assert_eq!(cards, ["memorize", "list", "schedule", "focus"]);
+        for primitive in crate::cognition::intent::PRIMITIVES {
+            assert!(skill(primitive).is_some(), "primitive `{primitive}` has no row");
+        }
+        for s in SKILLS {
+            assert!(crate::cognition::intent::VALID_SKILLS.contains(&s.name), "triage cannot choose `{}`", s.name);
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! thread with a per-action timeout, one `cortex_iterations` row and one event per iteration.
 
 use super::Engine;
-use crate::cognition::act::dispatch::{ActionResult, IMPLEMENTED, dispatch, is_consequential, unreliable_basis};
+use crate::cognition::act::dispatch::{ActionResult, dispatch, is_consequential, skill, unreliable_basis};
 use crate::cognition::act::plan::{ActLimits, Action, LoopState, Termination, parse_plan, plan_schema};
 use crate::cognition::act::planner;
 use crate::cognition::act::skill::SkillContext;
@@ -27,18 +27,8 @@ pub const BUILTIN_PLAN_TIMEOUT: Duration = Duration::from_secs(6);
 pub const ACT_PROMPT: &str = include_str!("../../../prompts/frontal-cortex-act.md");
 
 /// A skill's doc line for the planner prompt.
-pub fn skill_doc(skill: &str) -> Option<&'static str> {
-    Some(match skill {
-        "recall" => include_str!("../../../prompts/skills/recall.md"),
-        "memorize" => include_str!("../../../prompts/skills/memorize.md"),
-        "introspect" => include_str!("../../../prompts/skills/introspect.md"),
-        "list" => include_str!("../../../prompts/skills/list.md"),
-        "schedule" => include_str!("../../../prompts/skills/schedule.md"),
-        "focus" => include_str!("../../../prompts/skills/focus.md"),
-        "associate" => include_str!("../../../prompts/skills/associate.md"),
-        "autobiography" => include_str!("../../../prompts/skills/autobiography.md"),
-        _ => return None,
-    })
+pub fn skill_doc(name: &str) -> Option<&'static str> {
+    skill(name).map(|s| s.doc)
 }
 
 /// The skills injected for this turn: the three primitives always, then up to three
@@ -50,7 +40,7 @@ pub fn select_skills(triage_skills: &[String], text: &str) -> Vec<String> {
         if out.len() >= PRIMITIVES.len() + 3 {
             break;
         }
-        if IMPLEMENTED.contains(&s) && !out.iter().any(|o| o == s) {
+        if skill(s).is_some() && !out.iter().any(|o| o == s) {
             out.push(s.to_string());
         }
     }

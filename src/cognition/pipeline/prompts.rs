@@ -154,10 +154,7 @@ pub fn tiebreak_request(context: &Value) -> ChatRequest {
     req
 }
 
-/// At most `n` characters, cut at a char boundary with an ellipsis.
-pub fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n.saturating_sub(1)).chain(['…']).collect() }
-}
+pub use crate::text::clip::clip;
 
 #[cfg(test)]
 mod tests {

@@ -23,8 +23,6 @@ pub struct Run {
     pub exchange_id: String,
     pub topic: String,
     pub iterations: Vec<Iteration>,
-    /// The router chose ACT but this build has no ACT loop to run.
-    pub unavailable: bool,
 }
 
 #[derive(Debug, Default)]
@@ -37,19 +35,17 @@ const EMPTY: &str = "No ACT loop yet. Each iteration's actions, results, time an
 
 impl ActPane {
     /// A message was routed to ACT: a new run starts.
-    pub fn start(&mut self, exchange_id: &str, topic: &str, unavailable: bool) {
-        self.run =
-            Some(Run { exchange_id: exchange_id.into(), topic: topic.into(), iterations: Vec::new(), unavailable });
+    pub fn start(&mut self, exchange_id: &str, topic: &str) {
+        self.run = Some(Run { exchange_id: exchange_id.into(), topic: topic.into(), iterations: Vec::new() });
         self.scroll.to_top();
     }
 
     pub fn iteration(&mut self, exchange_id: &str, it: Iteration) {
         let same = self.run.as_ref().is_some_and(|r| r.exchange_id == exchange_id);
         if !same {
-            self.start(exchange_id, "", false);
+            self.start(exchange_id, "");
         }
         if let Some(run) = &mut self.run {
-            run.unavailable = false;
             run.iterations.retain(|i| i.n != it.n);
             run.iterations.push(it);
             // Follow the newest iteration.
@@ -65,13 +61,6 @@ impl ActPane {
             Span::styled("ACT", theme::mode(crate::cognition::router::Mode::Act)),
             Span::styled(topic, theme::dim()),
         ]));
-        if run.unavailable && run.iterations.is_empty() {
-            text.push_line(
-                Line::from("The router chose ACT, but this build has no ACT loop yet; the reply says so.")
-                    .style(theme::warn()),
-            );
-            return text;
-        }
         if run.iterations.is_empty() {
             text.push_line(Line::from("planning…").style(theme::dim()));
         }

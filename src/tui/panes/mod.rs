@@ -77,6 +77,5 @@ pub fn clock_full(ts: i64, offset: chrono::FixedOffset) -> String {
 
 /// At most `n` characters, with an ellipsis when cut.
 pub fn short(s: &str, n: usize) -> String {
-    let s = s.trim();
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n.saturating_sub(1)).chain(['…']).collect() }
+    crate::text::clip::clip(s.trim(), n)
 }

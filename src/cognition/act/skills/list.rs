@@ -8,54 +8,111 @@
 
 use super::list_match::{Found, find_item, find_list, find_same, is_determiner, which};
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param, strings_param};
-use crate::store::now_ts;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{ListChange, ListEntry, ListsRepo};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 /// The list used when none is named and none exists yet.
 pub const DEFAULT_LIST: &str = "todo";
 
-/// What a `list` call asks for; the parameter `action` names one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ListAction {
-    Create,
-    Add,
-    Remove,
-    Check,
-    Uncheck,
-    View,
+/// The words the `action` parameter may say, as the planner prompt offers them.
+pub const ACTIONS: [&str; 11] =
+    ["create", "add", "remove", "check", "uncheck", "view", "list_all", "clear", "delete", "rename", "history"];
+
+/// Changes shown by `history`.
+const HISTORY_SHOWN: usize = 20;
+
+/// A `list` call, parsed once from the model's parameters: each action with exactly the
+/// parameters it uses, so no branch below reads the raw map or compares action strings.
+///
+/// Parsed by hand rather than by a serde-tagged enum: the planner's JSON follows the lenient
+/// conventions every skill shares (`action` in any case and `view` when missing, blank strings
+/// as absent, `items` as one string or an array), which a derived tag would reject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ListRequest {
     ListAll,
+    Create {
+        name: String,
+    },
+    /// The rest act on one list: the name the user said, or `None` for the latest one.
+    On {
+        list: Option<String>,
+        op: ListOp,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ListOp {
+    /// An `add` to a name that fits no list creates it.
+    Add(Vec<String>),
+    Mark(Mark, Vec<String>),
+    View,
     Clear,
     Delete,
-    Rename,
+    Rename(String),
     History,
 }
 
-impl ListAction {
-    const ALL: [(&'static str, ListAction); 11] = [
-        ("create", ListAction::Create),
-        ("add", ListAction::Add),
-        ("remove", ListAction::Remove),
-        ("check", ListAction::Check),
-        ("uncheck", ListAction::Uncheck),
-        ("view", ListAction::View),
-        ("list_all", ListAction::ListAll),
-        ("clear", ListAction::Clear),
-        ("delete", ListAction::Delete),
-        ("rename", ListAction::Rename),
-        ("history", ListAction::History),
-    ];
+/// A change to items already on a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Remove,
+    Check,
+    Uncheck,
+}
 
-    fn parse(p: &Map<String, Value>) -> Result<ListAction, SkillError> {
-        let said = opt_str_param(p, "action").unwrap_or("view").to_ascii_lowercase();
-        Self::ALL.iter().find(|(name, _)| *name == said).map(|(_, a)| *a).ok_or_else(|| {
-            let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
-            SkillError::Param { name: "action", problem: format!("`{said}` is not one of {}", names.join(", ")) }
-        })
-    }
-
+impl Mark {
     fn as_str(self) -> &'static str {
-        Self::ALL.iter().find(|(_, a)| *a == self).map_or("view", |(n, _)| n)
+        match self {
+            Mark::Remove => "remove",
+            Mark::Check => "check",
+            Mark::Uncheck => "uncheck",
+        }
+    }
+}
+
+impl ListOp {
+    fn as_str(&self) -> &'static str {
+        match self {
+            ListOp::Add(_) => "add",
+            ListOp::Mark(m, _) => m.as_str(),
+            ListOp::View => "view",
+            ListOp::Clear => "clear",
+            ListOp::Delete => "delete",
+            ListOp::Rename(_) => "rename",
+            ListOp::History => "history",
+        }
+    }
+}
+
+impl ListRequest {
+    fn parse(p: &Map<String, Value>) -> Result<ListRequest, SkillError> {
+        let said = opt_str_param(p, "action").unwrap_or("view").to_ascii_lowercase();
+        let items = || -> Result<Vec<String>, SkillError> {
+            let items = strings_param(p, "items");
+            if items.is_empty() {
+                return Err(SkillError::Param { name: "items", problem: format!("`{said}` needs at least one item") });
+            }
+            Ok(items)
+        };
+        let op = match said.as_str() {
+            "list_all" => return Ok(ListRequest::ListAll),
+            "create" => return Ok(ListRequest::Create { name: clean_name(str_param(p, "name")?) }),
+            "add" => ListOp::Add(items()?),
+            "remove" => ListOp::Mark(Mark::Remove, items()?),
+            "check" => ListOp::Mark(Mark::Check, items()?),
+            "uncheck" => ListOp::Mark(Mark::Uncheck, items()?),
+            "view" => ListOp::View,
+            "clear" => ListOp::Clear,
+            "delete" => ListOp::Delete,
+            "rename" => ListOp::Rename(clean_name(str_param(p, "new_name")?)),
+            "history" => ListOp::History,
+            _ => {
+                let problem = format!("`{said}` is not one of {}", ACTIONS.join(", "));
+                return Err(SkillError::Param { name: "action", problem });
+            }
+        };
+        Ok(ListRequest::On { list: opt_str_param(p, "name").map(clean_name), op })
     }
 }
 
@@ -68,86 +125,63 @@ enum Lookup {
 }
 
 pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
-    let action = ListAction::parse(p)?;
-    match action {
-        ListAction::ListAll => return list_all(c),
-        ListAction::Create => {
-            let name = clean_name(str_param(p, "name")?);
-            let id = ensure(c, &name)?;
+    let repo = ListsRepo(c);
+    let (said, op) = match ListRequest::parse(p)? {
+        ListRequest::ListAll => return list_all(&repo),
+        ListRequest::Create { name } => {
+            let id = repo.ensure(&name)?;
             return Ok(SkillOutput::new(format!("List \"{name}\" is ready."), json!({"list": name, "id": id})));
         }
-        _ => {}
-    }
-    let said = match opt_str_param(p, "name") {
-        Some(n) => clean_name(n),
-        None => latest(c)?.unwrap_or_else(|| DEFAULT_LIST.to_string()),
+        ListRequest::On { list, op } => (list, op),
     };
-    let items = strings_param(p, "items");
-    if matches!(action, ListAction::Add | ListAction::Remove | ListAction::Check | ListAction::Uncheck) {
-        require(&items, action)?;
-    }
+    let said = match said {
+        Some(name) => name,
+        None => repo.latest()?.unwrap_or_else(|| DEFAULT_LIST.to_string()),
+    };
     // "groceries" finds the "shopping" list; an `add` to a name that fits none creates it.
-    let (id, name) = match (lookup(c, &said)?, action) {
+    let (id, name) = match (lookup(&repo, &said)?, &op) {
         (Lookup::Found(id, name), _) => (id, name),
         (Lookup::Several(names), _) => {
-            let data = json!({"action": action.as_str(), "list": said, "lists": names});
+            let data = json!({"action": op.as_str(), "list": said, "lists": names});
             return Ok(SkillOutput::clarify(which("list", &names), names, data));
         }
-        (Lookup::Missing, ListAction::Add) => (ensure(c, &said)?, said),
+        (Lookup::Missing, ListOp::Add(_)) => (repo.ensure(&said)?, said),
         (Lookup::Missing, _) => return Err(SkillError::NotFound(format!("there is no list named \"{said}\""))),
     };
-    match action {
-        ListAction::Add => add(c, id, &name, &items),
-        ListAction::Remove | ListAction::Check | ListAction::Uncheck => change(c, id, &name, action, &items),
-        ListAction::View => {
-            let items = view(c, id)?;
-            let lines: Vec<String> = items
-                .iter()
-                .map(|i| {
-                    format!(
-                        "{} {}",
-                        if i["checked"] == true { "[x]" } else { "[ ]" },
-                        i["content"].as_str().unwrap_or("")
-                    )
-                })
-                .collect();
+    match op {
+        ListOp::Add(items) => add(&repo, id, &name, &items),
+        ListOp::Mark(mark, items) => change(&repo, id, &name, mark, &items),
+        ListOp::View => {
+            let items = repo.entries(id)?;
+            let lines: Vec<String> =
+                items.iter().map(|i| format!("{} {}", if i.checked { "[x]" } else { "[ ]" }, i.content)).collect();
             let summary = if lines.is_empty() {
                 format!("{name} is empty.")
             } else {
                 format!("{name} ({}): {}", lines.len(), lines.join("; "))
             };
-            Ok(SkillOutput::new(summary, json!({"list": name, "items": items})))
+            Ok(SkillOutput::new(summary, json!({"list": name, "items": entries_json(&items)})))
         }
-        ListAction::Clear => {
-            let n = c.execute("DELETE FROM list_items WHERE list_id = ?1", params![id])?;
-            history(c, id, "clear", "")?;
-            touch(c, id)?;
+        ListOp::Clear => {
+            let n = repo.clear(id)?;
+            repo.record(id, "clear", "")?;
+            repo.touch(id)?;
             Ok(SkillOutput::new(format!("Cleared {name} ({n} items)."), json!({"list": name, "removed": n})))
         }
-        ListAction::Delete => {
-            c.execute("DELETE FROM lists WHERE id = ?1", params![id])?;
+        ListOp::Delete => {
+            repo.delete(id)?;
             Ok(SkillOutput::new(format!("Deleted the list {name}."), json!({"list": name, "deleted": true})))
         }
-        ListAction::Rename => {
-            let new_name = clean_name(str_param(p, "new_name")?);
-            c.execute("UPDATE lists SET name = ?2, updated_at = ?3 WHERE id = ?1", params![id, new_name, now_ts()])?;
-            history(c, id, "rename", &new_name)?;
+        ListOp::Rename(new_name) => {
+            repo.rename(id, &new_name)?;
+            repo.record(id, "rename", &new_name)?;
             Ok(SkillOutput::new(format!("Renamed {name} to {new_name}."), json!({"list": new_name, "old": name})))
         }
-        ListAction::History => {
-            let mut stmt = c.prepare_cached(
-                "SELECT action, item, created_at FROM list_history WHERE list_id = ?1 ORDER BY id DESC LIMIT 20",
-            )?;
-            let rows: Vec<Value> = stmt
-                .query_map(params![id], |r| {
-                    Ok(json!({"action": r.get::<_, String>(0)?, "item": r.get::<_, Option<String>>(1)?, "at": r.get::<_, i64>(2)?}))
-                })?
-                .collect::<Result<_, _>>()?;
+        ListOp::History => {
+            let rows: Vec<Value> = repo.history(id, HISTORY_SHOWN)?.iter().map(change_json).collect();
             let summary = format!("{} recent change(s) to {name}.", rows.len());
             Ok(SkillOutput::new(summary, json!({"list": name, "history": rows})))
         }
-        // Answered before a list was resolved.
-        ListAction::ListAll | ListAction::Create => list_all(c),
     }
 }
 
@@ -164,28 +198,8 @@ pub fn clean_name(raw: &str) -> String {
     if name.is_empty() || name == "list" { DEFAULT_LIST.to_string() } else { name }
 }
 
-fn require(items: &[String], action: ListAction) -> Result<(), SkillError> {
-    if items.is_empty() {
-        return Err(SkillError::Param {
-            name: "items",
-            problem: format!("`{}` needs at least one item", action.as_str()),
-        });
-    }
-    Ok(())
-}
-
-fn ensure(c: &Connection, name: &str) -> Result<i64, SkillError> {
-    let now = now_ts();
-    c.execute(
-        "INSERT INTO lists (name, created_at, updated_at) VALUES (?1, ?2, ?2) ON CONFLICT(name) DO NOTHING",
-        params![name, now],
-    )?;
-    Ok(c.query_row("SELECT id FROM lists WHERE name = ?1", params![name], |r| r.get(0))?)
-}
-
-fn lookup(c: &Connection, said: &str) -> Result<Lookup, SkillError> {
-    let mut stmt = c.prepare_cached("SELECT id, name FROM lists ORDER BY id")?;
-    let lists: Vec<(i64, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+fn lookup(repo: &ListsRepo<'_>, said: &str) -> Result<Lookup, SkillError> {
+    let lists = repo.names()?;
     let names: Vec<&str> = lists.iter().map(|(_, n)| n.as_str()).collect();
     Ok(match find_list(said, &names) {
         Found::One(i) => Lookup::Found(lists[i].0, lists[i].1.clone()),
@@ -194,47 +208,36 @@ fn lookup(c: &Connection, said: &str) -> Result<Lookup, SkillError> {
     })
 }
 
-/// The items of a list as (id, content), in the order they were added.
-fn contents(c: &Connection, id: i64) -> Result<Vec<(i64, String)>, SkillError> {
-    let mut stmt = c.prepare_cached("SELECT id, content FROM list_items WHERE list_id = ?1 ORDER BY id")?;
-    Ok(stmt.query_map(params![id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?)
-}
-
 /// An item already there up to case, articles and number is not added twice.
-fn add(c: &Connection, id: i64, name: &str, items: &[String]) -> Result<SkillOutput, SkillError> {
-    let now = now_ts();
-    let mut stored: Vec<String> = contents(c, id)?.into_iter().map(|(_, s)| s).collect();
+fn add(repo: &ListsRepo<'_>, id: i64, name: &str, items: &[String]) -> Result<SkillOutput, SkillError> {
+    let mut stored: Vec<String> = repo.contents(id)?.into_iter().map(|(_, s)| s).collect();
     let mut added = Vec::new();
     let mut already = Vec::new();
     for item in items {
-        let fresh = find_same(item, &stored) == Found::Nothing
-            && c.execute(
-                "INSERT INTO list_items (list_id, content, added_at, updated_at) VALUES (?1, ?2, ?3, ?3)
-                 ON CONFLICT(list_id, content) DO NOTHING",
-                params![id, item, now],
-            )? == 1;
+        let fresh = find_same(item, &stored) == Found::Nothing && repo.add_item(id, item)?;
         if fresh {
-            history(c, id, "add", item)?;
+            repo.record(id, "add", item)?;
             added.push(item.clone());
             stored.push(item.clone());
         } else {
             already.push(item.clone());
         }
     }
-    touch(c, id)?;
+    repo.touch(id)?;
     let mut summary = format!("Added {} to {name}.", join(&added));
     if added.is_empty() {
         summary = format!("{} already on {name}.", join(&already));
     } else if !already.is_empty() {
         summary.push_str(&format!(" Already there: {}.", join(&already)));
     }
-    Ok(SkillOutput::new(summary, json!({"list": name, "added": added, "already": already, "items": view(c, id)?})))
+    let items = entries_json(&repo.entries(id)?);
+    Ok(SkillOutput::new(summary, json!({"list": name, "added": added, "already": already, "items": items})))
 }
 
 /// Remove, check or uncheck the items the user named, each resolved by [`find_item`]. When
 /// any of them fits several items nothing changes and the reply asks which was meant.
-fn change(c: &Connection, id: i64, name: &str, action: ListAction, said: &[String]) -> Result<SkillOutput, SkillError> {
-    let stored = contents(c, id)?;
+fn change(repo: &ListsRepo<'_>, id: i64, name: &str, mark: Mark, said: &[String]) -> Result<SkillOutput, SkillError> {
+    let stored = repo.contents(id)?;
     let texts: Vec<&str> = stored.iter().map(|(_, s)| s.as_str()).collect();
     let mut picked: Vec<&(i64, String)> = Vec::new();
     let mut missing = Vec::new();
@@ -254,69 +257,37 @@ fn change(c: &Connection, id: i64, name: &str, action: ListAction, said: &[Strin
         };
         let choices: Vec<String> = unclear.iter().flat_map(|(_, cands)| cands.iter().cloned()).collect();
         let data = json!({
-            "action": action.as_str(),
+            "action": mark.as_str(),
             "list": name,
             "unclear": unclear.iter().map(|(item, cands)| json!({"item": item, "candidates": cands})).collect::<Vec<_>>(),
         });
         return Ok(SkillOutput::clarify(question, choices, data));
     }
-    let now = now_ts();
     let mut done = Vec::new();
     for (item_id, content) in picked {
-        match action {
-            ListAction::Remove => c.execute("DELETE FROM list_items WHERE id = ?1", params![item_id])?,
-            _ => c.execute(
-                "UPDATE list_items SET checked = ?2, updated_at = ?3 WHERE id = ?1",
-                params![item_id, action == ListAction::Check, now],
-            )?,
-        };
-        history(c, id, action.as_str(), content)?;
+        match mark {
+            Mark::Remove => repo.remove_item(*item_id)?,
+            Mark::Check | Mark::Uncheck => repo.set_checked(*item_id, mark == Mark::Check)?,
+        }
+        repo.record(id, mark.as_str(), content)?;
         done.push(content.clone());
     }
-    touch(c, id)?;
-    let (verb, prep) = match action {
-        ListAction::Remove => ("Removed", "from"),
-        ListAction::Check => ("Checked off", "on"),
-        _ => ("Unchecked", "on"),
+    repo.touch(id)?;
+    let (verb, prep) = match mark {
+        Mark::Remove => ("Removed", "from"),
+        Mark::Check => ("Checked off", "on"),
+        Mark::Uncheck => ("Unchecked", "on"),
     };
     let mut summary = if done.is_empty() { String::new() } else { format!("{verb} {} {prep} {name}.", join(&done)) };
     if !missing.is_empty() {
         summary = format!("{summary} Not on {name}: {}.", join(&missing)).trim().to_string();
     }
-    Ok(SkillOutput::new(summary, json!({"list": name, "done": done, "missing": missing, "items": view(c, id)?})))
+    let items = entries_json(&repo.entries(id)?);
+    Ok(SkillOutput::new(summary, json!({"list": name, "done": done, "missing": missing, "items": items})))
 }
 
-fn latest(c: &Connection) -> Result<Option<String>, SkillError> {
-    Ok(c.query_row("SELECT name FROM lists ORDER BY updated_at DESC, id DESC LIMIT 1", [], |r| r.get(0)).optional()?)
-}
-
-fn touch(c: &Connection, id: i64) -> Result<(), SkillError> {
-    c.execute("UPDATE lists SET updated_at = ?2 WHERE id = ?1", params![id, now_ts()])?;
-    Ok(())
-}
-
-fn history(c: &Connection, id: i64, action: &str, item: &str) -> Result<(), SkillError> {
-    c.execute(
-        "INSERT INTO list_history (list_id, action, item, created_at) VALUES (?1, ?2, ?3, ?4)",
-        params![id, action, item, now_ts()],
-    )?;
-    Ok(())
-}
-
-fn view(c: &Connection, id: i64) -> Result<Vec<Value>, SkillError> {
-    let mut stmt = c.prepare_cached("SELECT content, checked FROM list_items WHERE list_id = ?1 ORDER BY id")?;
-    let rows = stmt
-        .query_map(params![id], |r| Ok(json!({"content": r.get::<_, String>(0)?, "checked": r.get::<_, bool>(1)?})))?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
-}
-
-fn list_all(c: &Connection) -> Result<SkillOutput, SkillError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT l.name, COUNT(i.id) FROM lists l LEFT JOIN list_items i ON i.list_id = l.id
-         GROUP BY l.id ORDER BY l.updated_at DESC",
-    )?;
-    let rows: Vec<(String, i64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+fn list_all(repo: &ListsRepo<'_>) -> Result<SkillOutput, SkillError> {
+    let rows = repo.counts()?;
     let summary = if rows.is_empty() {
         "No lists yet.".to_string()
     } else {
@@ -326,6 +297,15 @@ fn list_all(c: &Connection) -> Result<SkillOutput, SkillError> {
         summary,
         json!({"lists": rows.iter().map(|(n, k)| json!({"name": n, "items": k})).collect::<Vec<_>>()}),
     ))
+}
+
+/// The items as the skill's data shows them (`ask --json`, the ACT pane).
+fn entries_json(items: &[ListEntry]) -> Vec<Value> {
+    items.iter().map(|i| json!({"content": i.content, "checked": i.checked})).collect()
+}
+
+fn change_json(c: &ListChange) -> Value {
+    json!({"action": c.action, "item": c.item, "at": c.at})
 }
 
 /// "eggs, milk and bread" for summaries.

@@ -111,3 +111,38 @@ fn list_names_by_synonym_and_number() {
     assert_eq!((out.summary.as_str(), out.choices.len()), ("Which list: to-do or todos?", 2));
     assert!(matches!(call(&c, json!({"action": "view", "name": "packing"})), Err(SkillError::NotFound(_))));
 }
+
+#[test]
+fn every_action_word_parses_to_its_own_request() {
+    let params = |action: &str| {
+        json!({"action": action, "name": "Shopping list", "items": "eggs", "new_name": "food"})
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    let mut seen = Vec::new();
+    for word in ACTIONS {
+        let request = ListRequest::parse(&params(word)).unwrap();
+        let said = match &request {
+            ListRequest::ListAll => "list_all",
+            ListRequest::Create { name } => {
+                assert_eq!(name, "shopping");
+                "create"
+            }
+            ListRequest::On { list, op } => {
+                assert_eq!(list.as_deref(), Some("shopping"));
+                op.as_str()
+            }
+        };
+        assert_eq!(said, word);
+        assert!(!seen.contains(&request), "{word} parses like another action");
+        seen.push(request);
+        assert!(include_str!("../../../../prompts/skills/list.md").contains(&format!("\"{word}\"")), "{word}");
+    }
+    assert_eq!(ListRequest::parse(&params("ADD")).unwrap(), ListRequest::parse(&params("add")).unwrap());
+    let missing = json!({"name": "shopping"}).as_object().unwrap().clone();
+    assert_eq!(
+        ListRequest::parse(&missing).unwrap(),
+        ListRequest::On { list: Some("shopping".into()), op: ListOp::View }
+    );
+}
