@@ -18,3 +18,6 @@ pub use board::{RunState, WorkerBoard, WorkerStatus};
 pub use registry::{Registry, RegistryError, Running, WorkerId, worker_for};
 pub use status::{StatusReport, report};
 pub use worker::{PeriodicTask, QueueWorker, Ran};
+
+#[cfg(test)]
+mod tests;

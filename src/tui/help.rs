@@ -91,3 +91,22 @@ impl Help {
         frame.render_widget(p, area);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::background::{StatusReport, WorkerBoard, WorkerId};
+
+    #[test]
+    fn lists_every_background_task_under_the_keys() {
+        let rows = StatusReport::from_board(&WorkerBoard::new().snapshot(), 0).rows();
+        let help = Help { workers: rows, ..Help::default() };
+        let text: String = help.full_text(&Keymap::default()).lines.iter().map(|l| l.to_string() + "\n").collect();
+        assert!(text.contains("Background"), "{text}");
+        for id in WorkerId::ALL {
+            assert!(text.lines().any(|l| l.trim_start().starts_with(id.name())), "{} missing:\n{text}", id.name());
+        }
+        let none = Help::default().full_text(&Keymap::default());
+        assert!(!none.lines.iter().any(|l| l.to_string() == "Background"), "no board, no section");
+    }
+}
