@@ -122,7 +122,7 @@ impl Runtime {
                 },
                 _ = stop.cancelled() => return,
             };
-            if let Err(e) = crate::background::memory::run_memory_group(db, llm, bus, stop, board).await {
+            if let Err(e) = crate::memory::workers::run_memory_group(db, llm, bus, stop, board).await {
                 tracing::error!("memory workers not started: {e}");
             }
         });

@@ -9,13 +9,12 @@ mod openai_double;
 #[path = "support/word_hash.rs"]
 mod word_hash;
 
-use chalie::background::memory::run_chunker_worker;
 use chalie::cognition::pipeline::Engine;
 use chalie::config::{Role, TriageMode};
 use chalie::events::EventBus;
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Provider, Route};
-use chalie::memory::chunker::{Processed, process_next, wait_for_chunk};
+use chalie::memory::chunker::{Processed, process_next, run_chunker_worker, wait_for_chunk};
 use chalie::memory::recall::{RecallRequest, recall_with};
 use chalie::memory::traits::{CONFLICT_EVENT, TraitDecision};
 use chalie::store::{CHUNK_QUEUE, Db, JobState, JobsRepo, StoreError, now_ts};

@@ -78,8 +78,7 @@ async fn three_turns_at_768(path: &Path) -> (Double, Db) {
     let bus = EventBus::new();
     let llm = llm(&double, &bus, "nomic-embed-text");
     let stop = CancellationToken::new();
-    let workers =
-        tokio::spawn(chalie::background::memory::run_workers(db.clone(), llm.clone(), bus.clone(), stop.clone()));
+    let workers = tokio::spawn(chalie::memory::run_workers(db.clone(), llm.clone(), bus.clone(), stop.clone()));
     let engine = Engine::start(db.clone(), llm, bus.clone()).await.unwrap();
     let h = Harness { double, db, bus, engine };
     for text in SAYINGS {
@@ -157,12 +156,7 @@ async fn switching_to_a_1024_d_model_re_embeds_in_the_background_and_vector_reca
     assert!(text_hits.iter().any(|h| h.text.contains("Lisbon")), "{text_hits:?}");
 
     let stop = CancellationToken::new();
-    let worker = tokio::spawn(chalie::background::memory::run_reembed_worker(
-        db.clone(),
-        llm.clone(),
-        bus.clone(),
-        stop.clone(),
-    ));
+    let worker = tokio::spawn(reembed::run_reembed_worker(db.clone(), llm.clone(), bus.clone(), stop.clone()));
     // Until the worker reports the last row (the event follows the commit).
     let mut progress = vec![(0, had_vectors)];
     let finished = tokio::time::timeout(Duration::from_secs(20), async {

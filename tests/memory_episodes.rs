@@ -8,14 +8,13 @@ mod openai_double;
 #[path = "support/word_hash.rs"]
 mod word_hash;
 
-use chalie::background::memory::run_episodic_worker;
 use chalie::cognition::pipeline::Engine;
 use chalie::config::{Role, TriageMode};
 use chalie::events::EventBus;
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Provider, Route};
 use chalie::memory::episodic::{Processed, encode_state, process_next, wait_for_encoding};
-use chalie::memory::hybrid_recall;
+use chalie::memory::{hybrid_recall, run_episodic_worker};
 use chalie::store::{Db, JobState, JobsRepo, StoreError, now_ts};
 use harness::{Harness, settings};
 use openai_double::{Double, Reply};

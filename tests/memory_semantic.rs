@@ -9,12 +9,11 @@ mod harness;
 mod openai_double;
 
 use async_trait::async_trait;
-use chalie::background::memory::run_decay_task;
 use chalie::config::{Role, TriageMode};
 use chalie::events::{EngineEvent, EventBus, NoticeLevel};
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{ChatRequest, Completion, Llm, LlmError, Provider, Route, Token};
-use chalie::memory::decay::run_decay_once;
+use chalie::memory::decay::{run_decay_once, run_decay_task};
 use chalie::memory::episodic::{self, build_episode, insert_episode};
 use chalie::memory::semantic::{self, Processed, SEMANTIC_QUEUE};
 use chalie::store::{Db, EMBEDDING_DIM, ENCODE_QUEUE, JobsRepo, StoreError, now_ts};

@@ -8,7 +8,6 @@
 //! are each one more entry.
 
 pub mod board;
-pub mod memory;
 pub mod registry;
 pub mod scheduler;
 pub mod status;

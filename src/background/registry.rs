@@ -7,7 +7,7 @@
 //! worker of every kind with an exhaustive match, so a kind without a worker does not
 //! compile; [`Registry::require_every_queue`] refuses a group that forgot to register one.
 
-use super::board::{Slot, WorkerBoard};
+use super::board::WorkerBoard;
 use super::worker::{LoopCtx, PeriodicTask, QueueWorker, run_periodic, run_queue};
 use crate::events::EventBus;
 use crate::store::{Db, JobKind};
@@ -182,7 +182,7 @@ impl Registry {
                 Task::Periodic(t) => tokio::spawn(run_periodic(t, cx)),
             });
         }
-        Ok(Running { handles, wakes, board: self.board })
+        Ok(Running { handles, wakes })
     }
 }
 
@@ -190,7 +190,6 @@ impl Registry {
 pub struct Running {
     handles: Vec<JoinHandle<()>>,
     wakes: HashMap<WorkerId, Arc<Notify>>,
-    board: WorkerBoard,
 }
 
 impl Running {
@@ -199,14 +198,6 @@ impl Running {
         if let Some(n) = self.wakes.get(&id) {
             n.notify_one();
         }
-    }
-
-    pub fn board(&self) -> &WorkerBoard {
-        &self.board
-    }
-
-    pub fn slot(&self, id: WorkerId) -> Slot {
-        self.board.slot(id)
     }
 
     /// Wait for every task to stop (after the stop token was cancelled).

@@ -29,7 +29,8 @@ pub struct StatusReport {
 
 /// The report from the database, with `live` (a board's snapshot) where this process runs
 /// the workers. Queue depth is always read fresh; last run and last error come from the
-/// board when it knows them, else from the jobs table (and the decay engine's last pass).
+/// board when it knows them, else from the jobs table (the memory layer adds the decay
+/// engine's last pass: `memory::workers::status_report`).
 pub fn report(c: &Connection, live: Option<&[WorkerStatus]>, now: i64) -> Result<StatusReport, StoreError> {
     let mut lines = Vec::with_capacity(WorkerId::ALL.len());
     for id in WorkerId::ALL {
@@ -38,8 +39,6 @@ pub fn report(c: &Connection, live: Option<&[WorkerStatus]>, now: i64) -> Result
         if let Some(kind) = id.queue() {
             let a = JobsRepo(c).activity(kind)?;
             (last_run, depth, last_error) = (a.last_run, Some(a.depth), a.last_error);
-        } else if id == WorkerId::Decay {
-            last_run = crate::memory::decay::last_pass(c)?;
         }
         if let Some(b) = board {
             last_run = b.last_run.or(last_run);

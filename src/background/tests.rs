@@ -2,7 +2,7 @@ use super::board::{RunState, WorkerBoard, WorkerStatus};
 use super::registry::{Registry, RegistryError, WorkerId, worker_for};
 use super::worker::{PeriodicTask, QueueWorker, Ran};
 use crate::events::EventBus;
-use crate::store::{ChatRepo, Db, Job, JobKind, JobState, JobsRepo, StoreError, open_in_memory};
+use crate::store::{Db, Job, JobKind, JobState, JobsRepo, StoreError, open_in_memory};
 use async_trait::async_trait;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -166,19 +166,11 @@ fn every_job_kind_has_a_worker_that_drains_it() {
 }
 
 #[tokio::test]
-async fn the_memory_group_claims_every_queue_and_the_registry_refuses_gaps() {
-    let bus = EventBus::new();
-    let llm = Arc::new(crate::llm::Llm::new(bus.clone(), crate::config::Config::defaults().llm, []));
-    let group = super::memory::registry(WorkerBoard::new(), llm.clone(), &bus, false);
-    assert_eq!(group.require_every_queue(), Ok(()));
-    let ids = group.ids();
-    assert!(WorkerId::ALL.iter().filter(|w| **w != WorkerId::Scheduler).all(|w| ids.contains(w)), "{ids:?}");
-
-    let partial = super::memory::registry(WorkerBoard::new(), llm, &bus, false).only(WorkerId::Episodic);
-    assert_eq!(partial.require_every_queue(), Err(RegistryError::Unclaimed(JobKind::Chunk)));
-
-    let db = Db::spawn(open_in_memory().unwrap());
-    let stop = CancellationToken::new();
+async fn the_registry_refuses_gaps_duplicates_and_a_worker_under_another_name() {
+    let (db, bus, stop) = (Db::spawn(open_in_memory().unwrap()), EventBus::new(), CancellationToken::new());
+    let (a, _) = fake(Duration::from_secs(1));
+    let only_encode = Registry::new(WorkerBoard::new()).queue(WorkerId::Episodic, a);
+    assert_eq!(only_encode.require_every_queue(), Err(RegistryError::Unclaimed(JobKind::Chunk)));
     let (a, _) = fake(Duration::from_secs(1));
     let (b, _) = fake(Duration::from_secs(1));
     let twice = Registry::new(WorkerBoard::new()).queue(WorkerId::Episodic, a).queue(WorkerId::Episodic, b);
@@ -242,25 +234,18 @@ fn job_states_round_trip_through_the_table() {
     assert_eq!(jobs.exchange_state(JobKind::Chunk, "x").unwrap(), None);
 }
 
-/// Before: a silence gap queued an `episode` job that no worker claimed, so the queue never
-/// emptied. Now Phase A reports the gap and queues nothing; jobs an older version left on
-/// such a queue are closed at start.
+/// Jobs an older version left on a queue no worker claims (the silence gap's `episode`) are
+/// closed at start, so "is the queue empty?" can become true again.
 #[test]
-fn a_silence_gap_leaves_no_job_that_nothing_claims() {
+fn jobs_on_a_queue_no_worker_claims_are_retired() {
     let c = open_in_memory().unwrap();
-    ChatRepo(&c).append("t", "x1", "user", "hello", None, None).unwrap();
-    let later = crate::store::now_ts() + crate::cognition::pipeline::phases::SILENCE_GAP_S + 60;
-    let a = crate::cognition::pipeline::phases::phase_a(&c, "t", "x2", None, later).unwrap();
-    assert!(a.silence_gap_s.is_some(), "the gap is still reported");
-    let jobs = JobsRepo(&c);
-    assert_eq!(jobs.pending_count().unwrap(), 0, "nothing queued that no worker drains");
-
     c.execute(
         "INSERT INTO jobs (queue, payload, max_attempts, run_after, created_at, updated_at)
          VALUES ('episode', '{}', 3, 0, 0, 0)",
         [],
     )
     .unwrap();
+    let jobs = JobsRepo(&c);
     jobs.enqueue(JobKind::Semantic, &json!({}), 3).unwrap();
     assert_eq!(jobs.retire_unclaimable().unwrap(), 1);
     assert_eq!(jobs.pending_count().unwrap(), 1, "a known queue's job is left alone");

@@ -73,7 +73,7 @@ pub trait PeriodicTask: Send + 'static {
     /// The wait between runs.
     fn every(&self) -> Duration;
 
-    /// One run at `now`. The text is an error to show that did not stop the task.
+    /// One run at `now`. An error is logged and shown on the board; the task keeps its timer.
     async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError>;
 }
 

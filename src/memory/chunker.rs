@@ -30,6 +30,8 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+pub use super::workers::run_chunker_worker;
+
 /// How long the worker sleeps when the queue is empty (a committed turn wakes it sooner).
 pub const POLL: Duration = Duration::from_millis(500);
 /// A failed write is retried after this many seconds (while attempts remain).

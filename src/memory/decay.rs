@@ -1,7 +1,7 @@
 //! The decay engine: durable memories fade unless used, short-lived rows expire.
 //!
 //! [`run_decay_once`] is one pass at a given time (tests drive it with a fake clock); the
-//! decay task (`background::memory`) runs it when due ([`INTERVAL`] after the previous
+//! decay task (`super::workers`) runs it when due ([`INTERVAL`] after the previous
 //! pass, counted across restarts) and every [`INTERVAL`] after. Each pass is one
 //! transaction.
 //!
@@ -184,6 +184,7 @@ impl DecayReport {
 }
 
 mod pass;
+pub use super::workers::run_decay_task;
 pub use pass::{current_warmth, snapshot};
 
 /// One decay pass at `now`, in one transaction.

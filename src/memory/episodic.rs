@@ -1,7 +1,7 @@
 //! The episodic worker: each committed exchange becomes a durable episode.
 //!
 //! Phase D of a turn queues a job on [`ENCODE_QUEUE`] with `{thread_id, exchange_id, topic,
-//! user_text, response, mode, created_at}`. The episodic worker (`background::memory`)
+//! user_text, response, mode, created_at}`. The episodic worker (`super::workers`)
 //! claims those jobs and [`process`] builds an [`EpisodeDraft`] with [`build_episode`]
 //! (deterministic: no model), embeds its gist and
 //! writes the `episodes` row, its `episode_vec` row and the job's completion in one

@@ -17,6 +17,8 @@ pub mod semantic_store;
 pub mod shortterm;
 pub mod style;
 pub mod traits;
+pub mod workers;
 
 pub use episodic::{EpisodeDraft, SalienceFactors, build_episode};
 pub use recall::{Hit, ScoreParts, SourceRank, hybrid_recall};
+pub use workers::{run_episodic_worker, run_workers};

@@ -26,6 +26,8 @@ use serde_json::json;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+pub use super::workers::run_reembed_worker;
+
 /// The durable queue of re-embedding jobs (one live job at most).
 pub const REEMBED_QUEUE: JobKind = JobKind::Reembed;
 /// Rows embedded per model call and per transaction.

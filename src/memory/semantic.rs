@@ -54,6 +54,8 @@ pub const RETRY_S: i64 = 60;
 /// How often the worker looks for work (and checks the idle fallback).
 pub const POLL: Duration = Duration::from_secs(2);
 
+pub use super::workers::run_semantic_worker;
+
 /// Why a job was queued (stored in its payload).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TriggerReason {

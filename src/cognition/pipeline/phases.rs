@@ -365,6 +365,18 @@ mod tests {
         assert_eq!(session_exchanges(now, &[now - SILENCE_GAP_S]), (1, Some(SILENCE_GAP_S)));
     }
 
+    /// A silence gap used to queue an `episode` job that no worker claims, so the job queue
+    /// never emptied. The gap is reported; nothing is queued.
+    #[test]
+    fn a_silence_gap_leaves_no_job_that_nothing_claims() {
+        let c = crate::store::open_in_memory().unwrap();
+        crate::store::ChatRepo(&c).append("t", "x1", "user", "hello", None, None).unwrap();
+        let later = crate::store::now_ts() + SILENCE_GAP_S + 60;
+        let a = phase_a(&c, "t", "x2", None, later).unwrap();
+        assert!(a.silence_gap_s.is_some(), "the gap is still reported");
+        assert_eq!(crate::store::JobsRepo(&c).pending_count().unwrap(), 0, "nothing queued that no worker drains");
+    }
+
     #[test]
     fn distraction_is_a_clear_topic_change_during_focus() {
         let new = TopicReport::new("capital-france", true);

@@ -2,18 +2,19 @@
 //! engine's models are known (they share them, so no model is loaded twice).
 //!
 //! Each worker here only says what its job means and what the user should hear about it;
-//! claiming, idling, waking and stopping are [`super::worker`]'s. Workers never talk to
+//! claiming, idling, waking and stopping are `background::worker`'s. Workers never talk to
 //! each other directly: one that produces work for another queues a job in the same
 //! transaction as its own write.
 
-use super::board::WorkerBoard;
-use super::registry::{Registry, RegistryError, WorkerId};
-use super::worker::{PeriodicTask, QueueWorker, Ran};
+use super::{chunker, decay, episodic, reembed, semantic};
+use crate::background::status::{StatusReport, report};
+use crate::background::worker::{PeriodicTask, QueueWorker, Ran};
+use crate::background::{Registry, RegistryError, WorkerBoard, WorkerId, WorkerStatus};
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::Llm;
-use crate::memory::{chunker, decay, episodic, reembed, semantic};
 use crate::store::{Db, Job, JobKind, StoreError, now_ts};
 use async_trait::async_trait;
+use rusqlite::Connection;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -296,5 +297,43 @@ pub async fn run_decay_task(db: Db, bus: EventBus, stop: CancellationToken) {
     match group.start(&db, &bus, &stop) {
         Ok(running) => running.join().await,
         Err(e) => tracing::error!("decay not started: {e}"),
+    }
+}
+
+/// The status report (`chalie-tui status`, F1) with what only the memory layer can read:
+/// when the decay engine last ran, recorded across restarts.
+pub fn status_report(c: &Connection, live: Option<&[WorkerStatus]>, now: i64) -> Result<StatusReport, StoreError> {
+    let mut r = report(c, live, now)?;
+    if let Some(line) = r.lines.iter_mut().find(|l| l.id == WorkerId::Decay && l.last_run.is_none()) {
+        line.last_run = decay::last_pass(c)?;
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::open_in_memory;
+
+    #[test]
+    fn the_memory_group_claims_every_queue() {
+        let bus = EventBus::new();
+        let llm = Arc::new(Llm::new(bus.clone(), crate::config::Config::defaults().llm, []));
+        let group = registry(WorkerBoard::new(), llm.clone(), &bus, false);
+        assert_eq!(group.require_every_queue(), Ok(()));
+        let ids = group.ids();
+        assert!(WorkerId::ALL.iter().filter(|w| **w != WorkerId::Scheduler).all(|w| ids.contains(w)), "{ids:?}");
+        let partial = registry(WorkerBoard::new(), llm, &bus, false).only(WorkerId::Episodic);
+        assert_eq!(partial.require_every_queue(), Err(RegistryError::Unclaimed(JobKind::Chunk)));
+    }
+
+    #[test]
+    fn the_status_report_knows_the_last_decay_pass() {
+        let mut c = open_in_memory().unwrap();
+        let before = status_report(&c, None, 1_000).unwrap();
+        assert!(before.to_string().lines().any(|l| l.starts_with("decay") && l.contains("never")), "{before}");
+        decay::run_decay_once(&mut c, 1_000).unwrap();
+        let after = status_report(&c, None, 1_060).unwrap();
+        assert!(after.to_string().lines().any(|l| l.starts_with("decay") && l.contains("1m ago")), "{after}");
     }
 }
