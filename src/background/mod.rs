@@ -2,10 +2,11 @@
 //! [`registry`], run by one of the two loops of [`worker`] (a queue worker or a periodic
 //! task), and reports what it last did on the [`board`], which [`status`] prints.
 //!
-//! Groups: the memory workers ([`memory`]) start once the engine's models are known; the
-//! reminder [`scheduler`] starts with the front-end. Engines still to come (drift,
-//! regulator bookkeeping, uncertainty detection, the task worker, the routing regulator)
-//! are each one more entry.
+//! Groups: the memory workers (`memory::workers`, which sits above this layer and builds
+//! its group from these parts) start once the engine's models are known; the reminder
+//! [`scheduler`] starts with the front-end. Engines still to come (drift, regulator
+//! bookkeeping, uncertainty detection, the task worker, the routing regulator) are each one
+//! more [`WorkerId`] and one entry in their group.
 
 pub mod board;
 pub mod registry;
