@@ -46,6 +46,8 @@ pub enum Command {
     Memory(MemoryArgs),
     /// The built-in models: show their state, or fetch them
     Models(ModelsArgs),
+    /// Every background worker: state, last run, queue depth, last error
+    Status,
 }
 
 #[derive(Debug, Args)]

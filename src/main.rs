@@ -46,5 +46,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Audit(args)) => commands::audit::run(&paths, args),
         Some(Command::Memory(args)) => commands::memory::run(&paths, args),
         Some(Command::Models(args)) => commands::models::run(&paths, args),
+        Some(Command::Status) => commands::status::run(&paths),
     }
 }

@@ -17,7 +17,7 @@ use chalie::llm::{Llm, Provider, Route};
 use chalie::memory::chunker::{Processed, process_next, run_chunker_worker, wait_for_chunk};
 use chalie::memory::recall::{RecallRequest, recall_with};
 use chalie::memory::traits::{CONFLICT_EVENT, TraitDecision};
-use chalie::store::{CHUNK_QUEUE, Db, JobsRepo, StoreError, now_ts};
+use chalie::store::{CHUNK_QUEUE, Db, JobState, JobsRepo, StoreError, now_ts};
 use harness::{Harness, dead_url, settings};
 use openai_double::{Double, Reply};
 use serde_json::{Value, json};
@@ -252,7 +252,7 @@ async fn a_trait_stated_in_a_turn_is_recalled_later() {
     let stop = CancellationToken::new();
     let worker = tokio::spawn(run_chunker_worker(h.db.clone(), s.llm.clone(), h.bus.clone(), stop.clone()));
     let state = wait_for_chunk(&h.db, &r.exchange_id, Duration::from_secs(10)).await.unwrap();
-    assert_eq!(state.as_deref(), Some("done"));
+    assert_eq!(state, Some(JobState::Done));
     stop.cancel();
     tokio::time::timeout(Duration::from_secs(5), worker).await.expect("the worker stops on cancel").unwrap();
 

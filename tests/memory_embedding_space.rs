@@ -84,7 +84,7 @@ async fn three_turns_at_768(path: &Path) -> (Double, Db) {
     for text in SAYINGS {
         let r = h.say("t", text).await;
         let state = wait_for_encoding(&h.db, &r.exchange_id, Duration::from_secs(20)).await.unwrap();
-        assert_eq!(state.as_deref(), Some("done"), "{text}");
+        assert_eq!(state, Some(chalie::store::JobState::Done), "{text}");
     }
     stop.cancel();
     workers.await.unwrap();

@@ -15,7 +15,7 @@ use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Provider, Route};
 use chalie::memory::episodic::{Processed, encode_state, process_next, wait_for_encoding};
 use chalie::memory::{hybrid_recall, run_episodic_worker};
-use chalie::store::{Db, JobsRepo, StoreError, now_ts};
+use chalie::store::{Db, JobState, JobsRepo, StoreError, now_ts};
 use harness::{Harness, settings};
 use openai_double::{Double, Reply};
 use std::sync::Arc;
@@ -80,7 +80,7 @@ async fn two_turns_become_episodes_with_vectors_and_recall_finds_them_first() {
     let worker = tokio::spawn(run_episodic_worker(h.db.clone(), llm.clone(), h.bus.clone(), stop.clone()));
     for r in [&r1, &r2] {
         let state = wait_for_encoding(&h.db, &r.exchange_id, Duration::from_secs(10)).await.unwrap();
-        assert_eq!(state.as_deref(), Some("done"), "exchange {}", r.exchange_id);
+        assert_eq!(state, Some(JobState::Done), "exchange {}", r.exchange_id);
     }
     stop.cancel();
     tokio::time::timeout(Duration::from_secs(5), worker).await.expect("the worker stops on cancel").unwrap();
@@ -125,7 +125,7 @@ async fn an_embedding_failure_still_stores_the_episode_and_completes_the_job() {
     let Processed::Stored { episode_id, embed_error, .. } = done else { panic!("{done:?}") };
     assert!(embed_error.is_some(), "the failure is reported");
     let x = r.exchange_id.clone();
-    assert_eq!(h.read(move |c| encode_state(c, &x)).await.as_deref(), Some("done"));
+    assert_eq!(h.read(move |c| encode_state(c, &x)).await, Some(JobState::Done));
     let rows = episodes(&h).await;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].0, episode_id);
@@ -143,7 +143,7 @@ async fn a_store_error_fails_the_job_for_a_retry_and_an_interrupted_job_is_recov
     let stop = CancellationToken::new();
 
     // Interrupted: claimed by a process that died. Recovery at start puts it back.
-    let claimed = h.read(|c| JobsRepo(c).claim("encode")).await.unwrap();
+    let claimed = h.read(|c| JobsRepo(c).claim(chalie::store::ENCODE_QUEUE)).await.unwrap();
     assert!(process_next(&h.db, &llm, &stop).await.unwrap().is_none(), "a running job is not taken twice");
     assert_eq!(h.read(|c| JobsRepo(c).recover_interrupted()).await, 1);
 
@@ -183,7 +183,7 @@ async fn a_store_error_fails_the_job_for_a_retry_and_an_interrupted_job_is_recov
     let out = process_next(&h.db, &llm, &stop).await.unwrap().unwrap();
     assert!(matches!(out, Processed::Stored { embed_error: None, .. }), "{out:?}");
     let x = r.exchange_id.clone();
-    assert_eq!(h.read(move |c| encode_state(c, &x)).await.as_deref(), Some("done"));
+    assert_eq!(h.read(move |c| encode_state(c, &x)).await, Some(JobState::Done));
     assert_eq!(episodes(&h).await.len(), 1);
 }
 
@@ -214,7 +214,7 @@ fn ask_waits_for_its_turn_to_be_encoded() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let xid = report["exchange_id"].as_str().unwrap().to_string();
     let c = chalie::store::open(&dir.path().join("chalie.db")).unwrap();
-    assert_eq!(encode_state(&c, &xid).unwrap().as_deref(), Some("done"));
+    assert_eq!(encode_state(&c, &xid).unwrap(), Some(JobState::Done));
     let gist: String = c.query_row("SELECT gist FROM episodes WHERE exchange_id = ?1", [&xid], |r| r.get(0)).unwrap();
     assert!(gist.starts_with("What is the capital of France?"), "{gist}");
 }
@@ -226,7 +226,7 @@ async fn an_earlier_statement_reaches_a_later_reply_in_another_thread() {
     let stop = CancellationToken::new();
     let worker = tokio::spawn(run_episodic_worker(h.db.clone(), llm.clone(), h.bus.clone(), stop.clone()));
     let state = wait_for_encoding(&h.db, &r1.exchange_id, Duration::from_secs(10)).await.unwrap();
-    assert_eq!(state.as_deref(), Some("done"));
+    assert_eq!(state, Some(JobState::Done));
     stop.cancel();
     tokio::time::timeout(Duration::from_secs(5), worker).await.expect("the worker stops").unwrap();
 

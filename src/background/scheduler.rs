@@ -5,8 +5,12 @@
 //! pending reminder due at or before `now` fires once. A one-shot one becomes `fired`; a
 //! recurring one moves to its next occurrence after `now`, computed from its previous due
 //! time in local wall time, so a week with the app closed fires a daily reminder once (marked
-//! late), not seven times. [`run`] is the tokio loop around it.
+//! late), not seven times. [`SchedulerTask`] is that decision as a periodic task; the loop
+//! around it is the one every timed task shares (`super::worker::run_periodic`).
 
+use super::board::WorkerBoard;
+use super::registry::{Registry, WorkerId};
+use super::worker::PeriodicTask;
 use crate::events::{EngineEvent, EventBus};
 use crate::store::{ChatRepo, Db, StoreError};
 use crate::when::{self as time, Recurrence};
@@ -163,26 +167,41 @@ fn next_occurrence(rec: Recurrence, due_at: &str, due_ts: i64, now_ts: i64) -> O
     None
 }
 
-/// The scheduler task: catch up at start, then check every [`TICK`] until `shutdown`.
-/// Each fired reminder is recorded in the chat history and emitted as
-/// [`EngineEvent::ReminderFired`].
+/// The scheduler as a periodic task: each tick fires what is due at that tick's `now`,
+/// records it in the chat and emits [`EngineEvent::ReminderFired`].
+pub struct SchedulerTask {
+    pub bus: EventBus,
+    /// Wait before the first tick (the front-end subscribes to the bus first, so a reminder
+    /// caught up at start is shown, not only logged).
+    pub delay: Duration,
+}
+
+#[async_trait::async_trait]
+impl PeriodicTask for SchedulerTask {
+    async fn first_wait(&mut self, _db: &Db, _now: i64) -> Result<Duration, StoreError> {
+        Ok(self.delay)
+    }
+
+    fn every(&self) -> Duration {
+        TICK
+    }
+
+    async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
+        for f in db.call(move |c| fire_due_and_record(c, now)).await? {
+            tracing::info!(id = f.id, late = f.late, "reminder fired");
+            self.bus.emit(f.event());
+        }
+        Ok(())
+    }
+}
+
+/// The scheduler alone: catch up at once, then check every [`TICK`] until `shutdown`.
 pub async fn run(db: Db, bus: EventBus, shutdown: CancellationToken) {
-    loop {
-        let now = crate::store::now_ts();
-        match db.call(move |c| fire_due_and_record(c, now)).await {
-            Ok(fired) => {
-                for f in fired {
-                    tracing::info!(id = f.id, late = f.late, "reminder fired");
-                    bus.emit(f.event());
-                }
-            }
-            Err(StoreError::Closed) => return,
-            Err(e) => tracing::warn!("reminder scheduler: {}", crate::describe(&e)),
-        }
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(TICK) => {}
-        }
+    let task = SchedulerTask { bus: bus.clone(), delay: Duration::ZERO };
+    let group = Registry::new(WorkerBoard::new()).periodic(WorkerId::Scheduler, task);
+    match group.start(&db, &bus, &shutdown) {
+        Ok(running) => running.join().await,
+        Err(e) => tracing::error!("reminder scheduler not started: {e}"),
     }
 }
 

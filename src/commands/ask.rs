@@ -4,6 +4,7 @@
 use crate::cli::AskArgs;
 use crate::config::{Config, Paths};
 use crate::runtime::{ENCODE_WAIT, Runtime};
+use crate::store::JobState;
 use anyhow::Context;
 use std::io::Read;
 use std::process::ExitCode;
@@ -37,7 +38,7 @@ pub fn run(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCo
             }
             // The turn is only over once its memory encoding is committed (or has failed).
             if let Some(state) = rt.wait_for_encoding(&report.exchange_id, ENCODE_WAIT).await?
-                && state != "done"
+                && state != JobState::Done
             {
                 tracing::warn!(exchange_id = %report.exchange_id, %state, "memory encoding not finished at exit");
             }

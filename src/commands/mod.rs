@@ -12,6 +12,7 @@ pub mod memory;
 pub mod models;
 pub mod replay;
 pub mod rerun;
+pub mod status;
 pub mod version;
 
 use crate::config::{Config, ConfigError, Env, Paths};

@@ -22,14 +22,15 @@ use super::shortterm::{apply, load_topic, plan_facts, plan_gists};
 use super::style::{observe, observe_and_save};
 use super::traits::{Origin, TraitDecision, adjusted_confidence, store_trait};
 use crate::config::Role;
-use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
-use crate::store::{CHUNK_QUEUE, Db, JobsRepo, StoreError, now_ts};
+use crate::store::{CHUNK_QUEUE, Db, Job, JobState, JobsRepo, StoreError, now_ts};
 use rusqlite::{Connection, params};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+pub use super::workers::run_chunker_worker;
 
 /// How long the worker sleeps when the queue is empty (a committed turn wakes it sooner).
 pub const POLL: Duration = Duration::from_millis(500);
@@ -206,9 +207,19 @@ async fn embed_traits(llm: &Llm, ex: &Extraction, dim: usize) -> (Vec<Option<Vec
 /// Claim and process one chunk job. `Ok(None)` when the queue is empty or `shutdown` fired
 /// mid-job (the job then stays `running` and is requeued at the next start).
 pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> Result<Option<Processed>, StoreError> {
-    let Some(job) = db.call(|c| JobsRepo(c).claim(CHUNK_QUEUE)).await? else {
-        return Ok(None);
-    };
+    match db.call(|c| JobsRepo(c).claim(CHUNK_QUEUE)).await? {
+        Some(job) => process(db, llm, job, shutdown).await,
+        None => Ok(None),
+    }
+}
+
+/// Process one claimed chunk job (see [`process_next`]); `Ok(None)` when `shutdown` fired.
+pub async fn process(
+    db: &Db,
+    llm: &Llm,
+    job: Job,
+    shutdown: &CancellationToken,
+) -> Result<Option<Processed>, StoreError> {
     let job_id = job.id;
     let Some(input) = ChunkInput::from_payload(&job.payload) else {
         db.call(move |c| JobsRepo(c).complete(job_id)).await?;
@@ -239,50 +250,14 @@ pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> R
     }
 }
 
-/// The worker loop: process chunk jobs until `shutdown`. When the queue is empty it sleeps
-/// [`POLL`], or less: a `ReplyDone` on the bus (a turn just committed its job) wakes it.
-pub async fn run_chunker_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus, shutdown: CancellationToken) {
-    let mut events = bus.subscribe();
-    let mut told_fallback = false;
-    while !shutdown.is_cancelled() {
-        let idle = match process_next(&db, &llm, &shutdown).await {
-            Ok(Some(Processed::Stored { fallback: Some(why), .. })) => {
-                if !told_fallback {
-                    told_fallback = true;
-                    bus.notice(
-                        NoticeLevel::Info,
-                        format!("memory extraction uses its rules: the model failed ({why})"),
-                    );
-                }
-                false
-            }
-            Ok(Some(Processed::Failed { error, permanent: true, .. })) => {
-                bus.notice(NoticeLevel::Warn, format!("an exchange could not be stored in memory: {error}"));
-                false
-            }
-            Ok(Some(_)) => false,
-            Ok(None) => true,
-            Err(StoreError::Closed) => return,
-            Err(e) => {
-                tracing::warn!("chunker worker: {}", crate::describe(&e));
-                true
-            }
-        };
-        if idle && !super::workers::wait_for_work(&mut events, &shutdown, POLL).await {
-            return;
-        }
-    }
-}
-
-/// The state of `exchange_id`'s chunk job (`queued`, `running`, `done`, `failed`), or `None`
-/// when the exchange queued none.
-pub fn chunk_state(c: &Connection, exchange_id: &str) -> Result<Option<String>, StoreError> {
+/// The state of `exchange_id`'s chunk job, or `None` when the exchange queued none.
+pub fn chunk_state(c: &Connection, exchange_id: &str) -> Result<Option<JobState>, StoreError> {
     JobsRepo(c).exchange_state(CHUNK_QUEUE, exchange_id)
 }
 
 /// Wait until `exchange_id`'s chunk job is `done` or `failed`, at most `cap` (headless `ask`
 /// exits only once its turn's traits are stored). Returns its last state.
-pub async fn wait_for_chunk(db: &Db, exchange_id: &str, cap: Duration) -> Result<Option<String>, StoreError> {
+pub async fn wait_for_chunk(db: &Db, exchange_id: &str, cap: Duration) -> Result<Option<JobState>, StoreError> {
     crate::store::wait_for_exchange_job(db, CHUNK_QUEUE, exchange_id, cap).await
 }
 

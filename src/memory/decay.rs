@@ -1,8 +1,9 @@
 //! The decay engine: durable memories fade unless used, short-lived rows expire.
 //!
-//! [`run_decay_once`] is one pass at a given time (tests drive it with a fake clock);
-//! [`run_decay_task`] runs it when due ([`INTERVAL`] after the previous pass, counted across
-//! restarts) and every [`INTERVAL`] after. Each pass is one transaction.
+//! [`run_decay_once`] is one pass at a given time (tests drive it with a fake clock); the
+//! decay task (`super::workers`) runs it when due ([`INTERVAL`] after the previous
+//! pass, counted across restarts) and every [`INTERVAL`] after. Each pass is one
+//! transaction.
 //!
 //! - Richness gate (§6.6): `0.35·min(episodes/50,1) + 0.25·min(concepts/30,1) +
 //!   0.20·min(traits/10,1) + 0.20·warmth`; below 0.1 nothing decays, below 0.3 only episodes
@@ -27,12 +28,10 @@
 //! every deletion writes a `memory_deletions` row with a JSON snapshot, drops the vector
 //! and resolves the memory's open uncertainties as `decayed`.
 
-use crate::events::{EventBus, NoticeLevel};
-use crate::store::{Db, StoreError, now_ts};
+use crate::store::StoreError;
 use rusqlite::Connection;
 use serde::Serialize;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 pub const INTERVAL: Duration = Duration::from_secs(1800);
 /// One decay period, the unit of the per-pass concept and trait steps (seconds).
@@ -185,6 +184,7 @@ impl DecayReport {
 }
 
 mod pass;
+pub use super::workers::run_decay_task;
 pub use pass::{current_warmth, snapshot};
 
 /// One decay pass at `now`, in one transaction.
@@ -192,35 +192,9 @@ pub fn run_decay_once(c: &mut Connection, now: i64) -> Result<DecayReport, Store
     pass::run(c, now)
 }
 
-/// Run a pass now and every [`INTERVAL`] until `stop`; tell the user when something was forgotten.
-pub async fn run_decay_task(db: Db, bus: EventBus, stop: CancellationToken) {
-    // Every process start (each `ask` included) would otherwise run a pass on the database
-    // thread its first turn needs; wait until the schedule says one is due.
-    let first = match db.call(|c| pass::last_pass(c)).await {
-        Ok(last) => until_due(last, now_ts()),
-        Err(StoreError::Closed) => return,
-        Err(_) => Duration::ZERO,
-    };
-    tokio::select! {
-        _ = tokio::time::sleep(first) => {}
-        _ = stop.cancelled() => return,
-    }
-    loop {
-        match db.call(|c| run_decay_once(c, now_ts())).await {
-            Ok(report) => {
-                tracing::debug!(?report, "decay pass");
-                if let Some(line) = report.forgotten_notice() {
-                    bus.notice(NoticeLevel::Info, line);
-                }
-            }
-            Err(StoreError::Closed) => return,
-            Err(e) => tracing::warn!("decay pass failed: {}", crate::describe(&e)),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(INTERVAL) => {}
-            _ = stop.cancelled() => return,
-        }
-    }
+/// When the previous pass ran (unix seconds), counted across restarts.
+pub fn last_pass(c: &Connection) -> Result<Option<i64>, StoreError> {
+    pass::last_pass(c)
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! The episodic worker: each committed exchange becomes a durable episode.
 //!
 //! Phase D of a turn queues a job on [`ENCODE_QUEUE`] with `{thread_id, exchange_id, topic,
-//! user_text, response, mode, created_at}`. [`run_episodic_worker`] claims those jobs, builds
-//! an [`EpisodeDraft`] with [`build_episode`] (deterministic: no model), embeds its gist and
+//! user_text, response, mode, created_at}`. The episodic worker (`super::workers`)
+//! claims those jobs and [`process`] builds an [`EpisodeDraft`] with [`build_episode`]
+//! (deterministic: no model), embeds its gist and
 //! writes the `episodes` row, its `episode_vec` row and the job's completion in one
 //! transaction, so a crash either loses nothing or leaves the job `running`, which
 //! `JobsRepo::recover_interrupted` requeues at the next start.
@@ -24,9 +25,8 @@
 //! [0.1, 1.0]; the stored salience is `round(10·s)` in 1–10 and freshness starts at `s`.
 
 use crate::cognition::signals::{has_any, is_content_word, normalize, words};
-use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
-use crate::store::{Db, ENCODE_QUEUE, JobsRepo, StoreError, VecTable, VectorRepo, now_ts};
+use crate::store::{Db, ENCODE_QUEUE, Job, JobState, JobsRepo, StoreError, VecTable, VectorRepo, now_ts};
 use crate::text::clip::clip;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -353,9 +353,19 @@ pub enum Processed {
 /// Claim and process one encode job. `Ok(None)` when the queue is empty or `shutdown` fired
 /// mid-job (the job then stays `running`, and is requeued at the next start).
 pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> Result<Option<Processed>, StoreError> {
-    let Some(job) = db.call(|c| JobsRepo(c).claim(ENCODE_QUEUE)).await? else {
-        return Ok(None);
-    };
+    match db.call(|c| JobsRepo(c).claim(ENCODE_QUEUE)).await? {
+        Some(job) => process(db, llm, job, shutdown).await,
+        None => Ok(None),
+    }
+}
+
+/// Process one claimed encode job (see [`process_next`]); `Ok(None)` when `shutdown` fired.
+pub async fn process(
+    db: &Db,
+    llm: &Llm,
+    job: Job,
+    shutdown: &CancellationToken,
+) -> Result<Option<Processed>, StoreError> {
     let job_id = job.id;
     let Some(draft) = build_episode(&job.payload) else {
         db.call(move |c| JobsRepo(c).complete(job_id)).await?;
@@ -392,47 +402,14 @@ pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> R
     }
 }
 
-/// The worker loop: process encode jobs until `shutdown`. When the queue is empty it sleeps
-/// [`POLL`], or less: a `ReplyDone` on the bus (a turn just committed its job) wakes it.
-pub async fn run_episodic_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus, shutdown: CancellationToken) {
-    let mut events = bus.subscribe();
-    let mut told_embed = false;
-    while !shutdown.is_cancelled() {
-        let idle = match process_next(&db, &llm, &shutdown).await {
-            Ok(Some(Processed::Stored { embed_error: Some(e), .. })) => {
-                if !told_embed {
-                    told_embed = true;
-                    bus.notice(NoticeLevel::Warn, format!("memories are being stored without embeddings: {e}"));
-                }
-                false
-            }
-            Ok(Some(Processed::Failed { error, permanent: true, .. })) => {
-                bus.notice(NoticeLevel::Warn, format!("an exchange could not be stored as an episode: {error}"));
-                false
-            }
-            Ok(Some(_)) => false,
-            Ok(None) => true,
-            Err(StoreError::Closed) => return,
-            Err(e) => {
-                tracing::warn!("episodic worker: {}", crate::describe(&e));
-                true
-            }
-        };
-        if idle && !super::workers::wait_for_work(&mut events, &shutdown, POLL).await {
-            return;
-        }
-    }
-}
-
-/// The state of `exchange_id`'s encode job (`queued`, `running`, `done`, `failed`), or `None`
-/// when the exchange queued none.
-pub fn encode_state(c: &Connection, exchange_id: &str) -> Result<Option<String>, StoreError> {
+/// The state of `exchange_id`'s encode job, or `None` when the exchange queued none.
+pub fn encode_state(c: &Connection, exchange_id: &str) -> Result<Option<JobState>, StoreError> {
     JobsRepo(c).exchange_state(ENCODE_QUEUE, exchange_id)
 }
 
 /// Wait until `exchange_id`'s encode job is `done` or `failed`, at most `cap`. Returns its
 /// last state (`None`: the exchange had nothing to encode).
-pub async fn wait_for_encoding(db: &Db, exchange_id: &str, cap: Duration) -> Result<Option<String>, StoreError> {
+pub async fn wait_for_encoding(db: &Db, exchange_id: &str, cap: Duration) -> Result<Option<JobState>, StoreError> {
     crate::store::wait_for_exchange_job(db, ENCODE_QUEUE, exchange_id, cap).await
 }
 
@@ -534,7 +511,7 @@ mod tests {
         let d = build_episode(&p).unwrap();
         let v = vec![1.0 / (crate::store::EMBEDDING_DIM as f32).sqrt(); crate::store::EMBEDDING_DIM];
         let id = store_episode(&mut c, job, &d, Some(&v)).unwrap().unwrap();
-        assert_eq!(encode_state(&c, "x1").unwrap().as_deref(), Some("done"));
+        assert_eq!(encode_state(&c, "x1").unwrap(), Some(JobState::Done));
         let n: i64 = c.query_row("SELECT COUNT(*) FROM episode_vec WHERE rowid = ?1", [id], |r| r.get(0)).unwrap();
         assert_eq!(n, 1);
         assert_eq!(store_episode(&mut c, job, &d, Some(&v)).unwrap(), None, "a second run adds no row");
@@ -546,8 +523,8 @@ mod tests {
         assert!(store_episode(&mut c, job2, &d2, Some(&[0.5; 8])).is_err());
         let n: i64 = c.query_row("SELECT COUNT(*) FROM episodes", [], |r| r.get(0)).unwrap();
         assert_eq!(n, 1);
-        let state: String = c.query_row("SELECT state FROM jobs WHERE id = ?1", [job2], |r| r.get(0)).unwrap();
-        assert_eq!(state, "running");
+        let state: JobState = c.query_row("SELECT state FROM jobs WHERE id = ?1", [job2], |r| r.get(0)).unwrap();
+        assert_eq!(state, JobState::Running);
         assert_eq!(encode_state(&c, "nope").unwrap(), None);
     }
 }

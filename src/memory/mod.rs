@@ -21,6 +21,6 @@ pub mod traits;
 pub mod warmth;
 pub mod workers;
 
-pub use episodic::{EpisodeDraft, SalienceFactors, build_episode, run_episodic_worker};
+pub use episodic::{EpisodeDraft, SalienceFactors, build_episode};
 pub use recall::{Hit, ScoreParts, SourceRank, hybrid_recall};
-pub use workers::run_workers;
+pub use workers::{run_episodic_worker, run_workers};

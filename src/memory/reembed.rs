@@ -3,7 +3,7 @@
 //! At start the embedding model is asked for two short vectors ([`probe`]); their size is the
 //! model's. [`reconcile`] compares model and size with what the database records
 //! (`store::embedding_space`): on a change the tables are recreated at the new size and a
-//! job on [`REEMBED_QUEUE`] is queued in the same transaction. [`run_reembed_worker`] works
+//! job on [`REEMBED_QUEUE`] is queued in the same transaction. The re-embed worker works
 //! through `reembed_pending` [`BATCH`] rows at a time, each batch's vectors and its removal
 //! from the worklist in one transaction, so a crash (the job stays `running` and is requeued
 //! at the next start) or a failed model call (the job is retried) resumes where it stopped.
@@ -18,16 +18,18 @@ use crate::config::Role;
 use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::llm::Llm;
 use crate::store::{
-    Db, Job, JobsRepo, MAX_EMBEDDING_DIM, StoreError, Switch, VecTable, VectorRepo, embedding_space, pending_count,
-    pending_vectors, take_pending,
+    Db, Job, JobKind, JobsRepo, MAX_EMBEDDING_DIM, StoreError, Switch, VecTable, VectorRepo, embedding_space,
+    pending_count, pending_vectors, take_pending,
 };
 use rusqlite::Connection;
 use serde_json::json;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+pub use super::workers::run_reembed_worker;
+
 /// The durable queue of re-embedding jobs (one live job at most).
-pub const REEMBED_QUEUE: &str = "reembed";
+pub const REEMBED_QUEUE: JobKind = JobKind::Reembed;
 /// Rows embedded per model call and per transaction.
 pub const BATCH: usize = 32;
 /// A failed batch is retried after this many seconds.
@@ -35,10 +37,10 @@ pub const RETRY_S: i64 = 10;
 /// Claims (each batch failure and each restart is one) before the job is left `failed`
 /// (about 15 minutes of a failing model); the next start queues what is left again.
 const MAX_ATTEMPTS: u32 = 90;
-/// When the model could not be asked at start, how often [`run_reembed_worker`] asks again.
-const PROBE_RETRY: Duration = Duration::from_secs(60);
+/// When the model could not be asked at start, how often the re-embed worker asks again.
+pub const PROBE_RETRY: Duration = Duration::from_secs(60);
 /// How long the worker sleeps when there is nothing to re-embed.
-const POLL: Duration = Duration::from_secs(2);
+pub const POLL: Duration = Duration::from_secs(2);
 /// What the probe embeds: two texts of different lengths, so a model whose size depends on
 /// its input is caught.
 const PROBE_TEXTS: [&str; 2] =
@@ -273,9 +275,20 @@ pub async fn process_next(
     bus: &EventBus,
     shutdown: &CancellationToken,
 ) -> Result<Option<Batch>, StoreError> {
-    let Some(job) = db.call(|c| JobsRepo(c).claim(REEMBED_QUEUE)).await? else {
-        return Ok(None);
-    };
+    match db.call(|c| JobsRepo(c).claim(REEMBED_QUEUE)).await? {
+        Some(job) => process(db, llm, bus, job, shutdown).await,
+        None => Ok(None),
+    }
+}
+
+/// Run one claimed re-embed job batch by batch (see [`process_next`]).
+pub async fn process(
+    db: &Db,
+    llm: &Llm,
+    bus: &EventBus,
+    job: Job,
+    shutdown: &CancellationToken,
+) -> Result<Option<Batch>, StoreError> {
     let model = job.payload["model"].as_str().unwrap_or_default().to_string();
     loop {
         let outcome = tokio::select! {
@@ -299,46 +312,6 @@ pub async fn process_next(
                 return Ok(Some(outcome));
             }
             Batch::Superseded => return Ok(Some(outcome)),
-        }
-    }
-}
-
-/// The worker: run re-embed jobs until `shutdown` ([`reconcile`], which queues them, runs
-/// before any memory worker starts: see `super::run_workers`).
-pub async fn run_reembed_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus, shutdown: CancellationToken) {
-    reembed_loop(db, llm, bus, shutdown, false).await;
-}
-
-/// [`run_reembed_worker`]; with `probe_again`, the start's [`reconcile`] could not reach the
-/// model, so it is tried again every [`PROBE_RETRY`] until it can (vectors written meanwhile
-/// were refused when of another size, and the switch queues those episodes too).
-pub(crate) async fn reembed_loop(
-    db: Db,
-    llm: std::sync::Arc<Llm>,
-    bus: EventBus,
-    shutdown: CancellationToken,
-    mut probe_again: bool,
-) {
-    let mut last_probe = tokio::time::Instant::now();
-    while !shutdown.is_cancelled() {
-        if probe_again && last_probe.elapsed() >= PROBE_RETRY {
-            last_probe = tokio::time::Instant::now();
-            probe_again = matches!(reconcile(&db, &llm, &bus).await, Ok(Reconciled::ProbeFailed(_)));
-        }
-        let idle = match process_next(&db, &llm, &bus, &shutdown).await {
-            Ok(Some(Batch::Progress { .. } | Batch::Finished { .. } | Batch::Superseded)) => false,
-            Ok(Some(Batch::Failed(_)) | None) => true,
-            Err(StoreError::Closed) => return,
-            Err(e) => {
-                tracing::warn!("re-embed worker: {}", crate::describe(&e));
-                true
-            }
-        };
-        if idle {
-            tokio::select! {
-                _ = tokio::time::sleep(POLL) => {}
-                _ = shutdown.cancelled() => return,
-            }
         }
     }
 }

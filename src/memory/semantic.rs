@@ -25,9 +25,8 @@ use super::concepts::{
 };
 use super::semantic_store::{Counts, embed_text, pending_batch, store_consolidation};
 use crate::config::Role;
-use crate::events::{EventBus, NoticeLevel};
 use crate::llm::{ChatRequest, Llm, Message, ResponseFormat};
-use crate::store::{Db, JobsRepo, StoreError, now_ts};
+use crate::store::{Db, Job, JobKind, JobsRepo, StoreError, now_ts};
 use crate::text::clip::clip;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
@@ -35,7 +34,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-pub const SEMANTIC_QUEUE: &str = "semantic";
+pub const SEMANTIC_QUEUE: JobKind = JobKind::Semantic;
 pub const PROMPT: &str = include_str!("../../prompts/memory/semantic.md");
 /// Pending episodes that trigger a job.
 pub const TRIGGER_PENDING: i64 = 20;
@@ -55,6 +54,8 @@ pub const MAX_ATTEMPTS: u32 = 3;
 pub const RETRY_S: i64 = 60;
 /// How often the worker looks for work (and checks the idle fallback).
 pub const POLL: Duration = Duration::from_secs(2);
+
+pub use super::workers::run_semantic_worker;
 
 /// Why a job was queued (stored in its payload).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,11 +108,7 @@ pub fn idle_due(oldest_pending_at: Option<i64>, now: i64, outstanding: bool) -> 
 }
 
 fn outstanding(c: &Connection) -> Result<bool, StoreError> {
-    Ok(c.query_row(
-        "SELECT EXISTS (SELECT 1 FROM jobs WHERE queue = ?1 AND state IN ('queued', 'running'))",
-        params![SEMANTIC_QUEUE],
-        |r| r.get(0),
-    )?)
+    JobsRepo(c).is_live(SEMANTIC_QUEUE)
 }
 
 fn enqueue(c: &Connection, reason: TriggerReason) -> Result<i64, StoreError> {
@@ -136,8 +133,7 @@ pub fn maybe_enqueue(
         params![episode_id, ROLLING_WINDOW],
         |r| r.get(0),
     )?;
-    let last: Option<i64> =
-        c.query_row("SELECT MAX(created_at) FROM jobs WHERE queue = ?1", params![SEMANTIC_QUEUE], |r| r.get(0))?;
+    let last = JobsRepo(c).last_queued_at(SEMANTIC_QUEUE)?;
     let input = TriggerInput {
         pending,
         salience,
@@ -317,9 +313,19 @@ async fn embed_all(llm: &Llm, batch: &[Extraction], dim: usize) -> (HashMap<Stri
 /// Claim and run one semantic job. `Ok(None)` when there is none, or `shutdown` fired
 /// mid-job (the job then stays `running` and is requeued at the next start).
 pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> Result<Option<Processed>, StoreError> {
-    let Some(job) = db.call(|c| JobsRepo(c).claim(SEMANTIC_QUEUE)).await? else {
-        return Ok(None);
-    };
+    match db.call(|c| JobsRepo(c).claim(SEMANTIC_QUEUE)).await? {
+        Some(job) => process(db, llm, job, shutdown).await,
+        None => Ok(None),
+    }
+}
+
+/// Run one claimed semantic job (see [`process_next`]); `Ok(None)` when `shutdown` fired.
+pub async fn process(
+    db: &Db,
+    llm: &Llm,
+    job: Job,
+    shutdown: &CancellationToken,
+) -> Result<Option<Processed>, StoreError> {
     let job_id = job.id;
     let batch = db.call(|c| pending_batch(c, BATCH)).await?;
     let dim = db.call(|c| crate::store::embedding_dim(c)).await?;
@@ -362,41 +368,6 @@ pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> R
             })
             .await?;
             Ok(Some(Processed::Failed { job_id, error, permanent }))
-        }
-    }
-}
-
-/// The worker loop: check the idle fallback, run queued jobs, sleep [`POLL`]; until `shutdown`.
-pub async fn run_semantic_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus, shutdown: CancellationToken) {
-    while !shutdown.is_cancelled() {
-        if let Err(e) = db.call(|c| enqueue_if_idle(c, now_ts())).await {
-            if matches!(e, StoreError::Closed) {
-                return;
-            }
-            tracing::warn!("semantic worker: {}", crate::describe(&e));
-        }
-        let idle = match process_next(&db, &llm, &shutdown).await {
-            Ok(Some(Processed::Done { counts, by_model, .. })) => {
-                tracing::info!(?counts, by_model, "semantic consolidation");
-                false
-            }
-            Ok(Some(Processed::Failed { error, permanent: true, .. })) => {
-                bus.notice(NoticeLevel::Warn, format!("episodes could not be consolidated into concepts: {error}"));
-                false
-            }
-            Ok(Some(Processed::Failed { .. })) => true,
-            Ok(None) => true,
-            Err(StoreError::Closed) => return,
-            Err(e) => {
-                tracing::warn!("semantic worker: {}", crate::describe(&e));
-                true
-            }
-        };
-        if idle {
-            tokio::select! {
-                _ = tokio::time::sleep(POLL) => {}
-                _ = shutdown.cancelled() => return,
-            }
         }
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod rerun;
 
+use crate::background::{Registry, WorkerBoard, WorkerId};
 use crate::cognition::pipeline::{Engine, TurnReport};
 use crate::cognition::router::overrides::{self, OverrideError};
 use crate::config::{Config, Paths, ProcessEnv, Role};
@@ -10,7 +11,7 @@ use crate::llm::local::fetch::{self, ModelFile};
 use crate::llm::local::{CHAT_MODEL, EMBED_MODEL};
 use crate::llm::{Llm, resolve};
 use crate::session::{Header, SessionWriter, spawn_writer};
-use crate::store::{ChatRepo, Db, JobsRepo, StoreError};
+use crate::store::{ChatRepo, Db, JobState, JobsRepo, StoreError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,8 @@ pub struct Runtime {
     writer: Arc<Mutex<Option<JoinHandle<()>>>>,
     /// The engine's models once one has started: the memory workers wait for them.
     engine_llm: Arc<watch::Sender<Option<Arc<Llm>>>>,
+    /// What every background task last did (the F1 popup and `status` read it).
+    pub workers: WorkerBoard,
 }
 
 impl Runtime {
@@ -62,8 +65,12 @@ impl Runtime {
         if resumed > 0 {
             bus.notice(NoticeLevel::Info, format!("resumed {resumed} memory job(s) interrupted last time"));
         }
+        let retired = db.call_blocking(|c| JobsRepo(c).retire_unclaimable())?;
+        if retired > 0 {
+            tracing::info!(retired, "closed jobs left on queues no worker claims");
+        }
         let engine_llm = Arc::new(watch::Sender::new(None));
-        Ok(Runtime { paths, config, db, bus, session_log, writer, engine_llm })
+        Ok(Runtime { paths, config, db, bus, session_log, writer, engine_llm, workers: WorkerBoard::new() })
     }
 
     /// Store the config's `[router.weights]` as the weights version the engine will load, or
@@ -163,6 +170,7 @@ impl Runtime {
 
     fn spawn_memory_workers(&self, stop: CancellationToken) {
         let (db, bus, mut ready) = (self.db.clone(), self.bus.clone(), self.engine_llm.subscribe());
+        let board = self.workers.clone();
         tokio::spawn(async move {
             let llm = tokio::select! {
                 r = ready.wait_for(Option::is_some) => match r.ok().and_then(|v| v.clone()) {
@@ -171,14 +179,16 @@ impl Runtime {
                 },
                 _ = stop.cancelled() => return,
             };
-            crate::memory::run_workers(db, llm, bus, stop).await;
+            if let Err(e) = crate::memory::workers::run_memory_group(db, llm, bus, stop, board).await {
+                tracing::error!("memory workers not started: {e}");
+            }
         });
     }
 
     /// Wait until `exchange_id`'s memory work (the episode, then the chunker's gists, facts
     /// and traits) is committed or failed, at most `cap` in all. Returns the encode job's
     /// last state; `None` when the exchange had nothing to encode.
-    pub async fn wait_for_encoding(&self, exchange_id: &str, cap: Duration) -> Result<Option<String>, StoreError> {
+    pub async fn wait_for_encoding(&self, exchange_id: &str, cap: Duration) -> Result<Option<JobState>, StoreError> {
         let start = tokio::time::Instant::now();
         let encoded = crate::memory::episodic::wait_for_encoding(&self.db, exchange_id, cap).await?;
         // The chunker's gists, facts and traits are that turn's memory too.
@@ -193,16 +203,14 @@ impl Runtime {
     pub fn start_background(&self) -> CancellationToken {
         let shutdown = CancellationToken::new();
         self.spawn_memory_workers(shutdown.clone());
-        let (db, bus, stop) = (self.db.clone(), self.bus.clone(), shutdown.clone());
-        tokio::spawn(async move {
-            // Let the front-end subscribe to the bus first, so a reminder caught up at start
-            // is shown, not only logged.
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                _ = stop.cancelled() => return,
-            }
-            crate::background::scheduler::run(db, bus, stop).await;
-        });
+        // Let the front-end subscribe to the bus first, so a reminder caught up at start is
+        // shown, not only logged.
+        let scheduler =
+            crate::background::scheduler::SchedulerTask { bus: self.bus.clone(), delay: Duration::from_millis(500) };
+        let timers = Registry::new(self.workers.clone()).periodic(WorkerId::Scheduler, scheduler);
+        if let Err(e) = timers.start(&self.db, &self.bus, &shutdown) {
+            tracing::error!("background tasks not started: {e}");
+        }
         shutdown
     }
 

@@ -15,6 +15,7 @@ use crate::events::EngineEvent;
 use crate::llm::replay::{ReplayBook, ReplayProvider, ReplayStats};
 use crate::llm::{Llm, Route};
 use crate::session::{LogEntry, RecordedTurn, SessionLog, recorded_turns};
+use crate::store::JobState;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -133,7 +134,7 @@ impl Rerun {
                     .await
                     .map_err(|source| RerunError::Engine { turn: t.turn, source })?;
                 if let Some(state) = self.rt.wait_for_encoding(&exchange_id, ENCODE_WAIT).await?
-                    && state != "done"
+                    && state != JobState::Done
                 {
                     tracing::warn!(turn = t.turn, %state, "rerun: memory encoding not finished");
                 }

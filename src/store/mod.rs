@@ -28,7 +28,7 @@ pub use embedding_space::{
     pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,
 };
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
-pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
+pub use jobs::{Job, JobKind, JobState, JobsRepo, QueueActivity, wait_for_exchange_job};
 pub use lists::{ListChange, ListEntry, ListsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};

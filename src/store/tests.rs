@@ -181,25 +181,25 @@ fn jobs_survive_a_crash_and_give_up_eventually() {
     let id = {
         let conn = open(&path).unwrap();
         let jobs = JobsRepo(&conn);
-        let id = jobs.enqueue("encode", &json!({"exchange_id": "x1"}), 2).unwrap();
-        let job = jobs.claim("encode").unwrap().unwrap();
+        let id = jobs.enqueue(JobKind::Encode, &json!({"exchange_id": "x1"}), 2).unwrap();
+        let job = jobs.claim(JobKind::Encode).unwrap().unwrap();
         assert_eq!(job.payload["exchange_id"], "x1");
-        assert!(jobs.claim("encode").unwrap().is_none(), "a running job is not handed out twice");
+        assert!(jobs.claim(JobKind::Encode).unwrap().is_none(), "a running job is not handed out twice");
         id
         // the process "dies" here with the job running
     };
     let conn = open(&path).unwrap();
     let jobs = JobsRepo(&conn);
     assert_eq!(jobs.recover_interrupted().unwrap(), 1);
-    let job = jobs.claim("encode").unwrap().unwrap();
+    let job = jobs.claim(JobKind::Encode).unwrap().unwrap();
     assert_eq!((job.id, job.attempts), (id, 2));
     jobs.fail(id, "model returned junk", 0).unwrap();
-    assert!(jobs.claim("encode").unwrap().is_none(), "out of attempts: failed, not retried forever");
+    assert!(jobs.claim(JobKind::Encode).unwrap().is_none(), "out of attempts: failed, not retried forever");
     let state: String = conn.query_row("SELECT state FROM jobs WHERE id = ?1", [id], |r| r.get(0)).unwrap();
     assert_eq!(state, "failed");
 
-    let id2 = jobs.enqueue("encode", &json!({}), 3).unwrap();
-    jobs.claim("encode").unwrap().unwrap();
+    let id2 = jobs.enqueue(JobKind::Encode, &json!({}), 3).unwrap();
+    jobs.claim(JobKind::Encode).unwrap().unwrap();
     jobs.complete(id2).unwrap();
     assert_eq!(jobs.pending_count().unwrap(), 0);
 }

@@ -137,11 +137,9 @@ pub struct TriageRow {
 }
 
 /// The queue Phase D feeds; the memory workers consume it.
-pub const ENCODE_QUEUE: &str = "encode";
+pub const ENCODE_QUEUE: super::JobKind = super::JobKind::Encode;
 /// The memory chunker's queue (gists, facts, style, traits): the same payload as `encode`.
-pub const CHUNK_QUEUE: &str = "chunk";
-/// The queue a silence gap feeds: episode consolidation of the session that ended.
-pub const EPISODE_QUEUE: &str = "episode";
+pub const CHUNK_QUEUE: super::JobKind = super::JobKind::Chunk;
 
 pub struct TurnRepo<'c>(pub &'c Connection);
 

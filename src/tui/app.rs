@@ -61,6 +61,8 @@ pub struct Settings {
     pub places: Places,
     /// Times are shown in this zone (fixed in tests, so snapshots do not depend on the host).
     pub offset: FixedOffset,
+    /// The background tasks' board, listed in the help popup; `None` where none run.
+    pub workers: Option<crate::background::WorkerBoard>,
 }
 
 impl Default for Settings {
@@ -72,6 +74,7 @@ impl Default for Settings {
             session_log: String::new(),
             places: Places::default(),
             offset: Utc.fix(),
+            workers: None,
         }
     }
 }
@@ -91,6 +94,7 @@ pub struct App {
     pub setup: Setup,
     pub status: Status,
     pub offset: FixedOffset,
+    pub workers: Option<crate::background::WorkerBoard>,
     /// Screen areas from the last `prepare`, for drawing and mouse hit-testing.
     pub areas: Areas,
     /// Set by anything that changes what is on screen; cleared by a render.
@@ -120,6 +124,7 @@ impl App {
             setup: Setup::new(settings.places),
             status,
             offset: settings.offset,
+            workers: settings.workers,
             areas: Areas::default(),
             dirty: true,
         }
@@ -333,7 +338,13 @@ impl App {
     fn help_with_files(&self) -> Help {
         let s = &self.status;
         let files = [("log", &s.log_file), ("session", &s.session_log)];
-        Help::with_files(files.iter().filter(|(_, p)| !p.is_empty()).map(|(k, p)| format!("{k:<8} {p}")).collect())
+        let mut help =
+            Help::with_files(files.iter().filter(|(_, p)| !p.is_empty()).map(|(k, p)| format!("{k:<8} {p}")).collect());
+        if let Some(board) = &self.workers {
+            let now = crate::store::now_ts();
+            help.workers = crate::background::StatusReport::from_board(&board.snapshot(), now).rows();
+        }
+        help
     }
 
     /// F3: open the memory browser (asking for its first layer) or close it.

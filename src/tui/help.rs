@@ -16,6 +16,9 @@ pub struct Help {
     /// This session's files ("log /path"), listed under the keys: where to look when
     /// something went wrong is a question help should answer.
     pub files: Vec<String>,
+    /// One line per background task (name, state, last run, queue, last error), as of when
+    /// the popup opened: "is my memory being written?" is answered here too.
+    pub workers: Vec<String>,
 }
 
 impl Help {
@@ -23,7 +26,7 @@ impl Help {
         Help { files, ..Help::default() }
     }
 
-    /// The key table, then this session's files.
+    /// The key table, then this session's files and background tasks.
     fn full_text(&self, keymap: &Keymap) -> Text<'static> {
         let mut t = Self::text(keymap);
         if !self.files.is_empty() {
@@ -31,6 +34,13 @@ impl Help {
             t.push_line(Line::from(Span::styled("Files", theme::accent().add_modifier(Modifier::BOLD))));
             for f in &self.files {
                 t.push_line(Line::from(format!("  {f}")));
+            }
+        }
+        if !self.workers.is_empty() {
+            t.push_line(Line::default());
+            t.push_line(Line::from(Span::styled("Background", theme::accent().add_modifier(Modifier::BOLD))));
+            for w in &self.workers {
+                t.push_line(Line::from(format!("  {w}")));
             }
         }
         t
@@ -79,5 +89,24 @@ impl Help {
             .scroll((self.scroll.top, 0))
             .block(theme::pane("Keys · Esc closes", true));
         frame.render_widget(p, area);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::background::{StatusReport, WorkerBoard, WorkerId};
+
+    #[test]
+    fn lists_every_background_task_under_the_keys() {
+        let rows = StatusReport::from_board(&WorkerBoard::new().snapshot(), 0).rows();
+        let help = Help { workers: rows, ..Help::default() };
+        let text: String = help.full_text(&Keymap::default()).lines.iter().map(|l| l.to_string() + "\n").collect();
+        assert!(text.contains("Background"), "{text}");
+        for id in WorkerId::ALL {
+            assert!(text.lines().any(|l| l.trim_start().starts_with(id.name())), "{} missing:\n{text}", id.name());
+        }
+        let none = Help::default().full_text(&Keymap::default());
+        assert!(!none.lines.iter().any(|l| l.to_string() == "Background"), "no board, no section");
     }
 }

@@ -69,6 +69,7 @@ pub fn settings(rt: &Runtime) -> Settings {
             models_dir: rt.paths.models_dir.display().to_string(),
         },
         offset: *chrono::Local::now().offset(),
+        workers: Some(rt.workers.clone()),
     }
 }
 

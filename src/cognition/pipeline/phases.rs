@@ -9,11 +9,12 @@ use crate::cognition::router::{Mode, RouterState, RoutingDecision, TieChoice};
 use crate::cognition::social::{SocialExit, SocialMatch};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::llm::LlmError;
-use crate::store::{EPISODE_QUEUE, JobsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
+use crate::store::{StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::json;
 
-/// A silence longer than this ends a session: its episode is consolidated (seed 001 §2).
+/// A silence longer than this ends a session (seed 001 §2). Its exchanges are episodes
+/// already (the encode worker writes one per exchange) and the semantic worker's idle
+/// fallback consolidates them, so the gap is reported, not queued.
 pub const SILENCE_GAP_S: i64 = 2_700;
 /// Consecutive same-topic exchanges after which focus is inferred (parameters §1.2).
 pub const INFERRED_FOCUS_STREAK: usize = 5;
@@ -189,12 +190,12 @@ pub struct PhaseA {
     pub working_memory: Vec<WmEntry>,
     pub traits: Vec<TraitRow>,
     pub session_exchanges: usize,
-    /// The silence before this message, when it ended a session (an episode job was queued).
+    /// The silence before this message, when it ended a session.
     pub silence_gap_s: Option<i64>,
 }
 
 /// Phase A steps 1–2 and 9: the identity hook's write, working memory, traits, session
-/// tracking, and the episode job a long silence triggers.
+/// tracking and the silence that ends a session.
 pub fn phase_a(
     c: &Connection,
     thread_id: &str,
@@ -209,13 +210,6 @@ pub fn phase_a(
     let times = repo.message_times_before(thread_id, exchange_id)?;
     let (session_exchanges, gap) = session_exchanges(now, &times);
     let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
-    if let (Some(g), Some(&last)) = (silence_gap_s, times.first()) {
-        JobsRepo(c).enqueue(
-            EPISODE_QUEUE,
-            &json!({"thread_id": thread_id, "reason": "silence_gap", "gap_s": g, "session_end": last}),
-            3,
-        )?;
-    }
     Ok(PhaseA {
         working_memory: repo.working_memory(thread_id, now)?,
         traits: repo.traits()?,
@@ -369,6 +363,18 @@ mod tests {
         assert_eq!(session_exchanges(now, &[9_990, 9_000, 1_000]), (2, Some(10)));
         assert_eq!(session_exchanges(now, &[5_000, 4_900]), (0, Some(5_000)));
         assert_eq!(session_exchanges(now, &[now - SILENCE_GAP_S]), (1, Some(SILENCE_GAP_S)));
+    }
+
+    /// A silence gap used to queue an `episode` job that no worker claims, so the job queue
+    /// never emptied. The gap is reported; nothing is queued.
+    #[test]
+    fn a_silence_gap_leaves_no_job_that_nothing_claims() {
+        let c = crate::store::open_in_memory().unwrap();
+        crate::store::ChatRepo(&c).append("t", "x1", "user", "hello", None, None).unwrap();
+        let later = crate::store::now_ts() + SILENCE_GAP_S + 60;
+        let a = phase_a(&c, "t", "x2", None, later).unwrap();
+        assert!(a.silence_gap_s.is_some(), "the gap is still reported");
+        assert_eq!(crate::store::JobsRepo(&c).pending_count().unwrap(), 0, "nothing queued that no worker drains");
     }
 
     #[test]

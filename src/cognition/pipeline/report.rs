@@ -79,8 +79,7 @@ impl TopicReport {
 pub struct SessionReport {
     /// Earlier exchanges in the current session (no silence longer than 45 min between them).
     pub exchanges: usize,
-    /// The silence before this message when it exceeded 45 min; the ended session's episode
-    /// consolidation was queued.
+    /// The silence before this message when it exceeded 45 min (it ended a session).
     pub silence_gap_s: Option<i64>,
     pub focus: FocusLevel,
     /// What an open focus session is on.
