@@ -4,16 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use super::FocusLevel;
 
-// The real-chat constants below come from `cargo run --example topic_eval -- --chitchat-sweep`
-// on the even-numbered sessions among the first 60 of `../shared/data/chitchat/topic_shift_dev.jsonl`
-// (30 sessions, 1,384 lines: `head -60` of the file given as the data path, to keep the grid
-// fast), both speakers as one thread, is_new_topic as the boundary, each grid point scored beside
-// the chatterbot dev half. The "dev" figures below are from those 30 sessions; on all 150 even
-// sessions the defaults score Pk 0.372, F1 0.419. On that grid every gain on chit-chat beyond the block rule's cost the chatterbot sessions
-// their Pk: content weights over 2–3 words and a 1-message refractory period took chit-chat dev
-// Pk 0.403 → 0.327 (F1 0.359 → 0.514) but chatterbot dev Pk 0.169 → 0.247, where short single
-// lines must fire on their own. The defaults keep the chatterbot figures; the chit-chat-first
-// set is `chat_first` in the example.
+// The real-chat defaults below were swept with `cargo run --example topic_eval --
+// --chitchat-sweep`. "Chit-chat dev" figures come from the 30 even-numbered sessions among the
+// first 60 of the chit-chat file, "chatterbot dev" from the even half of the chatterbot
+// sessions. The method, the trade-off between the two data sets and the full history of the
+// figures are in docs/cognition.md §5.5.
 
 /// Default [`BoundaryParams::floor_min_weight`]: 0.75, so a question without a content word
 /// (weight 0.5: "what about you?") never opens a topic by the floor alone; every other line that
