@@ -19,6 +19,7 @@ pub mod session;
 pub mod store;
 pub mod text;
 pub mod tui;
+pub mod vocab;
 pub mod when;
 
 /// An error and its causes on one line ("cannot read x: permission denied"), for

@@ -4,10 +4,10 @@
 //! never wait for consumers: the bus is a broadcast channel, and a consumer that falls
 //! behind is told how many events it missed instead of slowing the engine down.
 
-use crate::cognition::pipeline::{RouterReport, Timings, TopicReport, TriageReport};
-use crate::cognition::router::Mode;
 use crate::config::Role;
 use crate::store::{DriftItem, UncertaintyItem};
+use crate::vocab::Mode;
+use crate::vocab::report::{ReplySource, RouterReport, Timings, TopicReport, TriageReport};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
@@ -88,7 +88,7 @@ pub enum EngineEvent {
         timings_ms: Option<Timings>,
         /// Who wrote the reply (absent in logs written before it was recorded).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reply_source: Option<crate::cognition::reply::ReplySource>,
+        reply_source: Option<ReplySource>,
     },
     /// The identity hook stored the name the user gave.
     IdentityLearned { name: String },

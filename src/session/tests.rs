@@ -167,8 +167,8 @@ fn events_read_by_the_fast_paths_round_trip() {
 
 #[test]
 fn turn_timings_travel_through_the_log() {
-    use crate::cognition::pipeline::Timings;
-    use crate::cognition::router::Mode;
+    use crate::vocab::Mode;
+    use crate::vocab::report::Timings;
     let dir = tempfile::tempdir().unwrap();
     let mut w = SessionWriter::create(dir.path(), &Header::new("d")).unwrap();
     let timings = Timings { routing: 0.25, generation: 812.5, total: 840.0, ..Timings::default() };

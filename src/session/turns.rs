@@ -1,9 +1,9 @@
 //! The turns of a recorded session: each user message with what the router made of it.
 
 use super::{LogEntry, SessionLog};
-use crate::cognition::pipeline::Timings;
-use crate::cognition::router::{Mode, ModeScores};
 use crate::events::EngineEvent;
+use crate::vocab::report::Timings;
+use crate::vocab::{Mode, ModeScores};
 use serde::Serialize;
 use std::collections::HashMap;
 

@@ -2,6 +2,7 @@
 //! the self-check rules and the keyword fallback (parameters §3.4).
 
 use super::*;
+pub use crate::vocab::triage::{Branch, Effort, TriageMode, TriageResult, TriageSource};
 
 /// The cognitive primitives, always injected for ACT (seed 000).
 pub const PRIMITIVES: [&str; 3] = ["recall", "memorize", "introspect"];
@@ -29,28 +30,6 @@ pub const FRESHNESS_ACT_THRESHOLD: f64 = 0.7;
 pub const REPEAT_TOOL_DAMPING: f64 = 0.7;
 /// R4: below this (after damping) the result becomes RESPOND.
 pub const REPEAT_TOOL_FLOOR: f64 = 0.4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Branch {
-    Respond,
-    Clarify,
-    Act,
-    /// ACKNOWLEDGE / IGNORE / CANCEL: a fast exit with no generation pipeline.
-    Social,
-}
-
-/// The triage decision's mode: the router's five modes plus CANCEL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum TriageMode {
-    Respond,
-    Clarify,
-    Act,
-    Acknowledge,
-    Ignore,
-    Cancel,
-}
 
 impl TriageMode {
     pub fn branch(self) -> Branch {
@@ -96,17 +75,6 @@ impl TriageMode {
     }
 }
 
-/// §3.4 effort estimate; skills have tiers of the same names ([`skill_tier`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Effort {
-    Trivial,
-    Light,
-    #[default]
-    Moderate,
-    Deep,
-}
-
 impl Effort {
     /// Unknown values become `moderate` (§3.4).
     pub fn parse(s: &str) -> Effort {
@@ -127,38 +95,6 @@ pub fn skill_tier(skill: &str) -> Option<Effort> {
         "persistent_task" => Some(Effort::Deep),
         _ => None,
     }
-}
-
-/// Where a triage result came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TriageSource {
-    #[default]
-    Model,
-    Heuristic,
-    Social,
-}
-
-/// The triage decision (§3.4 output fields).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TriageResult {
-    pub branch: Branch,
-    pub mode: TriageMode,
-    /// External tools, at most [`MAX_TOOLS`].
-    pub tools: Vec<String>,
-    /// Innate skills: primitives first, then at most [`MAX_CONTEXTUAL_SKILLS`] sorted contextual ones.
-    pub skills: Vec<String>,
-    /// Confidence that memory alone is enough (0–1).
-    pub confidence_internal: f64,
-    /// Confidence that external tools are needed (0–1).
-    pub confidence_tool_need: f64,
-    /// Risk that the answer needs recent or real-time data (0–1).
-    pub freshness_risk: f64,
-    #[serde(rename = "effort_estimate")]
-    pub effort: Effort,
-    pub reasoning: String,
-    #[serde(default)]
-    pub source: TriageSource,
 }
 
 /// What the self-check and the fallback need to know besides the text.

@@ -16,30 +16,7 @@
 pub mod own;
 pub mod templates;
 
-use serde::{Deserialize, Serialize};
-
-/// Which part of the program wrote a reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ReplySource {
-    /// The primary model generated it (or failed and the failure line stands in for it).
-    #[default]
-    Model,
-    /// A fixed sentence: templates, action cards, the cancel line.
-    Template,
-    /// Read back from stored traits, facts or recalled memories.
-    Memory,
-}
-
-impl ReplySource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReplySource::Model => "model",
-            ReplySource::Template => "template",
-            ReplySource::Memory => "memory",
-        }
-    }
-}
+pub use crate::vocab::report::ReplySource;
 
 /// How sure a reply should sound about a trait of that confidence (parameters §6.6 labels):
 /// the prompt's trait lines and memory's answers use the same words.
