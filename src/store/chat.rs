@@ -78,4 +78,14 @@ impl ChatRepo<'_> {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+
+    /// The topics of the thread's newest `n` user messages that have one, newest first.
+    pub fn recent_user_topics(&self, thread_id: &str, n: usize) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT topic FROM chat_history WHERE thread_id = ?1 AND role = 'user' AND topic IS NOT NULL
+             ORDER BY id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![thread_id, n as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
 }

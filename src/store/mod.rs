@@ -7,13 +7,24 @@
 
 mod browse;
 mod chat;
+mod cortex_iterations;
 mod db;
 mod embedding_space;
+mod facts;
+#[cfg(test)]
+pub(crate) mod fixtures;
+mod focus_sessions;
+mod fok;
 mod forget;
+mod gists;
+mod interaction_log;
 mod jobs;
 mod migrate;
 mod profile;
+mod reminders;
+mod router_weights;
 mod routing;
+mod traits;
 mod turn;
 mod ui;
 pub mod vector_codes;
@@ -21,16 +32,25 @@ mod vectors;
 
 pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer, row_object};
 pub use chat::{ChatMessage, ChatRepo};
+pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;
 pub use embedding_space::{
     EmbeddingSpace, MAX_EMBEDDING_DIM, PendingVector, Switch, describe_vectors, embedding_dim, embedding_space,
     pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,
 };
+pub use facts::{FactsRepo, LiveFact};
+pub use focus_sessions::{FocusSessionsRepo, OpenSession};
+pub use fok::FokRepo;
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
+pub use gists::{GistsRepo, LiveGist, NewGist};
+pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
+pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
+pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{RoutingRecord, RoutingRepo};
+pub use traits::{DecayingTrait, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;
 pub use ui::*;
 pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};
