@@ -27,8 +27,8 @@ use super::semantic_store::{Counts, embed_text, pending_batch, store_consolidati
 use crate::config::Role;
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::{ChatRequest, Llm, Message, ResponseFormat};
-use crate::store::{Db, JobsRepo, StoreError, now_ts};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{Db, EpisodesRepo, JobsRepo, StoreError, now_ts};
+use rusqlite::{Connection, params};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -124,17 +124,9 @@ pub fn maybe_enqueue(
     salience: u8,
     now: i64,
 ) -> Result<Option<TriggerReason>, StoreError> {
-    let pending: i64 = c.query_row(
-        "SELECT COUNT(*) FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL",
-        [],
-        |r| r.get(0),
-    )?;
-    let avg: Option<f64> = c.query_row(
-        "SELECT AVG(salience) FROM (SELECT salience FROM episodes WHERE id < ?1 AND deleted_at IS NULL
-                                    ORDER BY id DESC LIMIT ?2)",
-        params![episode_id, ROLLING_WINDOW],
-        |r| r.get(0),
-    )?;
+    let episodes = EpisodesRepo(c);
+    let pending = episodes.pending_count()?;
+    let avg = episodes.mean_salience_before(episode_id, ROLLING_WINDOW)?;
     let last: Option<i64> =
         c.query_row("SELECT MAX(created_at) FROM jobs WHERE queue = ?1", params![SEMANTIC_QUEUE], |r| r.get(0))?;
     let input = TriggerInput {
@@ -153,14 +145,7 @@ pub fn maybe_enqueue(
 
 /// The worker's poll: queue an idle job if pending episodes have waited long enough.
 pub fn enqueue_if_idle(c: &Connection, now: i64) -> Result<bool, StoreError> {
-    let oldest: Option<i64> = c
-        .query_row(
-            "SELECT MIN(created_at) FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?
-        .flatten();
+    let oldest = EpisodesRepo(c).oldest_pending_at()?;
     let due = idle_due(oldest, now, outstanding(c)?);
     if due {
         enqueue(c, TriggerReason::Idle)?;
@@ -350,10 +335,7 @@ pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> R
                 JobsRepo(&tx).fail(job_id, &msg, RETRY_S)?;
                 if permanent {
                     for id in &ids {
-                        tx.execute(
-                            "UPDATE episodes SET semantic_consolidation_status = 'failed' WHERE id = ?1",
-                            params![id],
-                        )?;
+                        EpisodesRepo(&tx).set_consolidation(*id, "failed")?;
                     }
                 }
                 tx.commit()?;

@@ -7,9 +7,11 @@
 
 mod browse;
 mod chat;
+mod concepts;
 mod cortex_iterations;
 mod db;
 mod embedding_space;
+mod episodes;
 mod facts;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -21,6 +23,7 @@ mod interaction_log;
 mod jobs;
 mod migrate;
 mod profile;
+mod relationships;
 mod reminders;
 mod router_weights;
 mod routing;
@@ -32,12 +35,14 @@ mod vectors;
 
 pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer, row_object};
 pub use chat::{ChatMessage, ChatRepo};
+pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;
 pub use embedding_space::{
     EmbeddingSpace, MAX_EMBEDDING_DIM, PendingVector, Switch, describe_vectors, embedding_dim, embedding_space,
     pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,
 };
+pub use episodes::{DecayingEpisode, EpisodesRepo, NewEpisode, PendingEpisode};
 pub use facts::{FactsRepo, LiveFact};
 pub use focus_sessions::{FocusSessionsRepo, OpenSession};
 pub use fok::FokRepo;
@@ -47,6 +52,7 @@ pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
+pub use relationships::{EdgeRow, NewEdge, RelationshipsRepo};
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{RoutingRecord, RoutingRepo};
