@@ -12,6 +12,7 @@ mod cortex_iterations;
 mod db;
 mod embedding_space;
 mod episodes;
+mod expiry;
 mod facts;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -21,6 +22,7 @@ mod forget;
 mod gists;
 mod interaction_log;
 mod jobs;
+mod kv_state;
 mod migrate;
 mod profile;
 mod relationships;
@@ -32,8 +34,10 @@ mod turn;
 mod ui;
 pub mod vector_codes;
 mod vectors;
+mod working_memory;
+mod world_state;
 
-pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer, row_object};
+pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, row_object};
 pub use chat::{ChatMessage, ChatRepo};
 pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
@@ -43,6 +47,7 @@ pub use embedding_space::{
     pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,
 };
 pub use episodes::{DecayingEpisode, EpisodesRepo, NewEpisode, PendingEpisode};
+pub use expiry::{ShortLived, delete_expired, expired_rows};
 pub use facts::{FactsRepo, LiveFact};
 pub use focus_sessions::{FocusSessionsRepo, OpenSession};
 pub use fok::FokRepo;
@@ -50,6 +55,7 @@ pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_del
 pub use gists::{GistsRepo, LiveGist, NewGist};
 pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use jobs::{Job, JobsRepo, wait_for_exchange_job};
+pub use kv_state::KvStateRepo;
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
 pub use relationships::{EdgeRow, NewEdge, RelationshipsRepo};
@@ -60,6 +66,8 @@ pub use traits::{DecayingTrait, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;
 pub use ui::*;
 pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};
+pub use working_memory::WorkingMemoryRepo;
+pub use world_state::WorldStateRepo;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,9 @@
 //! `semantic_relationships`: the concept graph's edges, signed (`contradicts` inhibits).
 
 use super::StoreError;
+use super::browse::row_object;
 use rusqlite::{Connection, params};
+use serde_json::Value;
 
 /// An edge to write. A symmetric one is stored once, lower id first (the caller orders it).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,6 +62,15 @@ impl RelationshipsRepo<'_> {
                 bidirectional: r.get(4)?,
             })
         })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every edge touching `concept`, each as a JSON object of its columns (the snapshot a
+    /// deletion records).
+    pub fn of_concept_snapshots(&self, concept: i64) -> Result<Vec<Value>, StoreError> {
+        let mut stmt = self.0.prepare("SELECT * FROM semantic_relationships WHERE source_id = ?1 OR target_id = ?1")?;
+        let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
+        let rows = stmt.query_map(params![concept], |r| row_object(r, &names).map(Value::Object))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
