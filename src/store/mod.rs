@@ -30,6 +30,8 @@ mod relationships;
 mod reminders;
 mod router_weights;
 mod routing;
+#[cfg(test)]
+mod sql_boundary;
 mod traits;
 mod turn;
 mod ui;
