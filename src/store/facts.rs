@@ -1,8 +1,7 @@
-//! `facts`: a topic's key/value facts (24 h). Context assembly's read is in
-//! [`super::TurnRepo::topic_context`] and the profile's in [`super::ProfileRepo::facts`];
-//! the writes are here.
+//! `facts`: a topic's key/value facts (24 h). Every statement on the table is here but the
+//! expiry sweep of the decay pass ([`super::expired_rows`]).
 
-use super::StoreError;
+use super::{FactRow, StoreError};
 use rusqlite::{Connection, params};
 
 /// A live fact of a topic.
@@ -18,6 +17,25 @@ pub struct LiveFact {
 pub struct FactsRepo<'c>(pub &'c Connection);
 
 impl FactsRepo<'_> {
+    /// `(key, value)` of the topic's live facts, newest first, at most `limit`.
+    pub fn for_context(&self, topic: &str, now: i64, limit: usize) -> Result<Vec<(String, String)>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT key, value FROM facts WHERE topic = ?1 AND expires_at > ?2 ORDER BY updated_at DESC, id DESC LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![topic, now, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Unexpired facts of every topic, newest first (a changed fact wins over the old one).
+    pub fn unexpired(&self, now: i64, limit: i64) -> Result<Vec<FactRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, key, value FROM facts WHERE expires_at > ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2",
+        )?;
+        let rows =
+            stmt.query_map(params![now, limit], |r| Ok(FactRow { id: r.get(0)?, key: r.get(1)?, value: r.get(2)? }))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Drop the topic's expired facts.
     pub fn sweep_topic(&self, topic: &str, now: i64) -> Result<usize, StoreError> {
         Ok(self.0.execute("DELETE FROM facts WHERE topic = ?1 AND expires_at <= ?2", params![topic, now])?)

@@ -1,7 +1,7 @@
-//! `gists`: a topic's short-lived summaries (30 min). Context assembly's read and TTL refresh
-//! are in [`super::TurnRepo::topic_context`]; everything else on the table is here.
+//! `gists`: a topic's short-lived summaries (30 min). Every statement on the table is here
+//! but the expiry sweep of the decay pass ([`super::expired_rows`]).
 
-use super::StoreError;
+use super::{Gist, StoreError};
 use rusqlite::{Connection, params};
 
 /// A live, non-cold-start gist of a topic.
@@ -28,6 +28,27 @@ pub struct NewGist<'a> {
 pub struct GistsRepo<'c>(pub &'c Connection);
 
 impl GistsRepo<'_> {
+    /// The topic's live gists, newest first, at most `limit`: what context assembly reads.
+    pub fn for_context(&self, topic: &str, now: i64, limit: usize) -> Result<Vec<Gist>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT gist_type, content, confidence, is_cold_start FROM gists
+             WHERE topic = ?1 AND expires_at > ?2 ORDER BY created_at DESC, id DESC LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![topic, now, limit as i64], |r| {
+            Ok(Gist { gist_type: r.get(0)?, content: r.get(1)?, confidence: r.get(2)?, cold_start: r.get(3)? })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Keep the topic's live gists alive until at least `expires_at` (reading them refreshes them).
+    pub fn extend_live(&self, topic: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
+        self.0.execute(
+            "UPDATE gists SET expires_at = MAX(expires_at, ?2) WHERE topic = ?1 AND expires_at > ?3",
+            params![topic, expires_at, now],
+        )?;
+        Ok(())
+    }
+
     /// Drop the topic's expired gists (decay records the rest; these were never read again).
     pub fn sweep_topic(&self, topic: &str, now: i64) -> Result<usize, StoreError> {
         Ok(self.0.execute("DELETE FROM gists WHERE topic = ?1 AND expires_at <= ?2", params![topic, now])?)

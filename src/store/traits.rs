@@ -1,7 +1,7 @@
-//! `user_traits`: what the user is, as the chunker learned it and decay wears it down. Every
-//! statement on the table outside context assembly and the profile answer lives here.
+//! `user_traits`: what the user is, as the chunker learned it, the user stated it and decay
+//! wears it down. Every statement on the table is here.
 
-use super::StoreError;
+use super::{StoreError, TraitRow};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The stored row, as the §6.6 store rules need it.
@@ -44,6 +44,48 @@ pub struct DecayingTrait {
 pub struct TraitsRepo<'c>(pub &'c Connection);
 
 impl TraitsRepo<'_> {
+    /// The traits context assembly injects: at least `min_confidence`, not contradicted or
+    /// superseded, the user's own statements first, at most `limit`.
+    pub fn for_context(&self, limit: usize, min_confidence: f64) -> Result<Vec<TraitRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
+             WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?2
+             ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![limit as i64, min_confidence], TraitRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every trait that is not superseded, at any confidence, newest first, at most `limit`.
+    pub fn not_superseded(&self, limit: i64) -> Result<Vec<TraitRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
+             WHERE reliability != 'superseded' ORDER BY updated_at DESC, id DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![limit], TraitRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Store a trait the user stated: full confidence, reliable, reinforced when repeated,
+    /// replacing an older value.
+    pub fn set_explicit(&self, key: &str, value: &str, category: &str, now: i64) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
+                                      reinforcement_count, last_reinforced_at, created_at, updated_at, reliability)
+             VALUES (?1, ?2, ?3, 1.0, 'explicit', 1, 1, ?4, ?4, ?4, 'reliable')
+             ON CONFLICT(trait_key) DO UPDATE SET
+                 reinforcement_count = CASE WHEN trait_value = excluded.trait_value
+                                            THEN reinforcement_count + 1 ELSE 1 END,
+                 last_conflict_at = CASE WHEN trait_value = excluded.trait_value
+                                         THEN last_conflict_at ELSE excluded.updated_at END,
+                 trait_value = excluded.trait_value, category = excluded.category, confidence = 1.0,
+                 source = 'explicit', last_reinforced_at = excluded.updated_at,
+                 updated_at = excluded.updated_at, reliability = 'reliable', at_floor_since = NULL",
+            params![key, value, category, now],
+        )?;
+        Ok(())
+    }
+
     /// The trait stored under `key`, if any.
     pub fn find(&self, key: &str) -> Result<Option<StoredTrait>, StoreError> {
         Ok(self

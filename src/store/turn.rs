@@ -166,27 +166,11 @@ impl TurnRepo<'_> {
 
     /// Gists, facts, world state and FOK of `topic`. Reading refreshes the gists' TTL.
     pub fn topic_context(&self, topic: &str, now: i64) -> Result<TopicContext, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT gist_type, content, confidence, is_cold_start FROM gists
-             WHERE topic = ?1 AND expires_at > ?2 ORDER BY created_at DESC, id DESC LIMIT ?3",
-        )?;
-        let gists = stmt
-            .query_map(params![topic, now, GISTS_IN_CONTEXT as i64], |r| {
-                Ok(Gist { gist_type: r.get(0)?, content: r.get(1)?, confidence: r.get(2)?, cold_start: r.get(3)? })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+        let gists = super::GistsRepo(self.0).for_context(topic, now, GISTS_IN_CONTEXT)?;
         if !gists.is_empty() {
-            self.0.execute(
-                "UPDATE gists SET expires_at = MAX(expires_at, ?2) WHERE topic = ?1 AND expires_at > ?3",
-                params![topic, now + GIST_TTL_S, now],
-            )?;
+            super::GistsRepo(self.0).extend_live(topic, now, now + GIST_TTL_S)?;
         }
-        let mut stmt = self.0.prepare_cached(
-            "SELECT key, value FROM facts WHERE topic = ?1 AND expires_at > ?2 ORDER BY updated_at DESC, id DESC LIMIT ?3",
-        )?;
-        let facts = stmt
-            .query_map(params![topic, now, FACTS_IN_CONTEXT as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<Vec<_>, _>>()?;
+        let facts = super::FactsRepo(self.0).for_context(topic, now, FACTS_IN_CONTEXT)?;
         let mut stmt = self.0.prepare_cached(
             "SELECT key, value FROM world_state WHERE expires_at IS NULL OR expires_at > ?1 ORDER BY updated_at DESC LIMIT 20",
         )?;
@@ -202,34 +186,13 @@ impl TurnRepo<'_> {
     /// The traits context assembly injects: confident enough (parameters §6.6), not
     /// contradicted or superseded, the user's own statements first.
     pub fn traits(&self) -> Result<Vec<TraitRow>, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
-             WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?2
-             ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
-        )?;
-        let rows = stmt.query_map(params![TRAITS_IN_CONTEXT as i64, TRAIT_INJECT_CONFIDENCE], TraitRow::from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        super::TraitsRepo(self.0).for_context(TRAITS_IN_CONTEXT, TRAIT_INJECT_CONFIDENCE)
     }
 
     /// Store an explicit trait the user stated ("my name is …"): full confidence, reliable,
     /// reinforced when repeated, replacing an older value.
     pub fn set_explicit_trait(&self, key: &str, value: &str, category: &str) -> Result<(), StoreError> {
-        let now = now_ts();
-        self.0.execute(
-            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
-                                      reinforcement_count, last_reinforced_at, created_at, updated_at, reliability)
-             VALUES (?1, ?2, ?3, 1.0, 'explicit', 1, 1, ?4, ?4, ?4, 'reliable')
-             ON CONFLICT(trait_key) DO UPDATE SET
-                 reinforcement_count = CASE WHEN trait_value = excluded.trait_value
-                                            THEN reinforcement_count + 1 ELSE 1 END,
-                 last_conflict_at = CASE WHEN trait_value = excluded.trait_value
-                                         THEN last_conflict_at ELSE excluded.updated_at END,
-                 trait_value = excluded.trait_value, category = excluded.category, confidence = 1.0,
-                 source = 'explicit', last_reinforced_at = excluded.updated_at,
-                 updated_at = excluded.updated_at, reliability = 'reliable', at_floor_since = NULL",
-            params![key, value, category, now],
-        )?;
-        Ok(())
+        super::TraitsRepo(self.0).set_explicit(key, value, category, now_ts())
     }
 
     /// The thread's topics, most recently updated first.
