@@ -4,6 +4,40 @@
 //! synchronous code that tests call directly. Async code reaches the database through
 //! [`Db`], which owns the connection on a dedicated thread: SQLite calls never block a
 //! tokio worker.
+//!
+//! Every SQL statement of the crate is in this module (a test, `sql_boundary`, fails on one
+//! outside it). Each table has one repository that owns its statements; callers elsewhere
+//! name operations, never tables. Table → file → repository:
+//!
+//! - `user_traits` → `traits.rs` → [`TraitsRepo`]
+//! - `gists` → `gists.rs` → [`GistsRepo`]
+//! - `facts` → `facts.rs` → [`FactsRepo`]
+//! - `fok` → `fok.rs` → [`FokRepo`] (context's read: [`TurnRepo::topic_context`])
+//! - `world_state` → `world_state.rs` → [`WorldStateRepo`] (context's read: [`TurnRepo::topic_context`])
+//! - `working_memory` → `working_memory.rs` → [`WorkingMemoryRepo`] (a turn's reads and writes: [`TurnRepo`])
+//! - `kv_state` → `kv_state.rs` → [`KvStateRepo`] (a turn's JSON values: [`TurnRepo::kv_get`]/`kv_set`)
+//! - `episodes` → `episodes.rs` → [`EpisodesRepo`]
+//! - `semantic_concepts` → `concepts.rs` → [`ConceptsRepo`]
+//! - `semantic_relationships` → `relationships.rs` → [`RelationshipsRepo`]
+//! - `reminders` → `reminders.rs` → [`RemindersRepo`]
+//! - `focus_sessions` → `focus_sessions.rs` → [`FocusSessionsRepo`]
+//! - `router_weights` → `router_weights.rs` → [`RouterWeightsRepo`]
+//! - `routing_decisions` → `routing.rs` → [`RoutingRepo`]
+//! - `cortex_iterations` → `cortex_iterations.rs` → [`CortexIterationsRepo`] (the audit's read: [`RoutingRepo::act_iterations`])
+//! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`] (plus the turn's row in [`TurnRepo::commit`])
+//! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`] (plus the turn's mode/topic update in [`TurnRepo::commit`])
+//! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]
+//! - `jobs` → `jobs.rs` → [`JobsRepo`]
+//! - `lists`, `list_items`, `list_history` → `lists.rs` (moving there from the list skill)
+//! - `episode_vec`, `concept_vec`, `trait_vec` and their `_f32` copies → `vectors.rs` → [`VectorRepo`];
+//!   `vector_codes`, `vector_code_state` → `vector_codes.rs`
+//! - `embedding_space`, `reembed_pending` → `embedding_space.rs` (functions)
+//! - `memory_deletions`, `uncertainties` (closing) → `forget.rs`; `uncertainties`, `drift_thoughts` (UI reads) → `ui.rs`
+//!
+//! Three read models span tables on purpose, because their callers rank or show layers side
+//! by side: the memory browser ([`list_layer`], [`get_row`] in `browse.rs`), hybrid recall
+//! ([`RecallRepo`] in `recall.rs`) and the decay pass's expiry of the short-lived tables
+//! ([`expired_rows`] in `expiry.rs`).
 
 mod browse;
 mod chat;
