@@ -1,6 +1,6 @@
 //! `kv_state`: small named values that outlive a restart (the decay pass's clock, the
-//! adaptive layer's style profile). [`super::TurnRepo::kv_get`] and `kv_set` read and write
-//! JSON values in it for a turn; these read and write plain text with the caller's clock.
+//! router's per-topic state, the adaptive layer's style profile). [`super::TurnRepo::kv_get`]
+//! and `kv_set` keep JSON in it through these.
 
 use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};

@@ -7,15 +7,16 @@
 //!
 //! Every SQL statement of the crate is in this module (a test, `sql_boundary`, fails on one
 //! outside it). Each table has one repository that owns its statements; callers elsewhere
-//! name operations, never tables. Table → file → repository:
+//! name operations, never tables. [`TurnRepo`] is what one turn reads and commits, made of
+//! these repositories' calls in one transaction. Table → file → repository:
 //!
 //! - `user_traits` → `traits.rs` → [`TraitsRepo`]
 //! - `gists` → `gists.rs` → [`GistsRepo`]
 //! - `facts` → `facts.rs` → [`FactsRepo`]
-//! - `fok` → `fok.rs` → [`FokRepo`] (context's read: [`TurnRepo::topic_context`])
-//! - `world_state` → `world_state.rs` → [`WorldStateRepo`] (context's read: [`TurnRepo::topic_context`])
-//! - `working_memory` → `working_memory.rs` → [`WorkingMemoryRepo`] (a turn's reads and writes: [`TurnRepo`])
-//! - `kv_state` → `kv_state.rs` → [`KvStateRepo`] (a turn's JSON values: [`TurnRepo::kv_get`]/`kv_set`)
+//! - `fok` → `fok.rs` → [`FokRepo`]
+//! - `world_state` → `world_state.rs` → [`WorldStateRepo`]
+//! - `working_memory` → `working_memory.rs` → [`WorkingMemoryRepo`]
+//! - `kv_state` → `kv_state.rs` → [`KvStateRepo`]
 //! - `episodes` → `episodes.rs` → [`EpisodesRepo`]
 //! - `semantic_concepts` → `concepts.rs` → [`ConceptsRepo`]
 //! - `semantic_relationships` → `relationships.rs` → [`RelationshipsRepo`]
@@ -24,8 +25,8 @@
 //! - `router_weights` → `router_weights.rs` → [`RouterWeightsRepo`]
 //! - `routing_decisions` → `routing.rs` → [`RoutingRepo`]
 //! - `cortex_iterations` → `cortex_iterations.rs` → [`CortexIterationsRepo`] (the audit's read: [`RoutingRepo::act_iterations`])
-//! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`] (plus the turn's row in [`TurnRepo::commit`])
-//! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`] (plus the turn's mode/topic update in [`TurnRepo::commit`])
+//! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`]
+//! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`]
 //! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]
 //! - `jobs` → `jobs.rs` → [`JobsRepo`]
 //! - `lists`, `list_items`, `list_history` → `lists.rs` (moving there from the list skill)
