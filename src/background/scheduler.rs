@@ -12,10 +12,10 @@ use super::board::WorkerBoard;
 use super::registry::{Registry, WorkerId};
 use super::worker::PeriodicTask;
 use crate::events::{EngineEvent, EventBus};
-use crate::store::{ChatRepo, Db, StoreError};
+use crate::store::{ChatRepo, Db, ReminderRow, RemindersRepo, StoreError};
 use crate::when::{self as time, Recurrence};
 use chrono::NaiveDateTime;
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -99,22 +99,11 @@ fn in_transaction<R>(c: &Connection, f: impl FnOnce(&Connection) -> Result<R, St
     Ok(out)
 }
 
-/// id, message, due_at, due_ts, item_type, thread_id, recurrence.
-type DueRow = (i64, String, String, i64, String, Option<String>, Option<String>);
-
 fn fire_due_in(c: &Connection, now_ts: i64) -> Result<Vec<Fired>, StoreError> {
-    let due: Vec<DueRow> = {
-        let mut stmt = c.prepare_cached(
-            "SELECT id, message, due_at, due_ts, item_type, thread_id, recurrence
-             FROM reminders WHERE state = 'pending' AND due_ts <= ?1 ORDER BY due_ts, id",
-        )?;
-        let rows = stmt.query_map(params![now_ts], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
-        })?;
-        rows.collect::<Result<_, _>>()?
-    };
+    let reminders = RemindersRepo(c);
+    let due = reminders.due(now_ts)?;
     let mut fired = Vec::with_capacity(due.len());
-    for (id, message, due_at, due_ts, item_type, thread_id, recurrence) in due {
+    for ReminderRow { id, message, due_at, due_ts, item_type, thread_id, recurrence, .. } in due {
         let rec = recurrence.as_deref().and_then(Recurrence::parse);
         if recurrence.is_some() && rec.is_none() {
             tracing::warn!(id, recurrence = recurrence.as_deref(), "unknown recurrence; firing the reminder once");
@@ -122,13 +111,10 @@ fn fire_due_in(c: &Connection, now_ts: i64) -> Result<Vec<Fired>, StoreError> {
         let next = rec.and_then(|r| next_occurrence(r, &due_at, due_ts, now_ts));
         match next {
             Some((next_at, next_ts)) => {
-                c.execute(
-                    "UPDATE reminders SET due_at = ?2, due_ts = ?3, fired_at = ?4 WHERE id = ?1",
-                    params![id, time::iso(next_at), next_ts, now_ts],
-                )?;
+                reminders.reschedule(id, &time::iso(next_at), next_ts, now_ts)?;
             }
             None => {
-                c.execute("UPDATE reminders SET state = 'fired', fired_at = ?2 WHERE id = ?1", params![id, now_ts])?;
+                reminders.mark_fired(id, now_ts)?;
             }
         }
         fired.push(Fired {
@@ -208,7 +194,7 @@ pub async fn run(db: Db, bus: EventBus, shutdown: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::open_in_memory;
+    use crate::store::{NewReminder, open_in_memory};
 
     fn n(s: &str) -> NaiveDateTime {
         NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M").unwrap()
@@ -219,20 +205,20 @@ mod tests {
     }
 
     fn add(c: &Connection, message: &str, due: &str, recurrence: Option<&str>, thread: Option<&str>) -> i64 {
-        c.execute(
-            "INSERT INTO reminders (message, due_at, due_ts, recurrence, thread_id, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, 0)",
-            params![message, due, ts(due), recurrence, thread],
-        )
-        .unwrap();
-        c.last_insert_rowid()
+        let new = NewReminder {
+            message,
+            due_at: due,
+            due_ts: ts(due),
+            item_type: "notification",
+            recurrence,
+            thread_id: thread,
+        };
+        RemindersRepo(c).insert(&new, 0).unwrap()
     }
 
     fn row(c: &Connection, id: i64) -> (String, String, i64, Option<i64>) {
-        c.query_row("SELECT state, due_at, due_ts, fired_at FROM reminders WHERE id = ?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .unwrap()
+        let r = RemindersRepo(c).get(id).unwrap().unwrap();
+        (r.state, r.due_at, r.due_ts, r.fired_at)
     }
 
     #[test]
@@ -256,7 +242,7 @@ mod tests {
     fn cancelled_reminders_never_fire() {
         let c = open_in_memory().unwrap();
         let id = add(&c, "x", "2026-11-19T09:00", None, None);
-        c.execute("UPDATE reminders SET state = 'cancelled' WHERE id = ?1", [id]).unwrap();
+        assert!(RemindersRepo(&c).cancel(id).unwrap());
         assert!(fire_due(&c, ts("2026-11-20T09:00")).unwrap().is_empty());
     }
 
@@ -366,11 +352,16 @@ mod tests {
         ChatRepo(&conn).touch_thread("t1").unwrap();
         let now = crate::store::now_ts();
         let due = time::from_unix(now - 3600).unwrap();
-        conn.execute(
-            "INSERT INTO reminders (message, due_at, due_ts, thread_id, created_at) VALUES ('call mum', ?1, ?2, 't1', 0)",
-            params![time::iso(due), now - 3600],
-        )
-        .unwrap();
+        let due_at = time::iso(due);
+        let new = NewReminder {
+            message: "call mum",
+            due_at: &due_at,
+            due_ts: now - 3600,
+            item_type: "notification",
+            recurrence: None,
+            thread_id: Some("t1"),
+        };
+        RemindersRepo(&conn).insert(&new, 0).unwrap();
         let db = Db::spawn(conn);
         let bus = EventBus::new();
         let mut rx = bus.subscribe();
@@ -383,11 +374,16 @@ mod tests {
         // One added while running fires on a later tick.
         let now = crate::store::now_ts();
         db.call(move |c| {
-            c.execute(
-                "INSERT INTO reminders (message, due_at, due_ts, created_at) VALUES ('stretch', ?1, ?2, 0)",
-                params![time::iso(time::from_unix(now).unwrap()), now],
-            )?;
-            Ok(())
+            let due_at = time::iso(time::from_unix(now).unwrap());
+            let new = NewReminder {
+                message: "stretch",
+                due_at: &due_at,
+                due_ts: now,
+                item_type: "notification",
+                recurrence: None,
+                thread_id: None,
+            };
+            RemindersRepo(c).insert(&new, 0)
         })
         .await
         .unwrap();

@@ -104,14 +104,21 @@ fn read_attaches_iterations_to_act_decisions_only() {
     respond.created_at = 100;
     repo.insert(&act).unwrap();
     repo.insert(&respond).unwrap();
-    conn.execute(
-        "INSERT INTO cortex_iterations (exchange_id, routing_decision_id, iteration_number, planner,
-             actions_executed, action_results, execution_time_ms, fatigue, iteration_cost, mode,
-             termination_reason, created_at)
-         VALUES ('x-ACT', 'r-ACT', 1, 'deterministic', '[{\"type\":\"list\"}]', NULL, 2.0, 0.5, 1.0, 'ACT', 'done', 200)",
-        [],
-    )
-    .unwrap();
+    store::CortexIterationsRepo(&conn)
+        .insert(&store::IterationRow {
+            exchange_id: "x-ACT",
+            routing_decision_id: Some("r-ACT"),
+            iteration: 1,
+            planner: "deterministic",
+            actions: "[{\"type\":\"list\"}]",
+            results: None,
+            execution_time_ms: 2.0,
+            fatigue: 0.5,
+            cost: 1.0,
+            termination_reason: Some("done"),
+            created_at: 200,
+        })
+        .unwrap();
     let all = read(&repo, 10, None).unwrap();
     assert_eq!(all.iter().map(|e| e.record.selected_mode.as_str()).collect::<Vec<_>>(), ["ACT", "RESPOND"]);
     assert_eq!(all[0].act_iterations.len(), 1);

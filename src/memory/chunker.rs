@@ -23,8 +23,8 @@ use super::style::{observe, observe_and_save};
 use super::traits::{Origin, TraitDecision, adjusted_confidence, store_trait};
 use crate::config::Role;
 use crate::llm::Llm;
-use crate::store::{CHUNK_QUEUE, Db, Job, JobState, JobsRepo, StoreError, now_ts};
-use rusqlite::{Connection, params};
+use crate::store::{CHUNK_QUEUE, Db, InteractionLogRepo, Job, JobState, JobsRepo, StoreError, now_ts};
+use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -113,17 +113,7 @@ pub fn store_chunk(
         traits.push((t.key.clone(), decision));
     }
     let summary = ChunkSummary { gists, facts, traits, style_observations };
-    tx.execute(
-        "INSERT INTO interaction_log (thread_id, exchange_id, topic, event_type, payload, created_at)
-         VALUES (?1, ?2, ?3, 'memory_chunk', ?4, ?5)",
-        params![
-            input.thread_id,
-            input.exchange_id,
-            input.topic,
-            json!({"source": source, "summary": summary}).to_string(),
-            now
-        ],
-    )?;
+    InteractionLogRepo(&tx).append(origin, "memory_chunk", &json!({"source": source, "summary": summary}), now)?;
     JobsRepo(&tx).complete(job_id)?;
     tx.commit()?;
     Ok(summary)
@@ -292,15 +282,13 @@ mod tests {
         // A vector of the wrong size fails the trait write after the gists and facts were written.
         let bad = vec![Some(vec![0.5f32; 8]); ex.traits.len()];
         assert!(store_chunk(&mut c, job, &input, &ex, &bad, "deterministic", 10).is_err());
-        fn count(c: &Connection, sql: &str) -> i64 {
-            c.query_row(sql, [], |r| r.get(0)).unwrap()
-        }
-        assert_eq!(count(&c, "SELECT COUNT(*) FROM gists") + count(&c, "SELECT COUNT(*) FROM facts"), 0);
-        assert_eq!(count(&c, "SELECT COUNT(*) FROM kv_state WHERE namespace = 'adaptive'"), 0);
-        assert_eq!(count(&c, "SELECT COUNT(*) FROM jobs WHERE state = 'running'"), 1);
+        let f = crate::store::fixtures::Fixture(&c);
+        assert_eq!(f.count("gists", "", []) + f.count("facts", "", []), 0);
+        assert_eq!(f.count("kv_state", "namespace = 'adaptive'", []), 0);
+        assert_eq!(f.count("jobs", "state = 'running'", []), 1);
         let s = store_chunk(&mut c, job, &input, &ex, &[], "deterministic", 10).unwrap();
         assert_eq!((s.gists, s.facts, s.style_observations), (1, 1, Some(1)));
         assert!(matches!(s.traits[..], [(ref k, TraitDecision::Insert { .. })] if k == "location"));
-        assert_eq!(count(&c, "SELECT COUNT(*) FROM jobs WHERE state = 'done'"), 1);
+        assert_eq!(crate::store::fixtures::Fixture(&c).count("jobs", "state = 'done'", []), 1);
     }
 }

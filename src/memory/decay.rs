@@ -185,7 +185,7 @@ impl DecayReport {
 
 mod pass;
 pub use super::workers::run_decay_task;
-pub use pass::{current_warmth, snapshot};
+pub use pass::current_warmth;
 
 /// One decay pass at `now`, in one transaction.
 pub fn run_decay_once(c: &mut Connection, now: i64) -> Result<DecayReport, StoreError> {

@@ -26,9 +26,11 @@
 
 use crate::cognition::signals::{has_any, is_content_word, normalize, words};
 use crate::llm::Llm;
-use crate::store::{Db, ENCODE_QUEUE, Job, JobState, JobsRepo, StoreError, VecTable, VectorRepo, now_ts};
+use crate::store::{
+    Db, ENCODE_QUEUE, EpisodesRepo, Job, JobState, JobsRepo, NewEpisode, StoreError, VecTable, VectorRepo, now_ts,
+};
 use crate::text::clip::clip;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -280,28 +282,25 @@ pub fn build_episode(payload: &Value) -> Option<EpisodeDraft> {
 /// Insert `draft` (and its vector, when given) into `episodes` / `episode_vec`. Runs in the
 /// caller's transaction, if any. Returns the episode id.
 pub fn insert_episode(c: &Connection, draft: &EpisodeDraft, embedding: Option<&[f32]>) -> Result<i64, StoreError> {
-    c.execute(
-        "INSERT INTO episodes (intent, context, action, emotion, outcome, gist, salience, freshness, topic,
-                               thread_id, exchange_id, created_at, updated_at, salience_factors, open_loops)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)",
-        params![
-            draft.intent.to_string(),
-            draft.context.to_string(),
-            draft.action,
-            draft.emotion.as_ref().map(Value::to_string),
-            draft.outcome,
-            draft.gist,
-            draft.salience,
-            draft.freshness,
-            draft.topic,
-            draft.thread_id,
-            draft.exchange_id,
-            draft.created_at,
-            serde_json::to_string(&draft.factors)?,
-            serde_json::to_string(&draft.open_loops)?,
-        ],
-    )?;
-    let id = c.last_insert_rowid();
+    let (intent, context) = (draft.intent.to_string(), draft.context.to_string());
+    let emotion = draft.emotion.as_ref().map(Value::to_string);
+    let (factors, open_loops) = (serde_json::to_string(&draft.factors)?, serde_json::to_string(&draft.open_loops)?);
+    let id = EpisodesRepo(c).insert(&NewEpisode {
+        intent: &intent,
+        context: &context,
+        action: draft.action.as_deref(),
+        emotion: emotion.as_deref(),
+        outcome: draft.outcome.as_deref(),
+        gist: &draft.gist,
+        salience: draft.salience,
+        freshness: draft.freshness,
+        topic: draft.topic.as_deref(),
+        thread_id: draft.thread_id.as_deref(),
+        exchange_id: draft.exchange_id.as_deref(),
+        created_at: draft.created_at,
+        salience_factors: &factors,
+        open_loops: &open_loops,
+    })?;
     if let Some(v) = embedding {
         VectorRepo(c).upsert(VecTable::Episodes, id, v)?;
     }
@@ -319,11 +318,7 @@ pub fn store_episode(
 ) -> Result<Option<i64>, StoreError> {
     let tx = c.transaction()?;
     let existing: Option<i64> = match &draft.exchange_id {
-        Some(x) => tx
-            .query_row("SELECT id FROM episodes WHERE exchange_id = ?1 AND deleted_at IS NULL", params![x], |r| {
-                r.get(0)
-            })
-            .optional()?,
+        Some(x) => EpisodesRepo(&tx).of_exchange(x)?,
         None => None,
     };
     let id = match existing {
@@ -512,8 +507,7 @@ mod tests {
         let v = vec![1.0 / (crate::store::EMBEDDING_DIM as f32).sqrt(); crate::store::EMBEDDING_DIM];
         let id = store_episode(&mut c, job, &d, Some(&v)).unwrap().unwrap();
         assert_eq!(encode_state(&c, "x1").unwrap(), Some(JobState::Done));
-        let n: i64 = c.query_row("SELECT COUNT(*) FROM episode_vec WHERE rowid = ?1", [id], |r| r.get(0)).unwrap();
-        assert_eq!(n, 1);
+        assert!(VectorRepo(&c).contains(VecTable::Episodes, id).unwrap());
         assert_eq!(store_episode(&mut c, job, &d, Some(&v)).unwrap(), None, "a second run adds no row");
         // A bad vector rolls the whole write back: no episode, the job stays running.
         let job2 = JobsRepo(&c).enqueue(ENCODE_QUEUE, &payload("x", "", "RESPOND"), 3).unwrap();
@@ -521,8 +515,7 @@ mod tests {
         let mut d2 = build_episode(&payload("another thing entirely", "", "RESPOND")).unwrap();
         d2.exchange_id = Some("x2".into());
         assert!(store_episode(&mut c, job2, &d2, Some(&[0.5; 8])).is_err());
-        let n: i64 = c.query_row("SELECT COUNT(*) FROM episodes", [], |r| r.get(0)).unwrap();
-        assert_eq!(n, 1);
+        assert_eq!(crate::store::fixtures::Fixture(&c).count("episodes", "", []), 1);
         let state: JobState = c.query_row("SELECT state FROM jobs WHERE id = ?1", [job2], |r| r.get(0)).unwrap();
         assert_eq!(state, JobState::Running);
         assert_eq!(encode_state(&c, "nope").unwrap(), None);

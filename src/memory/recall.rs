@@ -34,8 +34,8 @@
 //! was written, the sources that found it with their ranks, and the score parts.
 
 use crate::cognition::signals::{is_content_word, normalize, words};
-use crate::store::{StoreError, VecTable, VectorRepo, embedding_dim};
-use rusqlite::{Connection, params};
+use crate::store::{RecallRepo, RecallRow, StoreError, VecTable, VectorRepo, embedding_dim};
+use rusqlite::Connection;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -200,8 +200,8 @@ struct Candidate {
 /// A row as the sources read it: id, text, at, reliability, importance.
 type Row = (i64, String, i64, String, f64);
 
-fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+fn row_of(r: RecallRow) -> Row {
+    (r.id, r.text, r.at, r.reliability, r.importance)
 }
 
 /// Candidates keyed by (layer, id), in first-seen order.
@@ -274,41 +274,20 @@ fn vector_source(
     wants: &dyn Fn(&str) -> bool,
     pool: &mut Pool,
 ) -> Result<(), StoreError> {
-    let tables: [(VecTable, &'static str, &'static str, &str); 3] = [
-        (
-            VecTable::Episodes,
-            "episode",
-            "episodes",
-            "SELECT id, gist, created_at, reliability, salience / 10.0 FROM episodes
-             WHERE id = ?1 AND deleted_at IS NULL",
-        ),
-        (
-            VecTable::Concepts,
-            "concept",
-            "concepts",
-            "SELECT id, name || ': ' || definition, updated_at, reliability,
-                    (MIN(strength, 10.0) / 10.0 + confidence) / 2.0
-             FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL",
-        ),
-        (
-            VecTable::Traits,
-            "trait",
-            "traits",
-            "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability, confidence
-             FROM user_traits WHERE id = ?1",
-        ),
+    let tables: [(VecTable, &'static str, &'static str); 3] = [
+        (VecTable::Episodes, "episode", "episodes"),
+        (VecTable::Concepts, "concept", "concepts"),
+        (VecTable::Traits, "trait", "traits"),
     ];
-    let repo = VectorRepo(c);
+    let (repo, rows) = (VectorRepo(c), RecallRepo(c));
     let mut found: Vec<(f32, &'static str, Row)> = Vec::new();
-    for (table, layer, filter, sql) in tables {
+    for (table, layer, filter) in tables {
         if !wants(filter) {
             continue;
         }
-        let mut stmt = c.prepare_cached(sql)?;
         for (id, distance) in repo.search(table, embedding, KNN_K)? {
-            let mut rows = stmt.query_map(params![id], read_row)?;
-            if let Some(row) = rows.next().transpose()? {
-                found.push((distance, layer, row));
+            if let Some(row) = rows.embedded(table, id)? {
+                found.push((distance, layer, row_of(row)));
             }
         }
     }

@@ -26,9 +26,9 @@ use super::concepts::{
 use super::semantic_store::{Counts, embed_text, pending_batch, store_consolidation};
 use crate::config::Role;
 use crate::llm::{ChatRequest, Llm, Message, ResponseFormat};
-use crate::store::{Db, Job, JobKind, JobsRepo, StoreError, now_ts};
+use crate::store::{Db, EpisodesRepo, Job, JobKind, JobsRepo, StoreError, now_ts};
 use crate::text::clip::clip;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -122,17 +122,9 @@ pub fn maybe_enqueue(
     salience: u8,
     now: i64,
 ) -> Result<Option<TriggerReason>, StoreError> {
-    let pending: i64 = c.query_row(
-        "SELECT COUNT(*) FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL",
-        [],
-        |r| r.get(0),
-    )?;
-    let avg: Option<f64> = c.query_row(
-        "SELECT AVG(salience) FROM (SELECT salience FROM episodes WHERE id < ?1 AND deleted_at IS NULL
-                                    ORDER BY id DESC LIMIT ?2)",
-        params![episode_id, ROLLING_WINDOW],
-        |r| r.get(0),
-    )?;
+    let episodes = EpisodesRepo(c);
+    let pending = episodes.pending_count()?;
+    let avg = episodes.mean_salience_before(episode_id, ROLLING_WINDOW)?;
     let last = JobsRepo(c).last_queued_at(SEMANTIC_QUEUE)?;
     let input = TriggerInput {
         pending,
@@ -150,14 +142,7 @@ pub fn maybe_enqueue(
 
 /// The worker's poll: queue an idle job if pending episodes have waited long enough.
 pub fn enqueue_if_idle(c: &Connection, now: i64) -> Result<bool, StoreError> {
-    let oldest: Option<i64> = c
-        .query_row(
-            "SELECT MIN(created_at) FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?
-        .flatten();
+    let oldest = EpisodesRepo(c).oldest_pending_at()?;
     let due = idle_due(oldest, now, outstanding(c)?);
     if due {
         enqueue(c, TriggerReason::Idle)?;
@@ -357,10 +342,7 @@ pub async fn process(
                 JobsRepo(&tx).fail(job_id, &msg, RETRY_S)?;
                 if permanent {
                     for id in &ids {
-                        tx.execute(
-                            "UPDATE episodes SET semantic_consolidation_status = 'failed' WHERE id = ?1",
-                            params![id],
-                        )?;
+                        EpisodesRepo(&tx).set_consolidation(*id, "failed")?;
                     }
                 }
                 tx.commit()?;

@@ -3,8 +3,10 @@
 //! the consolidation transaction and tests call them directly.
 
 use super::concepts::{Concept, EpisodeText, Extraction, Relationship};
-use crate::store::{JobsRepo, StoreError, VecTable, VectorRepo};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{
+    ConceptFields, ConceptsRepo, EpisodesRepo, JobsRepo, NewEdge, RelationshipsRepo, StoreError, VecTable, VectorRepo,
+};
+use rusqlite::Connection;
 use std::collections::HashMap;
 
 /// An existing concept matches a new one above this similarity (`1/(1 + L2)`).
@@ -79,14 +81,8 @@ impl Upserted {
 /// The live concept `c` matches: same name (any case) and type, else the nearest vector when
 /// its similarity is above [`MATCH_SIM`].
 fn find_match(conn: &Connection, c: &Concept, embedding: Option<&[f32]>) -> Result<Option<i64>, StoreError> {
-    let by_name: Option<i64> = conn
-        .query_row(
-            "SELECT id FROM semantic_concepts
-             WHERE name = ?1 COLLATE NOCASE AND concept_type = ?2 AND deleted_at IS NULL LIMIT 1",
-            params![c.name, c.concept_type],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let concepts = ConceptsRepo(conn);
+    let by_name = concepts.live_by_name(&c.name, &c.concept_type)?;
     if by_name.is_some() {
         return Ok(by_name);
     }
@@ -97,10 +93,7 @@ fn find_match(conn: &Connection, c: &Concept, embedding: Option<&[f32]>) -> Resu
     if sim_from_l2(l2_from_cosine_distance(f64::from(distance))) <= MATCH_SIM {
         return Ok(None);
     }
-    let live: Option<i64> = conn
-        .query_row("SELECT id FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL", params![id], |r| r.get(0))
-        .optional()?;
-    Ok(live)
+    Ok(concepts.is_live(id)?.then_some(id))
 }
 
 /// Match-or-create `c`, mentioned by `episode_id`, at time `now`.
@@ -111,68 +104,43 @@ pub fn upsert_concept(
     episode_id: i64,
     now: i64,
 ) -> Result<Upserted, StoreError> {
+    let concepts = ConceptsRepo(conn);
     if let Some(id) = find_match(conn, c, embedding)? {
-        let (strength, count, sources): (f64, i64, String) = conn.query_row(
-            "SELECT strength, consolidation_count, source_episodes FROM semantic_concepts WHERE id = ?1",
-            params![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        let mut episodes: Vec<i64> = serde_json::from_str(&sources).unwrap_or_default();
+        let old = concepts.strength(id)?;
+        let mut episodes: Vec<i64> = serde_json::from_str(&old.source_episodes).unwrap_or_default();
         if !episodes.contains(&episode_id) {
             episodes.push(episode_id);
         }
         let excess = episodes.len().saturating_sub(MAX_SOURCE_EPISODES);
         episodes.drain(..excess);
-        let s = strengthen(strength, count);
-        conn.execute(
-            "UPDATE semantic_concepts SET strength = ?2, consolidation_count = ?3, decay_resistance = ?4,
-                    source_episodes = ?5, last_reinforced_at = ?6, updated_at = ?6, at_floor_since = NULL
-             WHERE id = ?1",
-            params![id, s.strength, s.consolidation_count, s.decay_resistance, serde_json::to_string(&episodes)?, now],
-        )?;
+        let s = strengthen(old.strength, old.consolidation_count);
+        let sources = serde_json::to_string(&episodes)?;
+        concepts.reinforce(id, s.strength, s.consolidation_count, s.decay_resistance, &sources, now)?;
         if let Some(v) = embedding {
-            let has_vec: bool =
-                conn.query_row("SELECT EXISTS (SELECT 1 FROM concept_vec WHERE rowid = ?1)", params![id], |r| {
-                    r.get(0)
-                })?;
-            if !has_vec {
-                VectorRepo(conn).upsert(VecTable::Concepts, id, v)?;
+            let vectors = VectorRepo(conn);
+            if !vectors.contains(VecTable::Concepts, id)? {
+                vectors.upsert(VecTable::Concepts, id, v)?;
             }
         }
         return Ok(Upserted::Strengthened(id));
     }
     // A forgotten concept with this name and type comes back as new (the row is unique on
     // name and type, so it is revived rather than inserted).
-    let forgotten: Option<i64> = conn
-        .query_row(
-            "SELECT id FROM semantic_concepts WHERE name = ?1 COLLATE NOCASE AND concept_type = ?2 LIMIT 1",
-            params![c.name, c.concept_type],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let forgotten = concepts.any_by_name(&c.name, &c.concept_type)?;
     let sources = serde_json::to_string(&[episode_id])?;
+    let fields = ConceptFields {
+        name: &c.name,
+        concept_type: &c.concept_type,
+        definition: &c.definition,
+        abstraction_level: i64::from(c.abstraction_level),
+        domain: c.domain.as_deref(),
+    };
     let id = match forgotten {
         Some(id) => {
-            conn.execute(
-                "UPDATE semantic_concepts SET definition = ?2, abstraction_level = ?3, domain = ?4, strength = 1.0,
-                        activation = 1.0, confidence = 0.5, utility = 0.5, decay_resistance = 0.5,
-                        consolidation_count = 0, access_count = 0, source_episodes = ?5, created_at = ?6,
-                        updated_at = ?6, last_accessed_at = NULL, last_reinforced_at = NULL, deleted_at = NULL,
-                        at_floor_since = NULL, reliability = 'reliable'
-                 WHERE id = ?1",
-                params![id, c.definition, c.abstraction_level, c.domain, sources, now],
-            )?;
+            concepts.revive(id, &fields, &sources, now)?;
             id
         }
-        None => {
-            conn.execute(
-                "INSERT INTO semantic_concepts (name, concept_type, definition, abstraction_level, domain, confidence,
-                                                source_episodes, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 0.5, ?6, ?7, ?7)",
-                params![c.name, c.concept_type, c.definition, c.abstraction_level, c.domain, sources, now],
-            )?;
-            conn.last_insert_rowid()
-        }
+        None => concepts.insert(&fields, &sources, now)?,
     };
     if let Some(v) = embedding {
         VectorRepo(conn).upsert(VecTable::Concepts, id, v)?;
@@ -196,39 +164,24 @@ pub fn upsert_relationship(
     let (source, target) =
         if is_symmetric(&r.rel_type) && source > target { (target, source) } else { (source, target) };
     let strength = r.strength.clamp(0.5, 1.0);
-    conn.execute(
-        "INSERT INTO semantic_relationships (source_id, target_id, rel_type, strength, weight, confidence,
-                                             bidirectional, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 0.5, ?6, ?7, ?7)
-         ON CONFLICT (source_id, target_id, rel_type) DO UPDATE SET
-             strength = max(strength, excluded.strength),
-             weight = CASE WHEN excluded.weight < 0 THEN -max(strength, excluded.strength)
-                           ELSE max(strength, excluded.strength) END,
-             confidence = min(1.0, confidence + 0.1),
-             updated_at = excluded.updated_at",
-        params![
-            source,
-            target,
-            r.rel_type,
-            strength,
-            signed_weight(&r.rel_type, strength),
-            is_symmetric(&r.rel_type),
-            now
-        ],
-    )?;
+    let edge = NewEdge {
+        source,
+        target,
+        rel_type: &r.rel_type,
+        strength,
+        weight: signed_weight(&r.rel_type, strength),
+        bidirectional: is_symmetric(&r.rel_type),
+    };
+    RelationshipsRepo(conn).upsert(&edge, now)?;
     Ok(true)
 }
 
 /// Up to `limit` pending episodes, oldest first.
 pub fn pending_batch(c: &Connection, limit: usize) -> Result<Vec<EpisodeText>, StoreError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT id, gist, topic FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL
-         ORDER BY id LIMIT ?1",
-    )?;
-    let rows = stmt
-        .query_map(params![limit as i64], |r| Ok(EpisodeText { id: r.get(0)?, gist: r.get(1)?, topic: r.get(2)? }))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let rows = EpisodesRepo(c).pending_batch(limit)?;
+    Ok(rows.into_iter().map(|e| EpisodeText { id: e.id, gist: e.gist, topic: e.topic }).collect())
 }
+
 /// What one job wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counts {
@@ -266,7 +219,7 @@ pub fn store_consolidation(
             };
             counts.relationships += usize::from(upsert_relationship(&tx, s, t, r, now)?);
         }
-        tx.execute("UPDATE episodes SET semantic_consolidation_status = 'done' WHERE id = ?1", params![episode_id])?;
+        EpisodesRepo(&tx).set_consolidation(*episode_id, "done")?;
         counts.episodes += 1;
     }
     JobsRepo(&tx).complete(job_id)?;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::memory::semantic_store::*;
+use crate::store::fixtures::Fixture;
 use crate::store::{EMBEDDING_DIM, VecTable, VectorRepo, open_in_memory};
 
 fn input(pending: i64, salience: u8) -> TriggerInput {
@@ -31,12 +32,10 @@ fn idle_fallback() {
 }
 
 fn add_episode(c: &Connection, salience: u8, created_at: i64) -> i64 {
-    c.execute(
-        "INSERT INTO episodes (gist, salience, created_at, updated_at) VALUES ('g', ?1, ?2, ?2)",
-        params![salience, created_at],
+    Fixture(c).insert(
+        "episodes",
+        &[("gist", &"g"), ("salience", &salience), ("created_at", &created_at), ("updated_at", &created_at)],
     )
-    .unwrap();
-    c.last_insert_rowid()
 }
 
 fn jobs(c: &Connection) -> Vec<String> {
@@ -57,7 +56,7 @@ fn maybe_enqueue_counts_and_compares_salience() {
     let id = add_episode(&c, 10, now);
     assert_eq!(maybe_enqueue(&c, id, 10, now).unwrap(), None, "a job is outstanding");
     c.execute("UPDATE jobs SET state = 'done'", []).unwrap();
-    c.execute("UPDATE episodes SET semantic_consolidation_status = 'done'", []).unwrap();
+    Fixture(&c).set("episodes", "semantic_consolidation_status = 'done'", "", []);
     let id = add_episode(&c, 4, now);
     assert_eq!(maybe_enqueue(&c, id, 4, now + 400).unwrap(), None, "4 < 1.4 × the rolling average (3.35)");
     let id = add_episode(&c, 8, now);
@@ -117,14 +116,14 @@ fn match_or_create() {
         upsert_concept(&c, &concept("PostgreSQL"), Some(&unit(0, 0.1)), 3, 300).unwrap(),
         Upserted::Strengthened(id)
     );
-    let (strength, count, dr, sources, reinforced): (f64, i64, f64, String, i64) = c
-        .query_row(
-            "SELECT strength, consolidation_count, decay_resistance, source_episodes, last_reinforced_at
-             FROM semantic_concepts WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .unwrap();
+    let f = Fixture(&c);
+    let (strength, count, dr, sources, reinforced): (f64, i64, f64, String, i64) = (
+        f.value("semantic_concepts", "strength", "id = ?1", [id]),
+        f.value("semantic_concepts", "consolidation_count", "id = ?1", [id]),
+        f.value("semantic_concepts", "decay_resistance", "id = ?1", [id]),
+        f.value("semantic_concepts", "source_episodes", "id = ?1", [id]),
+        f.value("semantic_concepts", "last_reinforced_at", "id = ?1", [id]),
+    );
     assert!((strength - 1.21).abs() < 1e-9);
     assert_eq!(count, 2);
     assert!((dr - (0.5 + 0.05 * 3f64.ln())).abs() < 1e-9);
@@ -137,7 +136,7 @@ fn match_or_create() {
     let Upserted::Created(bare) = upsert_concept(&c, &concept("SQLite"), None, 5, 500).unwrap() else { panic!() };
     assert!(VectorRepo(&c).knn(VecTable::Concepts, &unit(0, 0.0), 10).unwrap().iter().all(|(i, _)| *i != bare));
     // A forgotten concept comes back as new, on the same row.
-    c.execute("UPDATE semantic_concepts SET deleted_at = 1 WHERE id = ?1", [bare]).unwrap();
+    Fixture(&c).set("semantic_concepts", "deleted_at = 1", "id = ?1", [bare]);
     assert_eq!(upsert_concept(&c, &concept("SQLite"), None, 6, 600).unwrap(), Upserted::Created(bare));
 }
 
@@ -153,12 +152,20 @@ fn relationships_upsert_signed_and_symmetric() {
     assert!(upsert_relationship(&c, a, b, &r("is-a", 0.6), 1).unwrap());
     assert!(!upsert_relationship(&c, a, a, &r("is-a", 0.6), 1).unwrap(), "no self-loops");
     let rows: Vec<(i64, i64, String, f64, f64, bool)> = {
-        let mut s = c
-            .prepare("SELECT source_id, target_id, rel_type, strength, weight, bidirectional FROM semantic_relationships ORDER BY id")
-            .unwrap();
-        s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
-            .unwrap()
-            .map(Result::unwrap)
+        let f = Fixture(&c);
+        let ids: Vec<i64> = f.values("semantic_relationships", "id", "", []);
+        ids.into_iter()
+            .map(|id| {
+                let at = "id = ?1";
+                (
+                    f.value("semantic_relationships", "source_id", at, [id]),
+                    f.value("semantic_relationships", "target_id", at, [id]),
+                    f.value("semantic_relationships", "rel_type", at, [id]),
+                    f.value("semantic_relationships", "strength", at, [id]),
+                    f.value("semantic_relationships", "weight", at, [id]),
+                    f.value("semantic_relationships", "bidirectional", at, [id]),
+                )
+            })
             .collect()
     };
     assert_eq!(rows.len(), 2, "{rows:?}");
@@ -216,11 +223,9 @@ fn store_consolidation_is_one_transaction() {
     assert_eq!(counts.episodes, 2);
     assert_eq!(counts.created, ex.concepts.len());
     assert!(counts.relationships >= 2, "{counts:?}");
-    let vecs: i64 = c.query_row("SELECT COUNT(*) FROM concept_vec", [], |r| r.get(0)).unwrap();
+    let vecs = VectorRepo(&c).count(VecTable::Concepts).unwrap();
     assert_eq!(vecs as usize, ex.concepts.len());
-    let pending: i64 = c
-        .query_row("SELECT COUNT(*) FROM episodes WHERE semantic_consolidation_status = 'pending'", [], |r| r.get(0))
-        .unwrap();
+    let pending = Fixture(&c).count("episodes", "semantic_consolidation_status = 'pending'", []);
     assert_eq!(pending, 0);
     let state: String = c.query_row("SELECT state FROM jobs WHERE id = ?1", [job], |r| r.get(0)).unwrap();
     assert_eq!(state, "done");
@@ -233,10 +238,8 @@ fn store_consolidation_is_one_transaction() {
     );
     let bad: HashMap<String, Vec<f32>> = ex.concepts.iter().map(|k| (embed_text(k), vec![1.0; 3])).collect();
     assert!(store_consolidation(&mut c, job, &[(e3, ex)], &bad, 60).is_err());
-    let status: String =
-        c.query_row("SELECT semantic_consolidation_status FROM episodes WHERE id = ?1", [e3], |r| r.get(0)).unwrap();
+    let status: String = Fixture(&c).value("episodes", "semantic_consolidation_status", "id = ?1", [e3]);
     assert_eq!(status, "pending");
-    let kafka: i64 =
-        c.query_row("SELECT COUNT(*) FROM semantic_concepts WHERE name = 'kafka'", [], |r| r.get(0)).unwrap();
+    let kafka = Fixture(&c).count("semantic_concepts", "name = 'kafka'", []);
     assert_eq!(kafka, 0);
 }

@@ -12,8 +12,8 @@
 //! updated evicted.
 
 use crate::cognition::signals::{normalize, words};
-use crate::store::{GIST_TTL_S, StoreError};
-use rusqlite::{Connection, params};
+use crate::store::{FactsRepo, GIST_TTL_S, GistsRepo, NewGist, StoreError};
+use rusqlite::Connection;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -36,14 +36,7 @@ pub struct GistDraft {
 }
 
 /// A live, non-cold-start gist of the topic.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveGist {
-    pub id: i64,
-    pub gist_type: String,
-    pub content: String,
-    pub confidence: f64,
-    pub created_at: i64,
-}
+pub use crate::store::LiveGist;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GistPlan {
@@ -113,15 +106,7 @@ pub struct FactDraft {
     pub confidence: f64,
 }
 
-/// A live fact of the topic.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveFact {
-    pub id: i64,
-    pub key: String,
-    pub value: String,
-    pub confidence: f64,
-    pub updated_at: i64,
-}
+pub use crate::store::LiveFact;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FactPlan {
@@ -165,36 +150,10 @@ pub fn plan_facts(existing: &[LiveFact], drafts: &[FactDraft]) -> FactPlan {
 
 /// Sweep the topic's expired gists and facts, then read the live ones the planners need.
 pub fn load_topic(c: &Connection, topic: &str, now: i64) -> Result<(Vec<LiveGist>, Vec<LiveFact>), StoreError> {
-    c.execute("DELETE FROM gists WHERE topic = ?1 AND expires_at <= ?2", params![topic, now])?;
-    c.execute("DELETE FROM facts WHERE topic = ?1 AND expires_at <= ?2", params![topic, now])?;
-    let mut stmt = c.prepare_cached(
-        "SELECT id, gist_type, content, confidence, created_at FROM gists
-         WHERE topic = ?1 AND is_cold_start = 0 ORDER BY created_at, id",
-    )?;
-    let gists = stmt
-        .query_map(params![topic], |r| {
-            Ok(LiveGist {
-                id: r.get(0)?,
-                gist_type: r.get(1)?,
-                content: r.get(2)?,
-                confidence: r.get(3)?,
-                created_at: r.get(4)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut stmt = c.prepare_cached("SELECT id, key, value, confidence, updated_at FROM facts WHERE topic = ?1")?;
-    let facts = stmt
-        .query_map(params![topic], |r| {
-            Ok(LiveFact {
-                id: r.get(0)?,
-                key: r.get(1)?,
-                value: r.get(2)?,
-                confidence: r.get(3)?,
-                updated_at: r.get(4)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((gists, facts))
+    let (gists, facts) = (GistsRepo(c), FactsRepo(c));
+    gists.sweep_topic(topic, now)?;
+    facts.sweep_topic(topic, now)?;
+    Ok((gists.of_topic(topic)?, facts.of_topic(topic)?))
 }
 
 /// Apply both plans (in the caller's transaction). Returns how many gists and facts were written.
@@ -206,27 +165,19 @@ pub fn apply(
     facts: &FactPlan,
     now: i64,
 ) -> Result<(usize, usize), StoreError> {
+    let (gist_rows, fact_rows) = (GistsRepo(c), FactsRepo(c));
     for id in &gists.delete {
-        c.execute("DELETE FROM gists WHERE id = ?1", params![id])?;
+        gist_rows.delete(*id)?;
     }
     for g in &gists.insert {
-        c.execute(
-            "INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![topic, thread_id, g.gist_type, g.content, g.confidence, now, now + GIST_TTL_S],
-        )?;
+        let new = NewGist { topic, thread_id, gist_type: &g.gist_type, content: &g.content, confidence: g.confidence };
+        gist_rows.insert(&new, now, now + GIST_TTL_S)?;
     }
     for id in &facts.evict {
-        c.execute("DELETE FROM facts WHERE id = ?1", params![id])?;
+        fact_rows.delete(*id)?;
     }
     for f in &facts.upsert {
-        c.execute(
-            "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, 'conversation', ?5, ?5, ?6)
-             ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
-                 source = excluded.source, updated_at = excluded.updated_at, expires_at = excluded.expires_at",
-            params![topic, f.key, f.value, f.confidence, now, now + FACT_TTL_S],
-        )?;
+        fact_rows.upsert_learned(topic, &f.key, &f.value, f.confidence, now, now + FACT_TTL_S)?;
     }
     Ok((gists.insert.len(), facts.upsert.len()))
 }
@@ -335,11 +286,8 @@ mod tests {
         assert_eq!(apply(&c, "code", Some("t"), &plan, &facts, 1000).unwrap(), (1, 1));
         let (gists, live_facts) = load_topic(&c, "code", 1000).unwrap();
         assert_eq!((gists.len(), live_facts.len()), (1, 1));
-        let exp: (i64, i64) = c
-            .query_row("SELECT (SELECT expires_at FROM gists), (SELECT expires_at FROM facts)", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .unwrap();
+        let f = crate::store::fixtures::Fixture(&c);
+        let exp: (i64, i64) = (f.value("gists", "expires_at", "", []), f.value("facts", "expires_at", "", []));
         assert_eq!(exp, (1000 + 1800, 1000 + 86_400));
         let (gists, live_facts) = load_topic(&c, "code", 1000 + 1800).unwrap();
         assert!(gists.is_empty() && live_facts.len() == 1, "the gist expired and was swept");

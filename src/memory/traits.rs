@@ -6,8 +6,8 @@
 //! `interaction_log` row of type [`CONFLICT_EVENT`] carrying both values and confidences, so the
 //! engine can open its contradictions from that log when it arrives.
 
-use crate::store::{StoreError, VecTable, VectorRepo};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{InteractionLogRepo, StoreError, TraitWrite, TraitsRepo, VecTable, VectorRepo};
+use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::json;
 
@@ -64,14 +64,7 @@ impl TraitObservation {
 }
 
 /// The stored row, as the rules need it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredTrait {
-    pub id: i64,
-    pub value: String,
-    pub confidence: f64,
-    pub reinforcement_count: u32,
-    pub last_reinforced_at: Option<i64>,
-}
+pub use crate::store::StoredTrait;
 
 /// What [`decide`] says to do.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -135,30 +128,11 @@ pub fn decide(existing: Option<&StoredTrait>, obs: &TraitObservation, observed_a
 
 /// The trait stored under `key`, if any.
 pub fn find(c: &Connection, key: &str) -> Result<Option<StoredTrait>, StoreError> {
-    Ok(c.query_row(
-        "SELECT id, trait_value, confidence, reinforcement_count, last_reinforced_at FROM user_traits
-         WHERE trait_key = ?1",
-        params![key],
-        |r| {
-            Ok(StoredTrait {
-                id: r.get(0)?,
-                value: r.get(1)?,
-                confidence: r.get(2)?,
-                reinforcement_count: r.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32,
-                last_reinforced_at: r.get(4)?,
-            })
-        },
-    )
-    .optional()?)
+    TraitsRepo(c).find(key)
 }
 
 /// Where one exchange's thread and topic are, for the conflict log.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Origin<'a> {
-    pub thread_id: Option<&'a str>,
-    pub exchange_id: Option<&'a str>,
-    pub topic: Option<&'a str>,
-}
+pub use crate::store::LogOrigin as Origin;
 
 /// Apply [`decide`] to the database (in the caller's transaction): insert, reinforce,
 /// overwrite or stamp the conflict; write `embedding` into `trait_vec` when the value is new or
@@ -173,59 +147,30 @@ pub fn store_trait(
 ) -> Result<(Option<i64>, TraitDecision), StoreError> {
     let existing = find(c, &obs.key)?;
     let decision = decide(existing.as_ref(), obs, observed_at);
+    let repo = TraitsRepo(c);
+    let write = |confidence: f64| TraitWrite {
+        key: &obs.key,
+        value: &obs.value,
+        category: &obs.category,
+        confidence,
+        source: obs.source.as_str(),
+        is_literal: obs.is_literal,
+        observed_at,
+    };
     let id = match (&decision, &existing) {
         (TraitDecision::Rejected, _) => return Ok((None, decision)),
-        (TraitDecision::Insert { confidence }, _) => {
-            c.execute(
-                "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
-                     reinforcement_count, last_reinforced_at, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?8)",
-                params![
-                    obs.key,
-                    obs.value,
-                    obs.category,
-                    confidence,
-                    obs.source.as_str(),
-                    obs.is_literal,
-                    observed_at,
-                    now
-                ],
-            )?;
-            c.last_insert_rowid()
-        }
+        (TraitDecision::Insert { confidence }, _) => repo.insert(&write(*confidence), now)?,
         (TraitDecision::Reinforce { confidence, count }, Some(old)) => {
-            // An explicit restatement upgrades an inferred trait; it never downgrades.
-            c.execute(
-                "UPDATE user_traits SET confidence = ?2, reinforcement_count = ?3, last_reinforced_at = ?4,
-                     updated_at = ?5, at_floor_since = NULL,
-                     source = CASE WHEN ?6 = 'explicit' THEN 'explicit' ELSE source END
-                 WHERE id = ?1",
-                params![old.id, confidence, count, observed_at, now, obs.source.as_str()],
-            )?;
+            repo.reinforce(old.id, *confidence, *count, obs.source.as_str(), observed_at, now)?;
             old.id
         }
         (TraitDecision::Overwrite { confidence }, Some(old)) => {
-            c.execute(
-                "UPDATE user_traits SET trait_value = ?2, category = ?3, confidence = ?4, source = ?5, is_literal = ?6,
-                     reinforcement_count = 1, last_reinforced_at = ?7, last_conflict_at = ?8, updated_at = ?8,
-                     at_floor_since = NULL
-                 WHERE id = ?1",
-                params![
-                    old.id,
-                    obs.value,
-                    obs.category,
-                    confidence,
-                    obs.source.as_str(),
-                    obs.is_literal,
-                    observed_at,
-                    now
-                ],
-            )?;
+            repo.overwrite(old.id, &write(*confidence), now)?;
             log_conflict(c, old, obs, "overwritten", now, origin)?;
             old.id
         }
         (TraitDecision::KeepOld, Some(old)) => {
-            c.execute("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![old.id, now])?;
+            repo.stamp_conflict(old.id, now)?;
             log_conflict(c, old, obs, "kept_old", now, origin)?;
             old.id
         }
@@ -234,10 +179,9 @@ pub fn store_trait(
         (_, None) => return Ok((None, decision)),
     };
     if let Some(v) = embedding {
-        let has_vector: bool =
-            c.query_row("SELECT EXISTS(SELECT 1 FROM trait_vec WHERE rowid = ?1)", params![id], |r| r.get(0))?;
-        if decision.changes_value() || !has_vector {
-            VectorRepo(c).upsert(VecTable::Traits, id, v)?;
+        let vectors = VectorRepo(c);
+        if decision.changes_value() || !vectors.contains(VecTable::Traits, id)? {
+            vectors.upsert(VecTable::Traits, id, v)?;
         }
     }
     Ok((Some(id), decision))
@@ -257,17 +201,14 @@ fn log_conflict(
         "new_value": obs.value, "new_confidence": adjusted_confidence(obs.confidence, obs.source),
         "source": obs.source.as_str(),
     });
-    c.execute(
-        "INSERT INTO interaction_log (thread_id, exchange_id, topic, event_type, payload, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![origin.thread_id, origin.exchange_id, origin.topic, CONFLICT_EVENT, payload.to_string(), now],
-    )?;
+    InteractionLogRepo(c).append(origin, CONFLICT_EVENT, &payload, now)?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::fixtures::Fixture;
 
     fn obs(value: &str, confidence: f64, source: Source) -> TraitObservation {
         TraitObservation {
@@ -337,8 +278,7 @@ mod tests {
         let (id, d) = store_trait(&c, &obs("Porto", 0.4, Source::Explicit), 100, 100, Some(&v), o).unwrap();
         assert_eq!(d, TraitDecision::Insert { confidence: 0.2 });
         let id = id.unwrap();
-        let vectors =
-            |c: &Connection| -> i64 { c.query_row("SELECT COUNT(*) FROM trait_vec", [], |r| r.get(0)).unwrap() };
+        let vectors = |c: &Connection| -> i64 { VectorRepo(c).count(VecTable::Traits).unwrap() };
         assert_eq!(vectors(&c), 1);
         let (_, d) = store_trait(&c, &obs("Porto", 0.2, Source::Explicit), 110, 110, None, o).unwrap();
         assert_eq!(d, TraitDecision::Rejected);
@@ -347,12 +287,14 @@ mod tests {
         let (_, d) = store_trait(&c, &obs("Lisbon", 0.45, Source::Explicit), 130, 130, None, o).unwrap();
         assert_eq!(d, TraitDecision::KeepOld);
         let row = |c: &Connection| -> (String, f64, i64, Option<i64>, String) {
-            c.query_row(
-                "SELECT trait_value, confidence, reinforcement_count, last_conflict_at, source FROM user_traits WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            let f = Fixture(c);
+            (
+                f.value("user_traits", "trait_value", "id = ?1", [id]),
+                f.value("user_traits", "confidence", "id = ?1", [id]),
+                f.value("user_traits", "reinforcement_count", "id = ?1", [id]),
+                f.value("user_traits", "last_conflict_at", "id = ?1", [id]),
+                f.value("user_traits", "source", "id = ?1", [id]),
             )
-            .unwrap()
         };
         let (value, conf, count, conflict, _) = row(&c);
         assert_eq!((value.as_str(), count, conflict), ("Porto", 2, Some(130)));
@@ -361,13 +303,7 @@ mod tests {
         assert_eq!(d, TraitDecision::Overwrite { confidence: 0.95 });
         assert_eq!(row(&c), ("Lisbon".into(), 0.95, 1, Some(140), "explicit".into()));
         assert_eq!(vectors(&c), 1, "replaced, not added");
-        let logged: Vec<String> = c
-            .prepare("SELECT json_extract(payload, '$.action') FROM interaction_log WHERE event_type = ?1 ORDER BY id")
-            .unwrap()
-            .query_map([CONFLICT_EVENT], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(logged, ["kept_old", "overwritten"]);
+        let logged = InteractionLogRepo(&c).payload_field(CONFLICT_EVENT, "action").unwrap();
+        assert_eq!(logged, [Some("kept_old".to_string()), Some("overwritten".to_string())]);
     }
 }

@@ -78,4 +78,45 @@ impl ChatRepo<'_> {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+
+    /// The topics of the thread's newest `n` user messages that have one, newest first.
+    pub fn recent_user_topics(&self, thread_id: &str, n: usize) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT topic FROM chat_history WHERE thread_id = ?1 AND role = 'user' AND topic IS NOT NULL
+             ORDER BY id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![thread_id, n as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Creation times of the thread's user messages outside `exchange_id`, newest first.
+    pub fn user_message_times_before(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        limit: usize,
+    ) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT created_at FROM chat_history WHERE thread_id = ?1 AND exchange_id != ?2 AND role = 'user'
+             ORDER BY id DESC LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![thread_id, exchange_id, limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Stamp the exchange's user message with the mode it was answered in and its topic.
+    pub fn set_user_mode_and_topic(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        mode: &str,
+        topic: &str,
+    ) -> Result<(), StoreError> {
+        self.0.execute(
+            "UPDATE chat_history SET mode = ?3, topic = ?4
+             WHERE thread_id = ?1 AND exchange_id = ?2 AND role = 'user'",
+            params![thread_id, exchange_id, mode, topic],
+        )?;
+        Ok(())
+    }
 }

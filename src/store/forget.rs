@@ -82,8 +82,7 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         MemoryLayer::Traits => VectorRepo(&tx).delete(VecTable::Traits, id.row)?,
         MemoryLayer::Concepts => {
             VectorRepo(&tx).delete(VecTable::Concepts, id.row)?;
-            relationships =
-                tx.execute("DELETE FROM semantic_relationships WHERE source_id = ?1 OR target_id = ?1", [id.row])?;
+            relationships = super::RelationshipsRepo(&tx).delete_of_concept(id.row)?;
         }
         _ => {}
     }

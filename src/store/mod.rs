@@ -4,38 +4,111 @@
 //! synchronous code that tests call directly. Async code reaches the database through
 //! [`Db`], which owns the connection on a dedicated thread: SQLite calls never block a
 //! tokio worker.
+//!
+//! Every SQL statement of the crate is in this module (a test, `sql_boundary`, fails on one
+//! outside it). Each table has one repository that owns its statements; callers elsewhere
+//! name operations, never tables. [`TurnRepo`] is what one turn reads and commits, made of
+//! these repositories' calls in one transaction. Table → file → repository:
+//!
+//! - `user_traits` → `traits.rs` → [`TraitsRepo`]
+//! - `gists` → `gists.rs` → [`GistsRepo`]
+//! - `facts` → `facts.rs` → [`FactsRepo`]
+//! - `fok` → `fok.rs` → [`FokRepo`]
+//! - `world_state` → `world_state.rs` → [`WorldStateRepo`]
+//! - `working_memory` → `working_memory.rs` → [`WorkingMemoryRepo`]
+//! - `kv_state` → `kv_state.rs` → [`KvStateRepo`]
+//! - `episodes` → `episodes.rs` → [`EpisodesRepo`]
+//! - `semantic_concepts` → `concepts.rs` → [`ConceptsRepo`]
+//! - `semantic_relationships` → `relationships.rs` → [`RelationshipsRepo`]
+//! - `reminders` → `reminders.rs` → [`RemindersRepo`]
+//! - `focus_sessions` → `focus_sessions.rs` → [`FocusSessionsRepo`]
+//! - `router_weights` → `router_weights.rs` → [`RouterWeightsRepo`]
+//! - `routing_decisions` → `routing.rs` → [`RoutingRepo`]
+//! - `cortex_iterations` → `cortex_iterations.rs` → [`CortexIterationsRepo`] (the audit's read: [`RoutingRepo::act_iterations`])
+//! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`]
+//! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`]
+//! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]
+//! - `jobs` → `jobs.rs` → [`JobsRepo`]
+//! - `lists`, `list_items`, `list_history` → `lists.rs` (moving there from the list skill)
+//! - `episode_vec`, `concept_vec`, `trait_vec` and their `_f32` copies → `vectors.rs` → [`VectorRepo`];
+//!   `vector_codes`, `vector_code_state` → `vector_codes.rs`
+//! - `embedding_space`, `reembed_pending` → `embedding_space.rs` (functions)
+//! - `memory_deletions`, `uncertainties` (closing) → `forget.rs`; `uncertainties`, `drift_thoughts` (UI reads) → `ui.rs`
+//!
+//! Three read models span tables on purpose, because their callers rank or show layers side
+//! by side: the memory browser ([`list_layer`], [`get_row`] in `browse.rs`), hybrid recall
+//! ([`RecallRepo`] in `recall.rs`) and the decay pass's expiry of the short-lived tables
+//! ([`expired_rows`] in `expiry.rs`).
 
 mod browse;
 mod chat;
+mod concepts;
+mod cortex_iterations;
 mod db;
 mod embedding_space;
+mod episodes;
+mod expiry;
+mod facts;
+#[cfg(test)]
+pub(crate) mod fixtures;
+mod focus_sessions;
+mod fok;
 mod forget;
+mod gists;
+mod interaction_log;
 mod jobs;
+mod kv_state;
 mod lists;
 mod migrate;
 mod profile;
+mod recall;
+mod relationships;
+mod reminders;
+mod router_weights;
 mod routing;
+#[cfg(test)]
+mod sql_boundary;
+mod traits;
 mod turn;
 mod ui;
 pub mod vector_codes;
 mod vectors;
+mod working_memory;
+mod world_state;
 
-pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, list_layer, row_object};
+pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, row_object};
 pub use chat::{ChatMessage, ChatRepo};
+pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept};
+pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;
 pub use embedding_space::{
     EmbeddingSpace, MAX_EMBEDDING_DIM, PendingVector, Switch, describe_vectors, embedding_dim, embedding_space,
     pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,
 };
+pub use episodes::{DecayingEpisode, EpisodesRepo, NewEpisode, PendingEpisode};
+pub use expiry::{ShortLived, delete_expired, expired_rows};
+pub use facts::{FactsRepo, LiveFact};
+pub use focus_sessions::{FocusSessionsRepo, OpenSession};
+pub use fok::FokRepo;
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
+pub use gists::{GistsRepo, LiveGist, NewGist};
+pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use jobs::{Job, JobKind, JobState, JobsRepo, QueueActivity, wait_for_exchange_job};
+pub use kv_state::KvStateRepo;
 pub use lists::{ListChange, ListEntry, ListsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
+pub use recall::{KeywordLayer, RecallRepo, RecallRow, TRIGRAM};
+pub use relationships::{EdgeRow, NewEdge, RelationshipsRepo};
+pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
+pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
+pub use traits::{DecayingTrait, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;
 pub use ui::*;
 pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};
+pub use working_memory::WorkingMemoryRepo;
+pub use world_state::WorldStateRepo;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

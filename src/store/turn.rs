@@ -154,94 +154,36 @@ fn unblob(b: &[u8]) -> Vec<f32> {
 impl TurnRepo<'_> {
     /// Creation times of the thread's messages before `exchange_id`, newest first (at most 200).
     pub fn message_times_before(&self, thread_id: &str, exchange_id: &str) -> Result<Vec<i64>, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT created_at FROM chat_history WHERE thread_id = ?1 AND exchange_id != ?2 AND role = 'user'
-             ORDER BY id DESC LIMIT 200",
-        )?;
-        let rows = stmt.query_map(params![thread_id, exchange_id], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        super::ChatRepo(self.0).user_message_times_before(thread_id, exchange_id, 200)
     }
 
     /// The thread's live working memory, oldest first.
     pub fn working_memory(&self, thread_id: &str, now: i64) -> Result<Vec<WmEntry>, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT role, content, created_at FROM (
-                 SELECT id, role, content, created_at FROM working_memory
-                 WHERE thread_id = ?1 AND expires_at > ?2 ORDER BY id DESC LIMIT ?3
-             ) ORDER BY id",
-        )?;
-        let rows = stmt.query_map(params![thread_id, now, WORKING_MEMORY_ENTRIES as i64], |r| {
-            Ok(WmEntry { role: r.get(0)?, content: r.get(1)?, created_at: r.get(2)? })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        super::WorkingMemoryRepo(self.0).recent(thread_id, now, WORKING_MEMORY_ENTRIES)
     }
 
     /// Gists, facts, world state and FOK of `topic`. Reading refreshes the gists' TTL.
     pub fn topic_context(&self, topic: &str, now: i64) -> Result<TopicContext, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT gist_type, content, confidence, is_cold_start FROM gists
-             WHERE topic = ?1 AND expires_at > ?2 ORDER BY created_at DESC, id DESC LIMIT ?3",
-        )?;
-        let gists = stmt
-            .query_map(params![topic, now, GISTS_IN_CONTEXT as i64], |r| {
-                Ok(Gist { gist_type: r.get(0)?, content: r.get(1)?, confidence: r.get(2)?, cold_start: r.get(3)? })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+        let gists = super::GistsRepo(self.0).for_context(topic, now, GISTS_IN_CONTEXT)?;
         if !gists.is_empty() {
-            self.0.execute(
-                "UPDATE gists SET expires_at = MAX(expires_at, ?2) WHERE topic = ?1 AND expires_at > ?3",
-                params![topic, now + GIST_TTL_S, now],
-            )?;
+            super::GistsRepo(self.0).extend_live(topic, now, now + GIST_TTL_S)?;
         }
-        let mut stmt = self.0.prepare_cached(
-            "SELECT key, value FROM facts WHERE topic = ?1 AND expires_at > ?2 ORDER BY updated_at DESC, id DESC LIMIT ?3",
-        )?;
-        let facts = stmt
-            .query_map(params![topic, now, FACTS_IN_CONTEXT as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut stmt = self.0.prepare_cached(
-            "SELECT key, value FROM world_state WHERE expires_at IS NULL OR expires_at > ?1 ORDER BY updated_at DESC LIMIT 20",
-        )?;
-        let world_state =
-            stmt.query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
-        let fok: Option<i64> = self
-            .0
-            .query_row("SELECT score FROM fok WHERE topic = ?1 AND expires_at > ?2", params![topic, now], |r| r.get(0))
-            .optional()?;
+        let facts = super::FactsRepo(self.0).for_context(topic, now, FACTS_IN_CONTEXT)?;
+        let world_state = super::WorldStateRepo(self.0).live(now, 20)?;
+        let fok = super::FokRepo(self.0).score(topic, now)?;
         Ok(TopicContext { gists, facts, world_state, fok: fok.unwrap_or(0).clamp(0, 5) as f64 })
     }
 
     /// The traits context assembly injects: confident enough (parameters §6.6), not
     /// contradicted or superseded, the user's own statements first.
     pub fn traits(&self) -> Result<Vec<TraitRow>, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
-             WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?2
-             ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
-        )?;
-        let rows = stmt.query_map(params![TRAITS_IN_CONTEXT as i64, TRAIT_INJECT_CONFIDENCE], TraitRow::from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        super::TraitsRepo(self.0).for_context(TRAITS_IN_CONTEXT, TRAIT_INJECT_CONFIDENCE)
     }
 
     /// Store an explicit trait the user stated ("my name is …"): full confidence, reliable,
     /// reinforced when repeated, replacing an older value.
     pub fn set_explicit_trait(&self, key: &str, value: &str, category: &str) -> Result<(), StoreError> {
-        let now = now_ts();
-        self.0.execute(
-            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
-                                      reinforcement_count, last_reinforced_at, created_at, updated_at, reliability)
-             VALUES (?1, ?2, ?3, 1.0, 'explicit', 1, 1, ?4, ?4, ?4, 'reliable')
-             ON CONFLICT(trait_key) DO UPDATE SET
-                 reinforcement_count = CASE WHEN trait_value = excluded.trait_value
-                                            THEN reinforcement_count + 1 ELSE 1 END,
-                 last_conflict_at = CASE WHEN trait_value = excluded.trait_value
-                                         THEN last_conflict_at ELSE excluded.updated_at END,
-                 trait_value = excluded.trait_value, category = excluded.category, confidence = 1.0,
-                 source = 'explicit', last_reinforced_at = excluded.updated_at,
-                 updated_at = excluded.updated_at, reliability = 'reliable', at_floor_since = NULL",
-            params![key, value, category, now],
-        )?;
-        Ok(())
+        super::TraitsRepo(self.0).set_explicit(key, value, category, now_ts())
     }
 
     /// The thread's topics, most recently updated first.
@@ -313,22 +255,12 @@ impl TurnRepo<'_> {
 
     /// A JSON value from the `kv_state` table.
     pub fn kv_get(&self, namespace: &str, key: &str) -> Result<Option<Value>, StoreError> {
-        let s: Option<String> = self
-            .0
-            .query_row("SELECT value FROM kv_state WHERE namespace = ?1 AND key = ?2", params![namespace, key], |r| {
-                r.get(0)
-            })
-            .optional()?;
+        let s = super::KvStateRepo(self.0).get_text(namespace, key)?;
         Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
     }
 
     pub fn kv_set(&self, namespace: &str, key: &str, value: &Value) -> Result<(), StoreError> {
-        self.0.execute(
-            "INSERT INTO kv_state (namespace, key, value, updated_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            params![namespace, key, value.to_string(), now_ts()],
-        )?;
-        Ok(())
+        super::KvStateRepo(self.0).set_text(namespace, key, &value.to_string(), now_ts())
     }
 
     /// Phase D in one transaction: the turn is either wholly committed or not at all.
@@ -338,11 +270,7 @@ impl TurnRepo<'_> {
         {
             let repo = TurnRepo(&tx);
             let chat = super::ChatRepo(&tx);
-            tx.execute(
-                "UPDATE chat_history SET mode = ?3, topic = ?4
-                 WHERE thread_id = ?1 AND exchange_id = ?2 AND role = 'user'",
-                params![c.thread_id, c.exchange_id, c.mode, c.topic],
-            )?;
+            chat.set_user_mode_and_topic(&c.thread_id, &c.exchange_id, &c.mode, &c.topic)?;
             if let Some(reply) = &c.reply {
                 chat.append(&c.thread_id, &c.exchange_id, c.reply_role, reply, Some(&c.mode), Some(&c.topic))?;
             }
@@ -380,11 +308,12 @@ impl TurnRepo<'_> {
             if let Some((key, state)) = &c.router_state {
                 repo.kv_set("router_state", key, state)?;
             }
-            tx.execute(
-                "INSERT INTO interaction_log (thread_id, exchange_id, topic, event_type, payload, created_at)
-                 VALUES (?1, ?2, ?3, 'system_response', ?4, ?5)",
-                params![c.thread_id, c.exchange_id, c.topic, c.interaction.to_string(), now],
-            )?;
+            let at = super::LogOrigin {
+                thread_id: Some(&c.thread_id),
+                exchange_id: Some(&c.exchange_id),
+                topic: Some(&c.topic),
+            };
+            super::InteractionLogRepo(&tx).append(at, "system_response", &c.interaction, now)?;
             if let Some(payload) = &c.encode {
                 super::JobsRepo(&tx).enqueue(ENCODE_QUEUE, payload, 3)?;
                 super::JobsRepo(&tx).enqueue(CHUNK_QUEUE, payload, 3)?;
@@ -403,18 +332,13 @@ impl TurnRepo<'_> {
         content: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        let expires = now + WORKING_MEMORY_TTL_S;
-        self.0.execute(
-            "INSERT INTO working_memory (thread_id, role, content, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![thread_id, role, content, now, expires],
-        )?;
-        self.0.execute(
-            "DELETE FROM working_memory WHERE thread_id = ?1 AND id NOT IN (
-                 SELECT id FROM working_memory WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?2)",
-            params![thread_id, WORKING_MEMORY_ENTRIES as i64],
-        )?;
-        self.0
-            .execute("UPDATE working_memory SET expires_at = ?2 WHERE thread_id = ?1", params![thread_id, expires])?;
-        Ok(())
+        super::WorkingMemoryRepo(self.0).append(
+            thread_id,
+            role,
+            content,
+            now,
+            WORKING_MEMORY_ENTRIES,
+            now + WORKING_MEMORY_TTL_S,
+        )
     }
 }

@@ -80,6 +80,17 @@ impl VectorRepo<'_> {
         vector_codes::record(self.0, table.code_table(), id, None)
     }
 
+    /// Whether row `id` has an embedding.
+    pub fn contains(&self, table: VecTable, id: i64) -> Result<bool, StoreError> {
+        let sql = format!("SELECT EXISTS (SELECT 1 FROM {} WHERE rowid = ?1)", table.name());
+        Ok(self.0.prepare_cached(&sql)?.query_row(params![id], |r| r.get(0))?)
+    }
+
+    /// How many embeddings `table` holds.
+    pub fn count(&self, table: VecTable) -> Result<i64, StoreError> {
+        Ok(self.0.query_row(&format!("SELECT COUNT(*) FROM {}", table.name()), [], |r| r.get(0))?)
+    }
+
     /// The `k` nearest rows by cosine distance, nearest first: `(id, distance)`.
     pub fn knn(&self, table: VecTable, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>, StoreError> {
         check_dim(self.0, query)?;

@@ -203,7 +203,7 @@ mod tests {
         let recall = Action::new("recall", json!({"query": "dentist"}));
         let reliable = dispatch(&c, &recall, &ctx, None);
         assert_eq!(unreliable_basis([&reliable]), None);
-        c.execute("UPDATE user_traits SET reliability = 'contradicted'", []).unwrap();
+        crate::store::fixtures::Fixture(&c).set("user_traits", "reliability = 'contradicted'", "", []);
         let doubtful = dispatch(&c, &recall, &ctx, None);
         assert_eq!(unreliable_basis([&doubtful]).as_deref(), Some("dentist: Tuesday at 10 (contradicted)"));
         assert!(is_consequential(&Action::new("schedule", json!({"action": "create"}))));

@@ -12,8 +12,7 @@ use crate::cognition::router::{ActOutcome, Mode};
 use crate::config::Role;
 use crate::events::{ActStep, EngineEvent};
 use crate::llm::{ChatRequest, Message, ResponseFormat};
-use crate::store::now_ts;
-use rusqlite::params;
+use crate::store::{CortexIterationsRepo, IterationRow, now_ts};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -317,34 +316,26 @@ impl Engine {
             .db
             .call(move |c| {
                 let reason = end.map(Termination::as_str);
+                let repo = CortexIterationsRepo(c);
                 let updated = match reason {
-                    Some(r) => c.execute(
-                        "UPDATE cortex_iterations SET termination_reason = ?3
-                         WHERE exchange_id = ?1 AND iteration_number = ?2",
-                        params![xid, it.iteration, r],
-                    )?,
-                    None => 0,
+                    Some(r) => repo.set_termination(&xid, i64::from(it.iteration), r)?,
+                    None => false,
                 };
-                if updated == 0 {
-                    c.execute(
-                        "INSERT INTO cortex_iterations (exchange_id, routing_decision_id, iteration_number, planner,
-                             actions_executed, action_results, execution_time_ms, fatigue, iteration_cost, mode,
-                             termination_reason, created_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'ACT', ?10, ?11)",
-                        params![
-                            xid,
-                            rid,
-                            it.iteration,
-                            it.planner,
-                            serde_json::to_string(&it.actions)?,
-                            serde_json::to_string(&it.results)?,
-                            it.ms,
-                            it.fatigue,
-                            it.cost,
-                            reason,
-                            now_ts()
-                        ],
-                    )?;
+                if !updated {
+                    let (actions, results) = (serde_json::to_string(&it.actions)?, serde_json::to_string(&it.results)?);
+                    repo.insert(&IterationRow {
+                        exchange_id: &xid,
+                        routing_decision_id: Some(&rid),
+                        iteration: i64::from(it.iteration),
+                        planner: &it.planner,
+                        actions: &actions,
+                        results: Some(&results),
+                        execution_time_ms: it.ms,
+                        fatigue: it.fatigue,
+                        cost: it.cost,
+                        termination_reason: reason,
+                        created_at: now_ts(),
+                    })?;
                 }
                 Ok(())
             })

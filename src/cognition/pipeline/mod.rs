@@ -37,7 +37,6 @@ use crate::llm::{Llm, LlmError, Token};
 use crate::memory::identity::declared_name;
 use crate::store::{Db, StoreError, TurnCommit, TurnRepo, now_ts};
 use prompts::GenerationInput;
-use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,11 +73,7 @@ impl Engine {
     pub async fn start(db: Db, llm: Arc<Llm>, bus: EventBus) -> Result<Engine, EngineError> {
         let (weights_version, weights, note) = db
             .call(|c| {
-                let row: Option<(u32, String)> = c
-                    .query_row("SELECT version, weights FROM router_weights ORDER BY version DESC LIMIT 1", [], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                    .optional()?;
+                let row = crate::store::RouterWeightsRepo(c).latest()?.map(|v| (v.version, v.weights));
                 let Some((version, text)) = row else {
                     let w = crate::cognition::router::overrides::store_defaults(c)?;
                     return Ok((DEFAULT_WEIGHTS_VERSION, w, None));

@@ -9,8 +9,8 @@ use crate::cognition::router::{Mode, RouterState, RoutingDecision, TieChoice};
 use crate::cognition::social::{SocialExit, SocialMatch};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::llm::LlmError;
-use crate::store::{StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
+use rusqlite::Connection;
 
 /// A silence longer than this ends a session (seed 001 §2). Its exchanges are episodes
 /// already (the encode worker writes one per exchange) and the semantic worker's idle
@@ -321,24 +321,12 @@ fn focus_level(
     current: Option<&str>,
     now: i64,
 ) -> Result<(FocusLevel, Option<String>), StoreError> {
-    let open: Option<String> = c
-        .query_row(
-            "SELECT description FROM focus_sessions WHERE (thread_id = ?1 OR thread_id IS NULL)
-                 AND cleared_at IS NULL AND (ends_at IS NULL OR ends_at > ?2) ORDER BY id DESC LIMIT 1",
-            params![thread_id, now],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let open = FocusSessionsRepo(c).active_in_thread(thread_id, now)?;
     if open.is_some() {
         return Ok((FocusLevel::Explicit, open));
     }
     let Some(current) = current else { return Ok((FocusLevel::None, None)) };
-    let mut stmt = c.prepare_cached(
-        "SELECT topic FROM chat_history WHERE thread_id = ?1 AND role = 'user' AND topic IS NOT NULL
-         ORDER BY id DESC LIMIT ?2",
-    )?;
-    let recent: Vec<String> =
-        stmt.query_map(params![thread_id, INFERRED_FOCUS_STREAK as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let recent = ChatRepo(c).recent_user_topics(thread_id, INFERRED_FOCUS_STREAK)?;
     let streak = recent.len() == INFERRED_FOCUS_STREAK && recent.iter().all(|t| t == current);
     Ok((if streak { FocusLevel::Inferred } else { FocusLevel::None }, None))
 }

@@ -6,7 +6,8 @@
 //! so taking an override out of the file takes it out of routing too.
 
 use super::{DEFAULT_WEIGHTS_VERSION, RouterWeights};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{RouterWeightsRepo, StoreError, WeightsVersion, now_ts};
+use rusqlite::Connection;
 use std::collections::BTreeMap;
 
 /// The author of versions written from the config.
@@ -15,7 +16,7 @@ pub const CONFIG_AUTHOR: &str = "config";
 #[derive(Debug, thiserror::Error)]
 pub enum OverrideError {
     #[error("cannot read or store router weights")]
-    Store(#[from] rusqlite::Error),
+    Store(#[from] StoreError),
     #[error("stored router weights v{version} are not readable")]
     Stored { version: u32, source: serde_json::Error },
     #[error("[router.weights] in the config gives unusable weights: {0}")]
@@ -24,14 +25,10 @@ pub enum OverrideError {
 
 /// Store the built-in weights as the first version of a fresh database and return them:
 /// the engine's start and the config merge both begin from this row.
-pub fn store_defaults(c: &Connection) -> rusqlite::Result<RouterWeights> {
+pub fn store_defaults(c: &Connection) -> Result<RouterWeights, StoreError> {
     let w = RouterWeights::default();
-    let text = serde_json::to_string(&w).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-    c.execute(
-        "INSERT INTO router_weights (version, weights, author, reason, created_at)
-         VALUES (?1, ?2, 'default', 'built-in calibrated weights', ?3)",
-        params![DEFAULT_WEIGHTS_VERSION, text, crate::store::now_ts()],
-    )?;
+    let text = serde_json::to_string(&w)?;
+    RouterWeightsRepo(c).insert(DEFAULT_WEIGHTS_VERSION, &text, "default", "built-in calibrated weights", now_ts())?;
     Ok(w)
 }
 
@@ -62,12 +59,10 @@ pub fn apply(c: &Connection, overrides: &BTreeMap<String, f64>) -> Result<Option
     let read = |version: u32, text: String| {
         serde_json::from_str::<RouterWeights>(&text).map_err(|source| OverrideError::Stored { version, source })
     };
-    let latest: Option<(u32, String, String)> = c
-        .query_row("SELECT version, weights, author FROM router_weights ORDER BY version DESC LIMIT 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .optional()?;
-    let Some((latest_version, latest_text, latest_author)) = latest else {
+    let repo = RouterWeightsRepo(c);
+    let Some(WeightsVersion { version: latest_version, weights: latest_text, author: latest_author }) =
+        repo.latest()?
+    else {
         if overrides.is_empty() {
             return Ok(None);
         }
@@ -77,15 +72,8 @@ pub fn apply(c: &Connection, overrides: &BTreeMap<String, f64>) -> Result<Option
     if latest_author != CONFIG_AUTHOR && overrides.is_empty() {
         return Ok(None);
     }
-    let base: RouterWeights = match c
-        .query_row(
-            "SELECT version, weights FROM router_weights WHERE author <> ?1 ORDER BY version DESC LIMIT 1",
-            [CONFIG_AUTHOR],
-            |r| Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?)),
-        )
-        .optional()?
-    {
-        Some((v, text)) => read(v, text)?,
+    let base: RouterWeights = match repo.latest_not_by(CONFIG_AUTHOR)? {
+        Some(v) => read(v.version, v.weights)?,
         None => RouterWeights::default(),
     };
     let target = merged(&base, overrides).map_err(OverrideError::Invalid)?;
@@ -99,10 +87,7 @@ pub fn apply(c: &Connection, overrides: &BTreeMap<String, f64>) -> Result<Option
     let mut stored = target;
     stored.version = version;
     let text = serde_json::to_string(&stored).map_err(|source| OverrideError::Stored { version, source })?;
-    c.execute(
-        "INSERT INTO router_weights (version, weights, author, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![version, text, CONFIG_AUTHOR, reason(overrides), crate::store::now_ts()],
-    )?;
+    repo.insert(version, &text, CONFIG_AUTHOR, &reason(overrides), now_ts())?;
     Ok(Some(version))
 }
 
@@ -111,10 +96,8 @@ mod tests {
     use super::*;
 
     fn newest(c: &Connection) -> (u32, RouterWeights, String) {
-        c.query_row("SELECT version, weights, author FROM router_weights ORDER BY version DESC LIMIT 1", [], |r| {
-            Ok((r.get(0)?, serde_json::from_str(&r.get::<_, String>(1)?).unwrap(), r.get(2)?))
-        })
-        .unwrap()
+        let v = RouterWeightsRepo(c).latest().unwrap().unwrap();
+        (v.version, serde_json::from_str(&v.weights).unwrap(), v.author)
     }
 
     #[test]

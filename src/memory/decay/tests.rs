@@ -1,6 +1,6 @@
 use super::*;
-use crate::store::{EMBEDDING_DIM, VecTable, VectorRepo, open_in_memory};
-use rusqlite::params;
+use crate::store::fixtures::Fixture;
+use crate::store::{EMBEDDING_DIM, NewGist, VecTable, VectorRepo, open_in_memory};
 
 const H: i64 = 3600;
 const DAY: i64 = 86_400;
@@ -90,26 +90,38 @@ fn concept_and_trait_steps_and_floors() {
 
 fn seed_episodes(c: &rusqlite::Connection, n: usize, created: i64) {
     for _ in 0..n {
-        c.execute(
-            "INSERT INTO episodes (gist, created_at, updated_at, activation_score) VALUES ('g', ?1, ?1, 1.0)",
-            params![created],
-        )
-        .unwrap();
+        Fixture(c).insert(
+            "episodes",
+            &[("gist", &"g"), ("created_at", &created), ("updated_at", &created), ("activation_score", &1.0)],
+        );
     }
 }
 
 fn add_trait(c: &rusqlite::Connection, key: &str, confidence: f64) -> i64 {
-    c.execute(
-        "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, created_at, updated_at)
-         VALUES (?1, 'v', 'general', ?2, 'inferred', ?3, ?3)",
-        params![key, confidence, T0],
+    Fixture(c).insert(
+        "user_traits",
+        &[
+            ("trait_key", &key),
+            ("trait_value", &"v"),
+            ("category", &"general"),
+            ("confidence", &confidence),
+            ("source", &"inferred"),
+            ("created_at", &T0),
+            ("updated_at", &T0),
+        ],
     )
-    .unwrap();
-    c.last_insert_rowid()
 }
 
-fn one(c: &rusqlite::Connection, sql: &str) -> f64 {
-    c.query_row(sql, [], |r| r.get(0)).unwrap()
+/// `expr` over every row of `table`, as a number.
+fn one(c: &rusqlite::Connection, table: &str, expr: &str) -> f64 {
+    Fixture(c).value(table, expr, "", [])
+}
+
+fn add_concept(c: &rusqlite::Connection, name: &str, strength: f64) {
+    Fixture(c).insert(
+        "semantic_concepts",
+        &[("name", &name), ("strength", &strength), ("created_at", &T0), ("updated_at", &T0)],
+    );
 }
 
 #[test]
@@ -117,14 +129,16 @@ fn sparse_memory_is_left_alone_but_ttl_rows_expire() {
     let mut c = open_in_memory().unwrap();
     add_trait(&c, "likes_tea", 0.5);
     seed_episodes(&c, 2, T0);
-    c.execute("INSERT INTO gists (topic, gist_type, content, confidence, created_at, expires_at) VALUES ('t', 'fact', 'x', 7, ?1, ?2)", params![T0, T0 + 60]).unwrap();
+    let gist = NewGist { topic: "t", thread_id: None, gist_type: "fact", content: "x", confidence: 7.0 };
+    crate::store::GistsRepo(&c).insert(&gist, T0, T0 + 60).unwrap();
     let r = run_decay_once(&mut c, T0 + 10 * H).unwrap();
     assert_eq!(r.gate, Some(Gate::Skip));
     assert_eq!((r.traits_decayed, r.episodes_decayed), (0, 0));
-    assert_eq!(one(&c, "SELECT confidence FROM user_traits"), 0.5);
+    assert_eq!(one(&c, "user_traits", "confidence"), 0.5);
     assert_eq!(r.expired, 1);
+    let f = Fixture(&c);
     let (layer, reason): (String, String) =
-        c.query_row("SELECT layer, reason FROM memory_deletions", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        (f.value("memory_deletions", "layer", "", []), f.value("memory_deletions", "reason", "", []));
     assert_eq!((layer.as_str(), reason.as_str()), ("gist", "expired"));
 }
 
@@ -133,20 +147,16 @@ fn a_middling_memory_decays_episodes_and_traits_but_not_concepts() {
     let mut c = open_in_memory().unwrap();
     seed_episodes(&c, 15, T0);
     add_trait(&c, "likes_tea", 0.5);
-    c.execute(
-        "INSERT INTO semantic_concepts (name, strength, created_at, updated_at) VALUES ('tea', 2.0, ?1, ?1)",
-        [T0],
-    )
-    .unwrap();
+    add_concept(&c, "tea", 2.0);
     let r = run_decay_once(&mut c, T0 + 2 * H).unwrap();
     assert_eq!(r.gate, Some(Gate::EpisodesAndTraits), "{r:?}");
     assert_eq!(r.episodes_decayed, 15);
-    assert!((one(&c, "SELECT MIN(activation_score) FROM episodes") - (-0.1f64).exp()).abs() < 1e-9);
-    assert!((one(&c, "SELECT confidence FROM user_traits") - 0.47).abs() < 1e-9, "0.5 − 0.02×1.5");
-    assert_eq!(one(&c, "SELECT strength FROM semantic_concepts"), 2.0);
+    assert!((one(&c, "episodes", "MIN(activation_score)") - (-0.1f64).exp()).abs() < 1e-9);
+    assert!((one(&c, "user_traits", "confidence") - 0.47).abs() < 1e-9, "0.5 − 0.02×1.5");
+    assert_eq!(one(&c, "semantic_concepts", "strength"), 2.0);
     // The next pass half an hour later applies only that half hour.
     run_decay_once(&mut c, T0 + 2 * H + 1800).unwrap();
-    assert!((one(&c, "SELECT MIN(activation_score) FROM episodes") - (-0.125f64).exp()).abs() < 1e-9);
+    assert!((one(&c, "episodes", "MIN(activation_score)") - (-0.125f64).exp()).abs() < 1e-9);
 }
 
 #[test]
@@ -154,52 +164,47 @@ fn traits_at_their_floor_for_a_week_are_deleted_and_recorded() {
     let mut c = open_in_memory().unwrap();
     seed_episodes(&c, 50, T0);
     for i in 0..30 {
-        c.execute(
-            "INSERT INTO semantic_concepts (name, strength, created_at, updated_at) VALUES (?1, 3.0, ?2, ?2)",
-            params![format!("c{i}"), T0],
-        )
-        .unwrap();
+        add_concept(&c, &format!("c{i}"), 3.0);
     }
     let fading = add_trait(&c, "likes_jazz", 0.11);
     let kept = add_trait(&c, "likes_tea", 0.9);
     let stated = add_trait(&c, "name", 0.11);
-    c.execute("UPDATE user_traits SET source = 'explicit' WHERE id = ?1", [stated]).unwrap();
+    Fixture(&c).set("user_traits", "source = 'explicit'", "id = ?1", [stated]);
     VectorRepo(&c).upsert(VecTable::Traits, fading, &vec![1.0 / (EMBEDDING_DIM as f32).sqrt(); EMBEDDING_DIM]).unwrap();
-    c.execute(
-        "INSERT INTO uncertainties (id, memory_a_type, memory_a_id, uncertainty_type, severity, detection_context, created_at)
-         VALUES ('u1', 'trait', ?1, 'unverified', 'low', 'ingestion', ?2)",
-        params![fading.to_string(), T0],
-    )
-    .unwrap();
+    Fixture(&c).insert(
+        "uncertainties",
+        &[
+            ("id", &"u1"),
+            ("memory_a_type", &"trait"),
+            ("memory_a_id", &fading.to_string()),
+            ("uncertainty_type", &"unverified"),
+            ("severity", &"low"),
+            ("detection_context", &"ingestion"),
+            ("created_at", &T0),
+        ],
+    );
     let r = run_decay_once(&mut c, T0).unwrap();
     assert_eq!(r.gate, Some(Gate::All));
-    let since: Option<i64> =
-        c.query_row("SELECT at_floor_since FROM user_traits WHERE id = ?1", [fading], |r| r.get(0)).unwrap();
+    let since: Option<i64> = Fixture(&c).value("user_traits", "at_floor_since", "id = ?1", [fading]);
     assert_eq!(since, Some(T0), "stamped when it reached the floor");
     assert_eq!(run_decay_once(&mut c, T0 + 7 * DAY - 1).unwrap().traits_deleted, 0);
     let r = run_decay_once(&mut c, T0 + 7 * DAY).unwrap();
     assert_eq!((r.traits_deleted, r.uncertainties_decayed), (1, 1));
     assert_eq!(r.forgotten_notice().as_deref(), Some("forgot 1 trait that had faded (kept in memory_deletions)"));
-    let left: Vec<i64> = c
-        .prepare("SELECT id FROM user_traits")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let left: Vec<i64> = Fixture(&c).values("user_traits", "id", "", []);
     assert_eq!(left, [kept, stated], "the user's own unchallenged statement stays at its floor");
-    let (row_id, detail): (String, String) = c
-        .query_row("SELECT row_id, detail FROM memory_deletions WHERE layer = 'trait'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap();
+    let f = Fixture(&c);
+    let (row_id, detail): (String, String) = (
+        f.value("memory_deletions", "row_id", "layer = 'trait'", []),
+        f.value("memory_deletions", "detail", "layer = 'trait'", []),
+    );
     assert_eq!(row_id, fading.to_string());
     let snap: serde_json::Value = serde_json::from_str(&detail).unwrap();
     assert_eq!(snap["trait_key"], "likes_jazz");
-    assert_eq!(one(&c, "SELECT COUNT(*) FROM trait_vec"), 0.0);
-    let state: String = c.query_row("SELECT state FROM uncertainties WHERE id = 'u1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(VectorRepo(&c).count(VecTable::Traits).unwrap(), 0);
+    let state: String = f.value("uncertainties", "state", "id = 'u1'", []);
     assert_eq!(state, "decayed");
-    assert!(one(&c, "SELECT MAX(strength) FROM semantic_concepts") < 3.0, "concepts decay at this richness");
+    assert!(one(&c, "semantic_concepts", "MAX(strength)") < 3.0, "concepts decay at this richness");
 }
 
 #[test]
@@ -207,37 +212,41 @@ fn unreliable_concepts_at_the_floor_are_forgotten_reliable_ones_kept() {
     let mut c = open_in_memory().unwrap();
     seed_episodes(&c, 50, T0);
     for (i, rel) in [(1, "contradicted"), (2, "reliable")] {
-        c.execute(
-            "INSERT INTO semantic_concepts (id, name, strength, reliability, at_floor_since, created_at, updated_at)
-             VALUES (?1, ?2, 0.2, ?3, ?4, ?4, ?4)",
-            params![i, format!("c{i}"), rel, T0],
-        )
-        .unwrap();
+        Fixture(&c).insert(
+            "semantic_concepts",
+            &[
+                ("id", &i),
+                ("name", &format!("c{i}")),
+                ("strength", &0.2),
+                ("reliability", &rel),
+                ("at_floor_since", &T0),
+                ("created_at", &T0),
+                ("updated_at", &T0),
+            ],
+        );
         VectorRepo(&c)
             .upsert(VecTable::Concepts, i, &vec![1.0 / (EMBEDDING_DIM as f32).sqrt(); EMBEDDING_DIM])
             .unwrap();
     }
     for i in 3..40 {
-        c.execute(
-            "INSERT INTO semantic_concepts (id, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
-            params![i, format!("c{i}"), T0],
-        )
-        .unwrap();
+        let f = Fixture(&c);
+        f.insert(
+            "semantic_concepts",
+            &[("id", &i), ("name", &format!("c{i}")), ("created_at", &T0), ("updated_at", &T0)],
+        );
     }
-    c.execute("INSERT INTO semantic_relationships (source_id, target_id, rel_type, created_at, updated_at) VALUES (1, 2, 'related-to', 0, 0)", []).unwrap();
+    Fixture(&c).insert(
+        "semantic_relationships",
+        &[("source_id", &1), ("target_id", &2), ("rel_type", &"related-to"), ("created_at", &0), ("updated_at", &0)],
+    );
     let r = run_decay_once(&mut c, T0 + 7 * DAY).unwrap();
     assert_eq!((r.concepts_deleted, r.relationships_deleted), (1, 1), "{r:?}");
-    let deleted: Vec<i64> = c
-        .prepare("SELECT id FROM semantic_concepts WHERE deleted_at IS NOT NULL")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let f = Fixture(&c);
+    let deleted: Vec<i64> = f.values("semantic_concepts", "id", "deleted_at IS NOT NULL", []);
     assert_eq!(deleted, [1], "soft delete: the row stays with deleted_at");
-    assert_eq!(one(&c, "SELECT COUNT(*) FROM concept_vec"), 1.0);
-    assert_eq!(one(&c, "SELECT COUNT(*) FROM semantic_relationships"), 0.0);
-    assert_eq!(one(&c, "SELECT COUNT(*) FROM memory_deletions WHERE layer IN ('concept', 'relationship')"), 2.0);
+    assert_eq!(VectorRepo(&c).count(VecTable::Concepts).unwrap(), 1);
+    assert_eq!(f.count("semantic_relationships", "", []), 0);
+    assert_eq!(f.count("memory_deletions", "layer IN ('concept', 'relationship')", []), 2);
 }
 
 #[test]

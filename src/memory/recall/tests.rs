@@ -1,9 +1,9 @@
 //! Tests of hybrid recall: fusion, re-ranking, layers, and the indexes behind the sources.
 
-use super::text::{KEYWORD_LAYERS, TRIGRAM, keyword_sql};
 use super::*;
 use crate::SplitMix64;
-use crate::store::{EMBEDDING_DIM, open_in_memory};
+use crate::store::fixtures::Fixture;
+use crate::store::{EMBEDDING_DIM, KeywordLayer, TRIGRAM, open_in_memory};
 
 const DAY: i64 = 86_400;
 const NOW: i64 = 1_800_000_000;
@@ -24,13 +24,18 @@ fn near(base: &[f32], rng: &mut SplitMix64, eps: f32) -> Vec<f32> {
 }
 
 fn episode(c: &Connection, gist: &str, salience: i64, at: i64, reliability: &str, v: Option<&[f32]>) -> i64 {
-    c.execute(
-        "INSERT INTO episodes (gist, salience, freshness, created_at, updated_at, reliability)
-         VALUES (?1, ?2, ?2 / 10.0, ?3, ?3, ?4)",
-        params![gist, salience, at, reliability],
-    )
-    .unwrap();
-    let id = c.last_insert_rowid();
+    let freshness = salience as f64 / 10.0;
+    let id = Fixture(c).insert(
+        "episodes",
+        &[
+            ("gist", &gist),
+            ("salience", &salience),
+            ("freshness", &freshness),
+            ("created_at", &at),
+            ("updated_at", &at),
+            ("reliability", &reliability),
+        ],
+    );
     if let Some(v) = v {
         VectorRepo(c).upsert(VecTable::Episodes, id, v).unwrap();
     }
@@ -114,26 +119,28 @@ fn reliability_recency_and_salience_rerank() {
 #[test]
 fn layers_and_keyword_source() {
     let c = open_in_memory().unwrap();
-    c.execute(
-        "INSERT INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
-         VALUES ('t', 'sister_city', 'my sister lives in Porto', 0.9, ?1, ?1, ?2)",
-        params![NOW, NOW + DAY],
-    )
-    .unwrap();
-    c.execute(
-        "INSERT INTO user_traits (trait_key, trait_value, confidence, created_at, updated_at, reliability)
-         VALUES ('sister', 'lives in Porto', 0.8, ?1, ?1, 'superseded')",
-        params![NOW],
-    )
-    .unwrap();
+    crate::store::FactsRepo(&c)
+        .upsert_learned("t", "sister_city", "my sister lives in Porto", 0.9, NOW, NOW + DAY)
+        .unwrap();
+    let f = Fixture(&c);
+    f.insert(
+        "user_traits",
+        &[
+            ("trait_key", &"sister"),
+            ("trait_value", &"lives in Porto"),
+            ("confidence", &0.8),
+            ("created_at", &NOW),
+            ("updated_at", &NOW),
+            ("reliability", &"superseded"),
+        ],
+    );
     let mut rng = SplitMix64(3);
     let tv = random_unit(&mut rng);
-    c.execute(
-        "INSERT INTO semantic_concepts (name, definition, created_at, updated_at) VALUES ('rust', 'a language', ?1, ?1)",
-        params![NOW],
-    )
-    .unwrap();
-    VectorRepo(&c).upsert(VecTable::Concepts, c.last_insert_rowid(), &tv).unwrap();
+    let rust = f.insert(
+        "semantic_concepts",
+        &[("name", &"rust"), ("definition", &"a language"), ("created_at", &NOW), ("updated_at", &NOW)],
+    );
+    VectorRepo(&c).upsert(VecTable::Concepts, rust, &tv).unwrap();
     let hits = hybrid_recall(&c, "sister Porto", Some(&tv), 10, NOW).unwrap();
     assert!(hits.iter().all(|h| h.layer != "trait"), "superseded trait excluded: {hits:#?}");
     assert!(hits.iter().any(|h| h.layer == "fact" && h.sources[0].source == "keyword"));
@@ -173,36 +180,55 @@ fn trigram_narrowing_finds_what_the_scan_finds() {
     let mut rng = SplitMix64(31);
     let mut phrase = |n: usize| (0..n).map(|_| WORDS[rng.below(WORDS.len())]).collect::<Vec<_>>().join(" ");
     let fill = |c: &Connection, phrase: &mut dyn FnMut(usize) -> String, from: usize| {
-        c.execute("INSERT OR IGNORE INTO threads (id, created_at, last_active_at) VALUES ('t', 0, 0)", []).unwrap();
+        let f = Fixture(c);
+        if f.count("threads", "id = 't'", []) == 0 {
+            f.insert("threads", &[("id", &"t"), ("created_at", &0), ("last_active_at", &0)]);
+        }
         for i in from..from + 60 {
             let role = if i % 3 == 0 { "assistant" } else { "user" };
-            c.execute(
-                "INSERT INTO chat_history (thread_id, exchange_id, role, content, created_at) VALUES ('t', 'x', ?1, ?2, ?3)",
-                params![role, phrase(4), NOW],
-            )
-            .unwrap();
-            c.execute(
-                "INSERT INTO semantic_concepts (name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
-                params![format!("{} {i}", phrase(1)), phrase(5), NOW],
-            )
-            .unwrap();
-            c.execute(
-                "INSERT INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
-                 VALUES ('t', ?1, ?2, 0.8, ?3, ?3, ?4)",
-                params![format!("k{i}_{}", phrase(1)), phrase(4), NOW, NOW + DAY],
-            )
-            .unwrap();
-            c.execute(
-                "INSERT INTO gists (topic, gist_type, content, confidence, created_at, expires_at)
-                 VALUES ('t', 'fact', ?1, 7, ?2, ?3)",
-                params![phrase(6), NOW, NOW + DAY],
-            )
-            .unwrap();
-            c.execute(
-                "INSERT INTO user_traits (trait_key, trait_value, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
-                params![format!("t{i}"), phrase(3), NOW],
-            )
-            .unwrap();
+            let columns: [(&str, &dyn rusqlite::ToSql); 5] = [
+                ("thread_id", &"t"),
+                ("exchange_id", &"x"),
+                ("role", &role),
+                ("content", &phrase(4)),
+                ("created_at", &NOW),
+            ];
+            f.insert("chat_history", &columns);
+            let (name, definition) = (format!("{} {i}", phrase(1)), phrase(5));
+            f.insert(
+                "semantic_concepts",
+                &[("name", &name), ("definition", &definition), ("created_at", &NOW), ("updated_at", &NOW)],
+            );
+            let (key, value) = (format!("k{i}_{}", phrase(1)), phrase(4));
+            f.insert(
+                "facts",
+                &[
+                    ("topic", &"t"),
+                    ("key", &key),
+                    ("value", &value),
+                    ("confidence", &0.8),
+                    ("created_at", &NOW),
+                    ("updated_at", &NOW),
+                    ("expires_at", &(NOW + DAY)),
+                ],
+            );
+            let content = phrase(6);
+            f.insert(
+                "gists",
+                &[
+                    ("topic", &"t"),
+                    ("gist_type", &"fact"),
+                    ("content", &content),
+                    ("confidence", &7),
+                    ("created_at", &NOW),
+                    ("expires_at", &(NOW + DAY)),
+                ],
+            );
+            let (key, value) = (format!("t{i}"), phrase(3));
+            f.insert(
+                "user_traits",
+                &[("trait_key", &key), ("trait_value", &value), ("created_at", &NOW), ("updated_at", &NOW)],
+            );
         }
     };
     {
@@ -216,34 +242,27 @@ fn trigram_narrowing_finds_what_the_scan_finds() {
     }
     let c = crate::store::open(&path).unwrap();
     fill(&c, &mut phrase, 60);
-    c.execute_batch(
-        "UPDATE semantic_concepts SET definition = 'now about budget Porto' WHERE id % 7 = 0;
-         DELETE FROM semantic_concepts WHERE id % 11 = 0;
-         UPDATE chat_history SET role = 'assistant' WHERE id % 5 = 0;
-         UPDATE chat_history SET role = 'user', content = 'a naïve trip' WHERE id % 6 = 0;
-         DELETE FROM chat_history WHERE id % 13 = 0;
-         UPDATE facts SET value = 'the école' WHERE id % 4 = 0;
-         DELETE FROM gists WHERE id % 3 = 0;
-         UPDATE user_traits SET trait_key = 'portable' || id WHERE id % 9 = 0;",
-    )
-    .unwrap();
+    let f = Fixture(&c);
+    f.set("semantic_concepts", "definition = 'now about budget Porto'", "id % 7 = 0", []);
+    f.remove("semantic_concepts", "id % 11 = 0", []);
+    f.set("chat_history", "role = 'assistant'", "id % 5 = 0", []);
+    f.set("chat_history", "role = 'user', content = 'a naïve trip'", "id % 6 = 0", []);
+    f.remove("chat_history", "id % 13 = 0", []);
+    f.set("facts", "value = 'the école'", "id % 4 = 0", []);
+    f.remove("gists", "id % 3 = 0", []);
+    f.set("user_traits", "trait_key = 'portable' || id", "id % 9 = 0", []);
     let mut checked = 0;
     for term in ["porto", "port", "budget", "café", "école", "trip", "naïve", "k1", "able"] {
-        for (layer, _, index, sql) in KEYWORD_LAYERS {
+        for layer in KeywordLayer::ALL {
             let run = |indexed: bool| -> Vec<i64> {
-                let mut stmt = c.prepare(&keyword_sql(sql, index, indexed)).unwrap();
-                let phrase = format!("\"{term}\"");
-                let mut ids: Vec<i64> = stmt
-                    .query_map(params![format!("%{term}%"), NOW, phrase], |r| r.get(0))
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap();
+                let rows = crate::store::RecallRepo(&c).keyword(layer, term, NOW, indexed).unwrap();
+                let mut ids: Vec<i64> = rows.into_iter().map(|r| r.id).collect();
                 ids.sort_unstable();
                 ids
             };
             let scanned = run(false);
             if term.chars().count() >= TRIGRAM {
-                assert_eq!(run(true), scanned, "{layer} / {term}");
+                assert_eq!(run(true), scanned, "{} / {term}", layer.layer());
             }
             checked += scanned.len();
         }

@@ -1,10 +1,10 @@
 //! The text sources of hybrid recall: full text over episodes (`fts`) and the substring
 //! search over the other layers (`keyword`).
 
-use super::{Pool, Row, SOURCE_LIMIT, SourceRank, layer_rank, read_row};
+use super::{Pool, Row, SOURCE_LIMIT, SourceRank, layer_rank, row_of};
 use crate::cognition::signals::normalize;
-use crate::store::StoreError;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{KeywordLayer, RecallRepo, StoreError, TRIGRAM};
+use rusqlite::Connection;
 
 /// An FTS5 MATCH expression: each term quoted (which strips every operator a user could type),
 /// as a prefix where `prefix` says so, joined by OR.
@@ -18,13 +18,10 @@ fn fts_expression(terms: &[String], prefix: &[bool]) -> String {
 /// the 100k bench "w17"* matches 21.6k gists where "w17" matches 2k. So a term is a prefix
 /// only while its expansions add at most [`PREFIX_EXTRA_ROWS`] rows or as many as the word itself.
 fn prefix_terms(c: &Connection, terms: &[String]) -> Result<Vec<bool>, StoreError> {
-    let mut exact = c.prepare_cached("SELECT coalesce(sum(doc), 0) FROM episodes_fts_vocab WHERE term = ?1")?;
-    let mut range =
-        c.prepare_cached("SELECT coalesce(sum(doc), 0) FROM episodes_fts_vocab WHERE term >= ?1 AND term <= ?2")?;
+    let repo = RecallRepo(c);
     let mut out = Vec::with_capacity(terms.len());
     for t in terms {
-        let word: i64 = exact.query_row(params![t], |r| r.get(0))?;
-        let all: i64 = range.query_row(params![t, format!("{t}\u{10FFFF}")], |r| r.get(0))?;
+        let (word, all) = repo.fts_term_counts(t)?;
         out.push(all - word <= word.max(PREFIX_EXTRA_ROWS));
     }
     Ok(out)
@@ -38,26 +35,17 @@ pub(super) fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> R
     // bm25 over the index alone, then the episode rows of the best: joining first would read an
     // episode row for every match before the LIMIT. Deleted and superseded episodes are skipped,
     // so a few spare ids are taken, and more when they run out.
-    let mut ranked = c.prepare_cached(
-        "SELECT rowid, bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ?1
-         ORDER BY bm25(episodes_fts) LIMIT ?2",
-    )?;
-    let mut episode = c.prepare_cached(
-        "SELECT id, gist, created_at, reliability, salience / 10.0 FROM episodes
-         WHERE id = ?1 AND deleted_at IS NULL AND reliability != 'superseded'",
-    )?;
+    let repo = RecallRepo(c);
     let mut want = SOURCE_LIMIT * 2;
     loop {
-        let ids: Vec<(i64, f64)> = ranked
-            .query_map(params![expression, want as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
+        let ids = repo.fts_ranked(&expression, want)?;
         let mut rank = 0;
         let mut found = Vec::new();
         for (id, bm25) in &ids {
             if rank == SOURCE_LIMIT {
                 break;
             }
-            if let Some(row) = episode.query_row(params![id], read_row).optional()? {
+            if let Some(row) = repo.fts_episode(*id)?.map(row_of) {
                 rank += 1;
                 found.push((row, *bm25, rank));
             }
@@ -72,48 +60,6 @@ pub(super) fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> R
     }
 }
 
-/// The keyword layers: (layer, filter name, trigram index, SQL). ?1 is a LIKE pattern, ?2 the
-/// clock, and `{ix}` narrows the rows to the index's matches for ?3 (see `keyword_sql`).
-pub(super) const KEYWORD_LAYERS: [(&str, &str, &str, &str); 5] = [
-    (
-        "trait",
-        "traits",
-        "user_traits_trgm",
-        "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability, confidence FROM user_traits
-         WHERE {ix} (trait_value LIKE ?1 OR trait_key LIKE ?1) AND reliability != 'superseded'
-           AND ?2 IS NOT NULL LIMIT 50",
-    ),
-    (
-        "fact",
-        "facts",
-        "facts_trgm",
-        "SELECT id, key || ': ' || value, updated_at, 'reliable', confidence FROM facts
-         WHERE {ix} (value LIKE ?1 OR key LIKE ?1) AND expires_at > ?2 LIMIT 50",
-    ),
-    (
-        "gist",
-        "gists",
-        "gists_trgm",
-        "SELECT id, content, created_at, 'reliable', confidence / 10.0 FROM gists
-         WHERE {ix} content LIKE ?1 AND expires_at > ?2 AND is_cold_start = 0 LIMIT 50",
-    ),
-    (
-        "concept",
-        "concepts",
-        "concepts_trgm",
-        "SELECT id, name || ': ' || definition, updated_at, reliability,
-                (MIN(strength, 10.0) / 10.0 + confidence) / 2.0 FROM semantic_concepts
-         WHERE {ix} (name LIKE ?1 OR definition LIKE ?1) AND deleted_at IS NULL AND ?2 IS NOT NULL LIMIT 50",
-    ),
-    (
-        "chat",
-        "chat",
-        "chat_user_trgm",
-        "SELECT id, content, created_at, 'reliable', 0.5 FROM chat_history
-         WHERE {ix} role = 'user' AND content LIKE ?1 AND ?2 IS NOT NULL ORDER BY id DESC LIMIT 50",
-    ),
-];
-
 pub(super) fn keyword_source(
     c: &Connection,
     query: &str,
@@ -124,16 +70,16 @@ pub(super) fn keyword_source(
 ) -> Result<(), StoreError> {
     let lower_query = normalize(query);
     let mut found: Vec<(&'static str, Row)> = Vec::new();
-    for (layer, filter, index, sql) in KEYWORD_LAYERS {
-        if !wants(filter) {
+    let repo = RecallRepo(c);
+    for kind in KeywordLayer::ALL {
+        let layer = kind.layer();
+        if !wants(kind.filter()) {
             continue;
         }
         for term in terms {
             let indexed = term.chars().count() >= TRIGRAM;
-            let mut stmt = c.prepare_cached(&keyword_sql(sql, index, indexed))?;
-            let phrase = format!("\"{}\"", term.replace('"', "\"\""));
-            for row in stmt.query_map(params![format!("%{term}%"), now, phrase], read_row)? {
-                let row = row?;
+            for row in repo.keyword(kind, term, now, indexed)? {
+                let row = row_of(row);
                 // The message being answered is in the chat log too: it is not a memory of itself.
                 if layer == "chat" && normalize(&row.1).contains(&lower_query) {
                     continue;
@@ -151,21 +97,6 @@ pub(super) fn keyword_source(
         pool.add(layer, row, SourceRank { source: "keyword", rank: i + 1, value: share });
     }
     Ok(())
-}
-
-/// A trigram index answers substring queries of at least this many characters.
-pub(super) const TRIGRAM: usize = 3;
-
-/// A keyword layer's SQL with `{ix}` filled: when `indexed`, only the rows whose trigram
-/// index matches the quoted word ?3 (a superset of the rows the LIKE keeps, so the result is
-/// the same, without the table scan); otherwise the plain scan (?3 unused).
-pub(super) fn keyword_sql(sql: &str, index: &str, indexed: bool) -> String {
-    let ix = if indexed {
-        format!("id IN (SELECT rowid FROM {index} WHERE {index} MATCH ?3) AND")
-    } else {
-        "?3 IS NOT NULL AND".to_string()
-    };
-    sql.replace("{ix}", &ix)
 }
 
 /// The share of `terms` that occur in `text` (substring, case-insensitive).

@@ -5,7 +5,8 @@
 //! maximum. The graph issue replaces this with leaky integrate-and-fire dynamics.
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, strings_param};
-use rusqlite::{Connection, params};
+use crate::store::{ConceptsRepo, EdgeRow, RelationshipsRepo};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 
@@ -65,27 +66,16 @@ pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Resul
     }
     let depth = p.get("depth").and_then(Value::as_u64).map_or(MAX_DEPTH, |d| d.min(u64::from(MAX_DEPTH)) as u32);
     let include_weak = p.get("include_weak").and_then(Value::as_bool).unwrap_or(false);
+    let concepts = ConceptsRepo(c);
     let mut seeds = Vec::new();
-    {
-        let mut stmt =
-            c.prepare_cached("SELECT id FROM semantic_concepts WHERE name = ?1 COLLATE NOCASE AND deleted_at IS NULL")?;
-        for n in &names {
-            for id in stmt.query_map(params![n], |r| r.get::<_, i64>(0))? {
-                seeds.push(id?);
-            }
-        }
+    for n in &names {
+        seeds.extend(concepts.live_ids_named(n)?);
     }
     if seeds.is_empty() {
         return Err(SkillError::NotFound(format!("no concept named {}", names.join(" or "))));
     }
-    let mut stmt = c.prepare_cached(
-        "SELECT id, source_id, target_id, strength, bidirectional FROM semantic_relationships WHERE weight > 0",
-    )?;
     let mut edges = Vec::new();
-    for row in stmt.query_map([], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, f64>(3)?, r.get::<_, bool>(4)?))
-    })? {
-        let (id, from, to, strength, both) = row?;
+    for EdgeRow { id, source: from, target: to, strength, bidirectional: both } in RelationshipsRepo(c).excitatory()? {
         edges.push(Edge { id, from, to, strength });
         if both {
             edges.push(Edge { id, from: to, to: from, strength });
@@ -94,10 +84,9 @@ pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Resul
     let salt = uuid::Uuid::new_v4().as_u128() as u64;
     let weak = |id: i64| include_weak && crate::SplitMix64(id as u64 ^ salt).next_f64() < WEAK_PASS;
     let activated = spread(&seeds, &edges, depth, &weak);
-    let mut stmt = c.prepare_cached("SELECT name, definition FROM semantic_concepts WHERE id = ?1")?;
     let mut found = Vec::new();
     for (id, a) in &activated {
-        let (name, def): (String, String) = stmt.query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (name, def) = concepts.name_and_definition(*id)?;
         found.push(json!({"id": id, "name": name, "definition": def, "activation": (a * 1000.0).round() / 1000.0}));
     }
     let others: Vec<&str> = found.iter().skip(seeds.len()).filter_map(|f| f["name"].as_str()).collect();
@@ -142,19 +131,24 @@ mod tests {
     #[test]
     fn the_skill_reads_the_graph() {
         let c = crate::store::open_in_memory().unwrap();
+        let f = crate::store::fixtures::Fixture(&c);
         for (id, name) in [(1, "coffee"), (2, "morning"), (3, "espresso")] {
-            c.execute(
-                "INSERT INTO semantic_concepts (id, name, created_at, updated_at) VALUES (?1, ?2, 0, 0)",
-                params![id, name],
-            )
-            .unwrap();
+            f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
         }
-        c.execute(
-            "INSERT INTO semantic_relationships (source_id, target_id, rel_type, strength, weight, created_at, updated_at)
-             VALUES (1, 2, 'related-to', 0.9, 0.9, 0, 0), (3, 1, 'is-a', 0.9, 0.9, 0, 0)",
-            [],
-        )
-        .unwrap();
+        for (source, target, rel_type) in [(1, 2, "related-to"), (3, 1, "is-a")] {
+            f.insert(
+                "semantic_relationships",
+                &[
+                    ("source_id", &source),
+                    ("target_id", &target),
+                    ("rel_type", &rel_type),
+                    ("strength", &0.9),
+                    ("weight", &0.9),
+                    ("created_at", &0),
+                    ("updated_at", &0),
+                ],
+            );
+        }
         let ctx = SkillContext {
             thread_id: "t".into(),
             exchange_id: "x".into(),

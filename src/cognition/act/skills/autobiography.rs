@@ -3,8 +3,8 @@
 //! Cached in `kv_state` and rebuilt only when its sources changed.
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param};
-use crate::store::TurnRepo;
-use rusqlite::{Connection, params};
+use crate::store::{ConceptsRepo, EpisodesRepo, TraitsRepo, TurnRepo};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 /// The six sections, in narrative order.
@@ -48,23 +48,12 @@ pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Resul
 
 /// Changes whenever a source row changes: the newest update among traits, episodes, concepts.
 fn source_version(c: &Connection) -> Result<String, SkillError> {
-    Ok(c.query_row(
-        "SELECT (SELECT COALESCE(MAX(updated_at), 0) || ':' || COUNT(*) FROM user_traits) || '/' ||
-                (SELECT COALESCE(MAX(updated_at), 0) || ':' || COUNT(*) FROM episodes) || '/' ||
-                (SELECT COALESCE(MAX(updated_at), 0) || ':' || COUNT(*) FROM semantic_concepts)",
-        [],
-        |r| r.get(0),
-    )?)
+    let (t, e, k) = (TraitsRepo(c).version()?, EpisodesRepo(c).version()?, ConceptsRepo(c).version()?);
+    Ok(format!("{}:{}/{}:{}/{}:{}", t.0, t.1, e.0, e.1, k.0, k.1))
 }
 
 fn build(c: &Connection) -> Result<Value, SkillError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT trait_key, trait_value, category FROM user_traits
-         WHERE reliability IN ('reliable', 'uncertain') AND confidence >= 0.3
-         ORDER BY confidence DESC, updated_at DESC LIMIT 60",
-    )?;
-    let traits: Vec<(String, String, String)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+    let traits = TraitsRepo(c).confident(0.3, 60)?;
     // Work is told by the trait's key (the chunker files occupation and employer under
     // `core`); every other section by the trait's category (§6.6 plus older names).
     let is_work = |key: &str| WORK_KEYS.contains(&key);
@@ -88,14 +77,8 @@ fn build(c: &Connection) -> Result<Value, SkillError> {
     let sentence = |lead: &str, items: Vec<String>| {
         if items.is_empty() { String::new() } else { format!("{lead} {}.", items.join("; ")) }
     };
-    let mut stmt = c.prepare_cached(
-        "SELECT gist FROM episodes WHERE deleted_at IS NULL ORDER BY salience DESC, created_at DESC LIMIT 3",
-    )?;
-    let episodes: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    let mut stmt = c.prepare_cached(
-        "SELECT name FROM semantic_concepts WHERE deleted_at IS NULL ORDER BY strength DESC, updated_at DESC LIMIT 6",
-    )?;
-    let concepts: Vec<String> = stmt.query_map(params![], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let episodes = EpisodesRepo(c).most_salient_gists(3)?;
+    let concepts = ConceptsRepo(c).strongest_names(6)?;
     Ok(json!({
         "identity": sentence("About you:", pick(&["identity", "core", "physical", "general"])),
         "people": sentence("The people in your life:", pick(&["relationship", "people", "family"])),
@@ -122,11 +105,15 @@ mod tests {
         TurnRepo(&c).set_explicit_trait("name", "Ada", "identity").unwrap();
         let out = run(&c, &Map::new(), &ctx()).unwrap();
         assert_eq!(out.summary, "About you: your name is Ada.");
-        c.execute(
-            "INSERT INTO user_traits (trait_key, trait_value, category, created_at, updated_at) VALUES ('sister', 'Maria', 'family', 1, 99999999999)",
-            [],
-        )
-        .unwrap();
+        let f = crate::store::fixtures::Fixture(&c);
+        let columns: [(&str, &dyn rusqlite::ToSql); 5] = [
+            ("trait_key", &"sister"),
+            ("trait_value", &"Maria"),
+            ("category", &"family"),
+            ("created_at", &1),
+            ("updated_at", &99_999_999_999i64),
+        ];
+        f.insert("user_traits", &columns);
         let people = run(&c, json!({"section": "people"}).as_object().unwrap(), &ctx()).unwrap();
         assert_eq!(people.summary, "The people in your life: sister: Maria.", "the cache was refreshed");
         assert!(run(&c, json!({"section": "astrology"}).as_object().unwrap(), &ctx()).is_err());

@@ -3,7 +3,8 @@
 //! end the topic, and `check` reports how long is left.
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::store::{FocusSessionsRepo, OpenSession};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 /// A session with no length given lasts this long.
@@ -20,13 +21,8 @@ pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result
                 return Err(SkillError::Param { name: "minutes", problem: "must be between 1 and 1440".into() });
             }
             // A new session replaces the open one.
-            c.execute("UPDATE focus_sessions SET cleared_at = ?1 WHERE cleared_at IS NULL", params![now])?;
             let ends = now + minutes * 60;
-            c.execute(
-                "INSERT INTO focus_sessions (description, source, thread_id, started_at, ends_at)
-                 VALUES (?1, 'explicit', ?2, ?3, ?4)",
-                params![description, ctx.thread_id, now, ends],
-            )?;
+            FocusSessionsRepo(c).start(description, &ctx.thread_id, now, ends)?;
             let until = chrono::DateTime::from_timestamp(ends, 0)
                 .map(|t| t.with_timezone(&chrono::Local).format("%H:%M").to_string())
                 .unwrap_or_default();
@@ -48,7 +44,7 @@ pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result
         },
         "clear" | "end" | "stop" => match active(c, now)? {
             Some((id, description, started, _)) => {
-                c.execute("UPDATE focus_sessions SET cleared_at = ?2 WHERE id = ?1", params![id, now])?;
+                FocusSessionsRepo(c).clear(id, now)?;
                 Ok(SkillOutput::new(
                     format!("Ended the focus session on {description} after {} min.", (now - started) / 60),
                     json!({"id": id, "cleared": true}),
@@ -62,16 +58,8 @@ pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result
     }
 }
 
-type Session = (i64, String, i64, Option<i64>);
-
-fn active(c: &Connection, now: i64) -> Result<Option<Session>, SkillError> {
-    Ok(c.query_row(
-        "SELECT id, description, started_at, ends_at FROM focus_sessions
-         WHERE cleared_at IS NULL AND (ends_at IS NULL OR ends_at > ?1) ORDER BY id DESC LIMIT 1",
-        params![now],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-    )
-    .optional()?)
+fn active(c: &Connection, now: i64) -> Result<Option<OpenSession>, SkillError> {
+    Ok(FocusSessionsRepo(c).active(now)?)
 }
 
 #[cfg(test)]

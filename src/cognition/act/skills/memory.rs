@@ -6,8 +6,10 @@
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
 use crate::cognition::signals::{is_content_word, normalize, words};
 use crate::memory::recall::{RecallRequest, query_terms, recall_with};
-use crate::store::{GIST_TTL_S, TurnRepo};
-use rusqlite::{Connection, params};
+use crate::store::{
+    CortexIterationsRepo, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, RemindersRepo, RoutingRepo, TurnRepo,
+};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 /// Facts live a day (parameters §6).
@@ -28,13 +30,7 @@ pub fn memorize(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> R
         let key =
             opt_str_param(obj, "key").map_or_else(|| slug(value), |k| if k == "note" { slug(value) } else { k.into() });
         let confidence = obj.get("confidence").and_then(Value::as_f64).unwrap_or(0.9).clamp(0.0, 1.0);
-        c.execute(
-            "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, 'user', ?5, ?5, ?6)
-             ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
-                 updated_at = excluded.updated_at, expires_at = excluded.expires_at",
-            params![ctx.topic, key, value, confidence, now, now + FACT_TTL_S],
-        )?;
+        FactsRepo(c).upsert_stated(&ctx.topic, &key, value, confidence, now, now + FACT_TTL_S)?;
         if durable {
             TurnRepo(c).set_explicit_trait(&format!("note:{key}"), value, "note")?;
         }
@@ -45,11 +41,8 @@ pub fn memorize(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> R
         let Ok(content) = str_param(obj, "content") else { continue };
         let kind = opt_str_param(obj, "type").unwrap_or("fact");
         let confidence = obj.get("confidence").and_then(Value::as_f64).unwrap_or(7.0).clamp(0.0, 10.0);
-        c.execute(
-            "INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![ctx.topic, ctx.thread_id, kind, content, confidence, now, now + GIST_TTL_S],
-        )?;
+        let gist = NewGist { topic: &ctx.topic, thread_id: Some(&ctx.thread_id), gist_type: kind, content, confidence };
+        GistsRepo(c).insert(&gist, now, now + GIST_TTL_S)?;
         stored.push(json!({"layer": "gist", "type": kind, "content": content}));
     }
     if stored.is_empty() {
@@ -84,11 +77,7 @@ pub fn recall(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Res
     let now = ctx.now.timestamp();
     let hits = recall_with(c, &RecallRequest { query, embedding: None, layers: &layers, limit, now })?;
     let partial = hits.iter().filter(|h| h.confidence < 0.5).count().min(5) as i64;
-    c.execute(
-        "INSERT INTO fok (topic, score, expires_at) VALUES (?1, ?2, ?3)
-         ON CONFLICT(topic) DO UPDATE SET score = excluded.score, expires_at = excluded.expires_at",
-        params![ctx.topic, partial, now + FOK_TTL_S],
-    )?;
+    FokRepo(c).set(&ctx.topic, partial, now + FOK_TTL_S)?;
     let summary = if hits.is_empty() {
         format!("Nothing remembered about \"{query}\".")
     } else {
@@ -104,23 +93,17 @@ pub fn introspect(c: &Connection, _p: &Map<String, Value>, ctx: &SkillContext) -
     let repo = TurnRepo(c);
     let wm = repo.working_memory(&ctx.thread_id, now)?.len();
     let topic = repo.topic_context(&ctx.topic, now)?;
-    let mut stmt = c.prepare_cached(
-        "SELECT selected_mode, COALESCE(reasoning, ''), topic, created_at FROM routing_decisions
-         ORDER BY created_at DESC, rowid DESC LIMIT 5",
-    )?;
-    let routing: Vec<Value> = stmt
-        .query_map([], |r| {
-            Ok(json!({"mode": r.get::<_, String>(0)?, "why": r.get::<_, String>(1)?, "topic": r.get::<_, String>(2)?, "at": r.get::<_, i64>(3)?}))
-        })?
-        .collect::<Result<_, _>>()?;
-    let mut stmt = c.prepare_cached(
-        "SELECT json_extract(value, '$.type'), COUNT(*) FROM cortex_iterations, json_each(actions_executed)
-         GROUP BY 1 ORDER BY 2 DESC LIMIT 10",
-    )?;
-    let skills: Vec<Value> = stmt
-        .query_map([], |r| Ok(json!({"skill": r.get::<_, Option<String>>(0)?, "uses": r.get::<_, i64>(1)?})))?
-        .collect::<Result<_, _>>()?;
-    let pending: i64 = c.query_row("SELECT COUNT(*) FROM reminders WHERE state = 'pending'", [], |r| r.get(0))?;
+    let routing: Vec<Value> = RoutingRepo(c)
+        .recent(5, None)?
+        .into_iter()
+        .map(|r| json!({"mode": r.selected_mode, "why": r.reasoning.unwrap_or_default(), "topic": r.topic, "at": r.created_at}))
+        .collect();
+    let skills: Vec<Value> = CortexIterationsRepo(c)
+        .skill_use(10)?
+        .into_iter()
+        .map(|(skill, uses)| json!({"skill": skill, "uses": uses}))
+        .collect();
+    let pending = RemindersRepo(c).pending_count()?;
     let summary = format!(
         "Working memory {wm}/4, {} gists and {} facts on this topic, FOK {}; last modes: {}; {pending} pending reminder(s).",
         topic.real_gist_count(),
@@ -174,7 +157,7 @@ mod tests {
         let out = call(recall, &c, json!({"query": "Lisbon hotels", "layers": ["gists"]})).unwrap();
         assert_eq!(out.data["hits"].as_array().unwrap().len(), 1);
         assert_eq!(out.data["partial_matches"], 0, "1 of 2 words = 0.5 is not partial");
-        let fok: i64 = c.query_row("SELECT score FROM fok WHERE topic = 'family'", [], |r| r.get(0)).unwrap();
+        let fok: i64 = crate::store::fixtures::Fixture(&c).value("fok", "score", "topic = 'family'", []);
         assert_eq!(fok, 0);
         assert!(call(recall, &c, json!({"query": "the"})).is_err());
         assert!(call(memorize, &c, json!({})).is_err());

@@ -10,9 +10,10 @@
 
 use super::list_match::{Found, find_phrase, same_word, which};
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param};
+use crate::store::{NewReminder, ReminderRow, RemindersRepo};
 use crate::when::{self as time, Recurrence};
 use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, Timelike, Weekday};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 /// The most reminders one `list` returns.
@@ -53,21 +54,21 @@ struct Reminder {
     state: String,
 }
 
-impl Reminder {
-    const COLUMNS: &'static str = "id, message, due_at, due_ts, item_type, recurrence, state";
-
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Reminder> {
-        Ok(Reminder {
-            id: r.get(0)?,
-            message: r.get(1)?,
-            due_at: r.get(2)?,
-            due_ts: r.get(3)?,
-            item_type: r.get(4)?,
-            recurrence: r.get(5)?,
-            state: r.get(6)?,
-        })
+impl From<ReminderRow> for Reminder {
+    fn from(r: ReminderRow) -> Reminder {
+        Reminder {
+            id: r.id,
+            message: r.message,
+            due_at: r.due_at,
+            due_ts: r.due_ts,
+            item_type: r.item_type,
+            recurrence: r.recurrence,
+            state: r.state,
+        }
     }
+}
 
+impl Reminder {
     fn json(&self) -> Value {
         json!({
             "id": self.id,
@@ -120,8 +121,7 @@ fn message_param(p: &Map<String, Value>) -> Option<&str> {
 }
 
 fn get(c: &Connection, id: i64) -> Result<Option<Reminder>, SkillError> {
-    let sql = format!("SELECT {} FROM reminders WHERE id = ?1", Reminder::COLUMNS);
-    Ok(c.query_row(&sql, [id], Reminder::from_row).optional()?)
+    Ok(RemindersRepo(c).get(id)?.map(Reminder::from))
 }
 
 // ------------------------------------------------------------------ create
@@ -217,12 +217,8 @@ fn create(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<
     let rec_text = recurrence.map(|r| r.as_str());
 
     // The same reminder twice (an ACT loop repeating itself) is set once.
-    let sql = format!(
-        "SELECT {} FROM reminders WHERE state = 'pending' AND message = ?1 COLLATE NOCASE AND due_at = ?2
-         AND recurrence IS ?3 ORDER BY id LIMIT 1",
-        Reminder::COLUMNS
-    );
-    if let Some(existing) = c.query_row(&sql, params![message, due_at, rec_text], Reminder::from_row).optional()? {
+    let repo = RemindersRepo(c);
+    if let Some(existing) = repo.pending_duplicate(&message, &due_at, rec_text.as_deref())?.map(Reminder::from) {
         let summary = format!("Reminder already set: {} [#{}]", existing.describe(now), existing.id);
         return Ok(SkillOutput::new(
             summary,
@@ -231,12 +227,15 @@ fn create(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<
     }
 
     let thread = Some(ctx.thread_id.as_str()).filter(|t| !t.is_empty());
-    c.execute(
-        "INSERT INTO reminders (message, due_at, due_ts, item_type, recurrence, state, thread_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7)",
-        params![message, due_at, due_ts, item_type, rec_text, thread, ctx.now.timestamp()],
-    )?;
-    let id = c.last_insert_rowid();
+    let new = NewReminder {
+        message: &message,
+        due_at: &due_at,
+        due_ts,
+        item_type,
+        recurrence: rec_text.as_deref(),
+        thread_id: thread,
+    };
+    let id = repo.insert(&new, ctx.now.timestamp())?;
     let r = get(c, id)?.ok_or_else(|| SkillError::NotFound(format!("reminder #{id} vanished")))?;
     let summary = format!("Reminder set: {} [#{id}]", r.describe(now));
     Ok(SkillOutput::new(summary, json!({"action": "create", "created": true, "reminder": r.json()})))
@@ -299,14 +298,8 @@ fn list(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<Sk
         Some((start, end)) => (day_start_ts(start).unwrap_or(i64::MIN), day_start_ts(end).unwrap_or(i64::MAX)),
         None => (i64::MIN, i64::MAX),
     };
-    let sql = format!(
-        "SELECT {} FROM reminders WHERE state = 'pending' AND due_ts >= ?1 AND due_ts < ?2
-         ORDER BY due_ts, id LIMIT ?3",
-        Reminder::COLUMNS
-    );
-    let mut stmt = c.prepare_cached(&sql)?;
     let rows: Vec<Reminder> =
-        stmt.query_map(params![lo, hi, LIST_LIMIT as i64], Reminder::from_row)?.collect::<Result<_, _>>()?;
+        RemindersRepo(c).pending_between(lo, hi, LIST_LIMIT)?.into_iter().map(Reminder::from).collect();
     let scope = range_text.filter(|_| range.is_some()).map(|t| format!(" ({t})")).unwrap_or_default();
     let summary = if rows.is_empty() {
         format!("No pending reminders{scope}.")
@@ -341,9 +334,7 @@ fn id_param(p: &Map<String, Value>) -> Result<Option<i64>, SkillError> {
 }
 
 fn pending(c: &Connection) -> Result<Vec<Reminder>, SkillError> {
-    let sql = format!("SELECT {} FROM reminders WHERE state = 'pending' ORDER BY due_ts, id", Reminder::COLUMNS);
-    let mut stmt = c.prepare_cached(&sql)?;
-    Ok(stmt.query_map([], Reminder::from_row)?.collect::<Result<_, _>>()?)
+    Ok(RemindersRepo(c).pending()?.into_iter().map(Reminder::from).collect())
 }
 
 /// Words that describe the reminder rather than name it ("my 5pm reminder").
@@ -440,7 +431,7 @@ fn cancel(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<
             }
         }
     };
-    c.execute("UPDATE reminders SET state = 'cancelled' WHERE id = ?1 AND state = 'pending'", [target.id])?;
+    RemindersRepo(c).cancel(target.id)?;
     let r = get(c, target.id)?.unwrap_or(target);
     let summary = format!("Reminder cancelled: {} [#{}]", r.describe(now), r.id);
     Ok(SkillOutput::new(summary, json!({"action": "cancel", "cancelled": true, "reminder": r.json()})))

@@ -1,4 +1,5 @@
 use super::*;
+use crate::store::fixtures::Fixture;
 use crate::store::open_in_memory;
 use chrono::{Local, TimeZone};
 
@@ -40,11 +41,12 @@ fn create_with_natural_time() {
     assert_eq!(r["due_at"], "2026-11-19T09:00");
     assert_eq!(r["state"], "pending");
     assert_eq!(r["recurrence"], Value::Null);
-    let (due_ts, thread, created): (i64, String, i64) = c
-        .query_row("SELECT due_ts, thread_id, created_at FROM reminders WHERE id = 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .unwrap();
+    let f = Fixture(&c);
+    let (due_ts, thread, created): (i64, String, i64) = (
+        f.value("reminders", "due_ts", "id = 1", []),
+        f.value("reminders", "thread_id", "id = 1", []),
+        f.value("reminders", "created_at", "id = 1", []),
+    );
     assert_eq!(Some(due_ts), time::to_unix(time::parse_iso("2026-11-19T09:00").unwrap()));
     assert_eq!(thread, "t1");
     assert_eq!(created, ctx().now.timestamp());
@@ -129,7 +131,7 @@ fn the_same_reminder_twice_is_set_once() {
     assert_eq!(out.data["reminder"]["id"].as_i64(), Some(a));
     assert_eq!(out.data["created"], false);
     assert!(out.summary.starts_with("Reminder already set"));
-    let n: i64 = c.query_row("SELECT COUNT(*) FROM reminders", [], |r| r.get(0)).unwrap();
+    let n = Fixture(&c).count("reminders", "", []);
     assert_eq!(n, 1);
 }
 
@@ -181,7 +183,7 @@ fn cancel_by_id() {
     assert!(matches!(err, SkillError::NotFound(_)));
     let err = call(&c, json!({"action": "cancel", "item_id": "soon"})).unwrap_err();
     assert!(matches!(err, SkillError::Param { name: "item_id", .. }));
-    c.execute("UPDATE reminders SET state = 'fired' WHERE id = ?1", [id]).unwrap();
+    Fixture(&c).set("reminders", "state = 'fired'", "id = ?1", [id]);
     let err = call(&c, json!({"action": "cancel", "item_id": id})).unwrap_err();
     assert!(err.to_string().contains("already fired"), "{err}");
 }
@@ -228,7 +230,7 @@ fn ambiguous_cancel_lists_candidates() {
     );
     assert_eq!(out.choices.len(), 2);
     assert_eq!(out.data["cancelled"], false);
-    let pending: i64 = c.query_row("SELECT COUNT(*) FROM reminders WHERE state = 'pending'", [], |r| r.get(0)).unwrap();
+    let pending = RemindersRepo(&c).pending_count().unwrap();
     assert_eq!(pending, 2, "nothing cancelled while it is unclear which");
     // An exact message wins over partial ones.
     let out = call(&c, json!({"action": "cancel", "message": "Call mum"})).unwrap();

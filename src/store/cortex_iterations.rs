@@ -1,0 +1,71 @@
+//! `cortex_iterations`: one row per ACT loop iteration (the audit reads them through
+//! [`super::RoutingRepo::act_iterations`]).
+
+use super::StoreError;
+use rusqlite::{Connection, params};
+
+/// One iteration as the ACT loop records it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IterationRow<'a> {
+    pub exchange_id: &'a str,
+    pub routing_decision_id: Option<&'a str>,
+    pub iteration: i64,
+    pub planner: &'a str,
+    /// JSON.
+    pub actions: &'a str,
+    /// JSON.
+    pub results: Option<&'a str>,
+    pub execution_time_ms: f64,
+    pub fatigue: f64,
+    pub cost: f64,
+    pub termination_reason: Option<&'a str>,
+    pub created_at: i64,
+}
+
+pub struct CortexIterationsRepo<'c>(pub &'c Connection);
+
+impl CortexIterationsRepo<'_> {
+    /// Set why the loop stopped on an iteration already recorded. Returns whether one was.
+    pub fn set_termination(&self, exchange_id: &str, iteration: i64, reason: &str) -> Result<bool, StoreError> {
+        let n = self.0.execute(
+            "UPDATE cortex_iterations SET termination_reason = ?3
+             WHERE exchange_id = ?1 AND iteration_number = ?2",
+            params![exchange_id, iteration, reason],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Record one ACT iteration.
+    pub fn insert(&self, it: &IterationRow<'_>) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO cortex_iterations (exchange_id, routing_decision_id, iteration_number, planner,
+                 actions_executed, action_results, execution_time_ms, fatigue, iteration_cost, mode,
+                 termination_reason, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'ACT', ?10, ?11)",
+            params![
+                it.exchange_id,
+                it.routing_decision_id,
+                it.iteration,
+                it.planner,
+                it.actions,
+                it.results,
+                it.execution_time_ms,
+                it.fatigue,
+                it.cost,
+                it.termination_reason,
+                it.created_at
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// `(skill, uses)` over every recorded action, most used first.
+    pub fn skill_use(&self, limit: usize) -> Result<Vec<(Option<String>, i64)>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT json_extract(value, '$.type'), COUNT(*) FROM cortex_iterations, json_each(actions_executed)
+             GROUP BY 1 ORDER BY 2 DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

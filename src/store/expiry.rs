@@ -1,0 +1,62 @@
+//! The short-lived tables' expiry: the rows past their time, as the JSON snapshots
+//! `memory_deletions` keeps, and their removal. One place for the four tables, because the
+//! decay pass treats them alike.
+
+use super::StoreError;
+use super::browse::row_object;
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+/// A table whose rows carry `expires_at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShortLived {
+    Gists,
+    Facts,
+    WorkingMemory,
+    Fok,
+}
+
+impl ShortLived {
+    pub const ALL: [ShortLived; 4] = [ShortLived::Gists, ShortLived::Facts, ShortLived::WorkingMemory, ShortLived::Fok];
+
+    fn table(self) -> &'static str {
+        match self {
+            ShortLived::Gists => "gists",
+            ShortLived::Facts => "facts",
+            ShortLived::WorkingMemory => "working_memory",
+            ShortLived::Fok => "fok",
+        }
+    }
+
+    /// The layer name `memory_deletions` records (the memory browser's kinds, so a user's
+    /// "forget" and decay name the same row alike).
+    pub fn layer(self) -> &'static str {
+        match self {
+            ShortLived::Gists => "gist",
+            ShortLived::Facts => "fact",
+            ShortLived::WorkingMemory => "working_memory",
+            ShortLived::Fok => "fok",
+        }
+    }
+
+    /// The column naming a row.
+    pub fn key_column(self) -> &'static str {
+        match self {
+            ShortLived::Fok => "topic",
+            _ => "id",
+        }
+    }
+}
+
+/// The rows of `table` expired at `now`, each as a JSON object of its columns.
+pub fn expired_rows(c: &Connection, table: ShortLived, now: i64) -> Result<Vec<Value>, StoreError> {
+    let mut stmt = c.prepare(&format!("SELECT * FROM {} WHERE expires_at <= ?1", table.table()))?;
+    let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
+    let rows = stmt.query_map(params![now], |r| row_object(r, &names).map(Value::Object))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Remove the rows of `table` expired at `now`. Returns how many.
+pub fn delete_expired(c: &Connection, table: ShortLived, now: i64) -> Result<usize, StoreError> {
+    Ok(c.execute(&format!("DELETE FROM {} WHERE expires_at <= ?1", table.table()), params![now])?)
+}

@@ -1,0 +1,106 @@
+//! `facts`: a topic's key/value facts (24 h). Every statement on the table is here but the
+//! expiry sweep of the decay pass ([`super::expired_rows`]).
+
+use super::{FactRow, StoreError};
+use rusqlite::{Connection, params};
+
+/// A live fact of a topic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveFact {
+    pub id: i64,
+    pub key: String,
+    pub value: String,
+    pub confidence: f64,
+    pub updated_at: i64,
+}
+
+pub struct FactsRepo<'c>(pub &'c Connection);
+
+impl FactsRepo<'_> {
+    /// `(key, value)` of the topic's live facts, newest first, at most `limit`.
+    pub fn for_context(&self, topic: &str, now: i64, limit: usize) -> Result<Vec<(String, String)>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT key, value FROM facts WHERE topic = ?1 AND expires_at > ?2 ORDER BY updated_at DESC, id DESC LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![topic, now, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Unexpired facts of every topic, newest first (a changed fact wins over the old one).
+    pub fn unexpired(&self, now: i64, limit: i64) -> Result<Vec<FactRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, key, value FROM facts WHERE expires_at > ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2",
+        )?;
+        let rows =
+            stmt.query_map(params![now, limit], |r| Ok(FactRow { id: r.get(0)?, key: r.get(1)?, value: r.get(2)? }))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Drop the topic's expired facts.
+    pub fn sweep_topic(&self, topic: &str, now: i64) -> Result<usize, StoreError> {
+        Ok(self.0.execute("DELETE FROM facts WHERE topic = ?1 AND expires_at <= ?2", params![topic, now])?)
+    }
+
+    /// Every fact of the topic (call [`Self::sweep_topic`] first for live ones).
+    pub fn of_topic(&self, topic: &str) -> Result<Vec<LiveFact>, StoreError> {
+        let mut stmt =
+            self.0.prepare_cached("SELECT id, key, value, confidence, updated_at FROM facts WHERE topic = ?1")?;
+        let rows = stmt.query_map(params![topic], |r| {
+            Ok(LiveFact {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                value: r.get(2)?,
+                confidence: r.get(3)?,
+                updated_at: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn delete(&self, id: i64) -> Result<(), StoreError> {
+        self.0.execute("DELETE FROM facts WHERE id = ?1", params![id])?;
+        Ok(())
+    }
+
+    /// Set `key` of `topic` from a conversation, live until `expires_at`: a newer value
+    /// replaces the old one, and the fact becomes the conversation's.
+    pub fn upsert_learned(
+        &self,
+        topic: &str,
+        key: &str,
+        value: &str,
+        confidence: f64,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, 'conversation', ?5, ?5, ?6)
+             ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
+                 source = excluded.source, updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+            params![topic, key, value, confidence, now, expires_at],
+        )?;
+        Ok(())
+    }
+
+    /// Set `key` of `topic` because the user asked to remember it: a new row is the user's, an
+    /// existing one keeps its source.
+    pub fn upsert_stated(
+        &self,
+        topic: &str,
+        key: &str,
+        value: &str,
+        confidence: f64,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, 'user', ?5, ?5, ?6)
+             ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
+                 updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+            params![topic, key, value, confidence, now, expires_at],
+        )?;
+        Ok(())
+    }
+}

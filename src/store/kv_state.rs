@@ -1,0 +1,28 @@
+//! `kv_state`: small named values that outlive a restart (the decay pass's clock, the
+//! router's per-topic state, the adaptive layer's style profile). [`super::TurnRepo::kv_get`]
+//! and `kv_set` keep JSON in it through these.
+
+use super::StoreError;
+use rusqlite::{Connection, OptionalExtension, params};
+
+pub struct KvStateRepo<'c>(pub &'c Connection);
+
+impl KvStateRepo<'_> {
+    pub fn get_text(&self, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .0
+            .query_row("SELECT value FROM kv_state WHERE namespace = ?1 AND key = ?2", params![namespace, key], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    pub fn set_text(&self, namespace: &str, key: &str, value: &str, now: i64) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO kv_state (namespace, key, value, updated_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            params![namespace, key, value, now],
+        )?;
+        Ok(())
+    }
+}

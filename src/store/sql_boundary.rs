@@ -1,0 +1,86 @@
+//! SQL lives in the store: a test that reads every `.rs` file under `src/` and fails, naming
+//! file and line, for any SQL statement outside `src/store/`. Comment lines are skipped (prose
+//! may name a statement); string contents are not, which is where statements are.
+
+use std::path::{Path, PathBuf};
+
+/// Files allowed to hold statements for now, each with why. An entry whose file no longer
+/// holds one fails the test too, so an exemption is removed as soon as it is not needed.
+const EXEMPT: &[(&str, &str)] = &[("src/tui/highlight.rs", "a syntax-highlighting sample, not a statement")];
+
+/// Unit tests of the workers read and set job states directly to check the queue; the queue's
+/// own statements are in store/jobs.rs. A line naming the `jobs` table is not counted.
+fn on_job_queue(line: &str) -> bool {
+    ["FROM jobs", "UPDATE jobs ", "INTO jobs"].iter().any(|t| line.contains(t))
+}
+
+/// Whether `line` holds the start of a SQL statement.
+fn has_statement(line: &str) -> bool {
+    const OPENERS: [&str; 5] = ["SELECT ", "INSERT INTO ", "INSERT OR ", "DELETE FROM ", "REPLACE INTO "];
+    if OPENERS.iter().any(|o| line.contains(o)) {
+        return true;
+    }
+    // `UPDATE <table> SET`
+    line.match_indices("UPDATE ").any(|(i, m)| {
+        let rest = &line[i + m.len()..];
+        let table_len = rest.bytes().take_while(|b| b.is_ascii_lowercase() || *b == b'_').count();
+        table_len > 0 && rest[table_len..].starts_with(" SET ")
+    })
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `file:line: text` of every statement outside the store, and the exemptions that found none.
+fn violations(root: &Path) -> (Vec<String>, Vec<&'static str>) {
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    let mut used = vec![false; EXEMPT.len()];
+    for path in files {
+        let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+        if rel.starts_with("src/store/") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") || !has_statement(code) || on_job_queue(code) {
+                continue;
+            }
+            match EXEMPT.iter().position(|(f, _)| *f == rel) {
+                Some(i) => used[i] = true,
+                None => found.push(format!("{rel}:{}: {}", n + 1, code)),
+            }
+        }
+    }
+    let stale = EXEMPT.iter().zip(used).filter(|(_, u)| !u).map(|((f, _), _)| *f).collect();
+    (found, stale)
+}
+
+#[test]
+fn sql_statements_live_only_in_the_store() {
+    let (found, stale) = violations(Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert!(found.is_empty(), "SQL outside src/store/ (add a repository method instead):\n{}", found.join("\n"));
+    assert!(stale.is_empty(), "exemptions no longer needed, remove them: {stale:?}");
+}
+
+#[test]
+fn statement_lines_are_told_from_prose() {
+    assert!(has_statement(r#"c.execute("DELETE FROM gists WHERE id = ?1", [id])"#));
+    assert!(has_statement(r#""UPDATE user_traits SET confidence = ?2 WHERE id = ?1""#));
+    assert!(has_statement("\"SELECT id FROM episodes"));
+    assert!(!has_statement("the UPDATE of a row sets it"));
+    assert!(!has_statement("UPDATE Gists SET"), "SQL table names are lower case");
+    assert!(on_job_queue("\"SELECT state FROM jobs WHERE id = ?1\""));
+}

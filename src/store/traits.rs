@@ -1,0 +1,216 @@
+//! `user_traits`: what the user is, as the chunker learned it, the user stated it and decay
+//! wears it down. Every statement on the table is here.
+
+use super::{StoreError, TraitRow};
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The stored row, as the §6.6 store rules need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTrait {
+    pub id: i64,
+    pub value: String,
+    pub confidence: f64,
+    pub reinforcement_count: u32,
+    pub last_reinforced_at: Option<i64>,
+}
+
+/// A trait to insert or overwrite with: the values an observation carries once its confidence
+/// was adjusted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TraitWrite<'a> {
+    pub key: &'a str,
+    pub value: &'a str,
+    pub category: &'a str,
+    pub confidence: f64,
+    /// `explicit` or `inferred`.
+    pub source: &'a str,
+    pub is_literal: bool,
+    /// When the user said it.
+    pub observed_at: i64,
+}
+
+/// One trait as the decay pass reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecayingTrait {
+    pub id: i64,
+    pub confidence: f64,
+    pub reinforcement_count: i64,
+    pub category: String,
+    pub source: String,
+    pub reliability: String,
+    pub at_floor_since: Option<i64>,
+}
+
+pub struct TraitsRepo<'c>(pub &'c Connection);
+
+impl TraitsRepo<'_> {
+    /// The traits context assembly injects: at least `min_confidence`, not contradicted or
+    /// superseded, the user's own statements first, at most `limit`.
+    pub fn for_context(&self, limit: usize, min_confidence: f64) -> Result<Vec<TraitRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
+             WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?2
+             ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![limit as i64, min_confidence], TraitRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every trait that is not superseded, at any confidence, newest first, at most `limit`.
+    pub fn not_superseded(&self, limit: i64) -> Result<Vec<TraitRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
+             WHERE reliability != 'superseded' ORDER BY updated_at DESC, id DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![limit], TraitRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Store a trait the user stated: full confidence, reliable, reinforced when repeated,
+    /// replacing an older value.
+    pub fn set_explicit(&self, key: &str, value: &str, category: &str, now: i64) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
+                                      reinforcement_count, last_reinforced_at, created_at, updated_at, reliability)
+             VALUES (?1, ?2, ?3, 1.0, 'explicit', 1, 1, ?4, ?4, ?4, 'reliable')
+             ON CONFLICT(trait_key) DO UPDATE SET
+                 reinforcement_count = CASE WHEN trait_value = excluded.trait_value
+                                            THEN reinforcement_count + 1 ELSE 1 END,
+                 last_conflict_at = CASE WHEN trait_value = excluded.trait_value
+                                         THEN last_conflict_at ELSE excluded.updated_at END,
+                 trait_value = excluded.trait_value, category = excluded.category, confidence = 1.0,
+                 source = 'explicit', last_reinforced_at = excluded.updated_at,
+                 updated_at = excluded.updated_at, reliability = 'reliable', at_floor_since = NULL",
+            params![key, value, category, now],
+        )?;
+        Ok(())
+    }
+
+    /// The trait stored under `key`, if any.
+    pub fn find(&self, key: &str) -> Result<Option<StoredTrait>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                "SELECT id, trait_value, confidence, reinforcement_count, last_reinforced_at FROM user_traits
+                 WHERE trait_key = ?1",
+                params![key],
+                |r| {
+                    Ok(StoredTrait {
+                        id: r.get(0)?,
+                        value: r.get(1)?,
+                        confidence: r.get(2)?,
+                        reinforcement_count: r.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32,
+                        last_reinforced_at: r.get(4)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// A new trait, counted once. Returns its id.
+    pub fn insert(&self, t: &TraitWrite<'_>, now: i64) -> Result<i64, StoreError> {
+        self.0.execute(
+            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
+                 reinforcement_count, last_reinforced_at, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?8)",
+            params![t.key, t.value, t.category, t.confidence, t.source, t.is_literal, t.observed_at, now],
+        )?;
+        Ok(self.0.last_insert_rowid())
+    }
+
+    /// The same value said again. An explicit restatement upgrades an inferred trait; it never
+    /// downgrades.
+    pub fn reinforce(
+        &self,
+        id: i64,
+        confidence: f64,
+        count: u32,
+        source: &str,
+        observed_at: i64,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.0.execute(
+            "UPDATE user_traits SET confidence = ?2, reinforcement_count = ?3, last_reinforced_at = ?4,
+                 updated_at = ?5, at_floor_since = NULL,
+                 source = CASE WHEN ?6 = 'explicit' THEN 'explicit' ELSE source END
+             WHERE id = ?1",
+            params![id, confidence, count, observed_at, now, source],
+        )?;
+        Ok(())
+    }
+
+    /// A new value replacing the old one (the conflict is stamped).
+    pub fn overwrite(&self, id: i64, t: &TraitWrite<'_>, now: i64) -> Result<(), StoreError> {
+        self.0.execute(
+            "UPDATE user_traits SET trait_value = ?2, category = ?3, confidence = ?4, source = ?5, is_literal = ?6,
+                 reinforcement_count = 1, last_reinforced_at = ?7, last_conflict_at = ?8, updated_at = ?8,
+                 at_floor_since = NULL
+             WHERE id = ?1",
+            params![id, t.value, t.category, t.confidence, t.source, t.is_literal, t.observed_at, now],
+        )?;
+        Ok(())
+    }
+
+    /// A rival value that did not win: only the conflict is stamped.
+    pub fn stamp_conflict(&self, id: i64, now: i64) -> Result<(), StoreError> {
+        self.0.execute("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![id, now])?;
+        Ok(())
+    }
+
+    /// How many traits are stored (the decay gate's richness).
+    pub fn count(&self) -> Result<i64, StoreError> {
+        Ok(self.0.query_row("SELECT COUNT(*) FROM user_traits", [], |r| r.get(0))?)
+    }
+
+    /// Every trait, for one decay pass.
+    pub fn for_decay(&self) -> Result<Vec<DecayingTrait>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, confidence, reinforcement_count, category, source, reliability, at_floor_since FROM user_traits",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(DecayingTrait {
+                id: r.get(0)?,
+                confidence: r.get(1)?,
+                reinforcement_count: r.get(2)?,
+                category: r.get(3)?,
+                source: r.get(4)?,
+                reliability: r.get(5)?,
+                at_floor_since: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// A decay step: the new confidence and the floor stamp.
+    pub fn set_decayed(&self, id: i64, confidence: f64, at_floor_since: Option<i64>) -> Result<(), StoreError> {
+        self.0
+            .prepare_cached("UPDATE user_traits SET confidence = ?2, at_floor_since = ?3 WHERE id = ?1")?
+            .execute(params![id, confidence, at_floor_since])?;
+        Ok(())
+    }
+
+    /// Remove the row (its vector and uncertainties are the caller's).
+    pub fn delete(&self, id: i64) -> Result<(), StoreError> {
+        self.0.execute("DELETE FROM user_traits WHERE id = ?1", params![id])?;
+        Ok(())
+    }
+
+    /// `(key, value, category)` of the confident, unchallenged traits, most confident first:
+    /// what the autobiography is written from.
+    pub fn confident(&self, min_confidence: f64, limit: usize) -> Result<Vec<(String, String, String)>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT trait_key, trait_value, category FROM user_traits
+             WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?1
+             ORDER BY confidence DESC, updated_at DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![min_confidence, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// `(newest updated_at or 0, row count)`: changes whenever a trait is added, changed or removed.
+    pub fn version(&self) -> Result<(i64, i64), StoreError> {
+        Ok(self.0.query_row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM user_traits", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?)
+    }
+}
