@@ -1,6 +1,6 @@
 //! Running the real binary against a temporary data dir, as a user would.
-#![allow(dead_code)] // Each test crate uses its own subset.
 
+use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -26,4 +26,12 @@ pub fn chalie_with(data: &Path, config: &Path, env: &[(&str, &str)], args: &[&st
 /// Process output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// Standard output read as one JSON object per line (`--json`, `--batch`, `--rerun`).
+pub fn json_lines(out: &Output) -> Vec<Value> {
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l}")))
+        .collect()
 }

@@ -1,13 +1,11 @@
 //! The OpenAI-compatible provider against an in-process double of the HTTP API.
 
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
 use std::time::{Duration, Instant};
 
+use crate::support::harness::dead_url;
+use crate::support::openai_double::{Double, Reply, embedding_for};
 use chalie::llm::openai::{OpenAiProvider, list_models};
 use chalie::llm::{ChatRequest, Completion, FinishReason, LlmError, Message, Provider, ResponseFormat, Token};
-use openai_double::{Double, Reply, embedding_for};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -38,14 +36,6 @@ async fn chat_with(
 
 async fn chat(provider: &OpenAiProvider, req: &ChatRequest) -> (Result<Completion, LlmError>, Vec<Token>) {
     chat_with(provider, req, &CancellationToken::new()).await
-}
-
-/// A port nothing listens on: bound, then released.
-fn dead_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    format!("http://127.0.0.1:{port}/v1")
 }
 
 #[tokio::test]

@@ -3,18 +3,13 @@
 //! routing decision offline, a changed router weight shows as differing turns, and damaged,
 //! newer, older or foreign logs replay what can be read without a panic.
 
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
-#[path = "support/bin.rs"]
-mod bin;
-use bin::{chalie_with, text};
+use crate::support::bin::{chalie_with, json_lines, text};
 
 /// The binary with a config file and the key the double's provider names in the env.
 fn chalie(data: &Path, config: &Path, args: &[&str]) -> Output {
     chalie_with(data, config, &[("DOUBLE_KEY", "sk-test-secret-4242")], args)
 }
-use openai_double::{Double, Reply};
+use crate::support::openai_double::{Double, Reply};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -29,15 +24,8 @@ const MESSAGES: &str = "What about that one?\nHello there!\nWhat is the capital 
 const CHANGED_WEIGHT: &str = "[router.weights]\nrespond.base = 0.30\n";
 
 /// A log recorded by [`record`] (regenerate with `CHALIE_WRITE_FIXTURES=1 cargo nextest run
-/// --test replay`): the bench's input, and a check that logs written earlier still read cleanly.
+/// --test it -E 'test(/^replay::/)'`): the bench's input, and a check that logs written earlier still read cleanly.
 const FIXTURE: &str = "tests/data/replay_session.jsonl";
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l}")))
-        .collect()
-}
 
 fn write_config(dir: &Path, base_url: &str, extra: &str) -> PathBuf {
     let path = dir.join(format!("config-{}.toml", extra.len()));

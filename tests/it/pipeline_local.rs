@@ -2,15 +2,12 @@
 //! all-MiniLM-L6-v2 embeddings): no endpoint, no scripted answers. Slower than the other
 //! pipeline tests (a few seconds of real generation) but part of the normal suite.
 
-#[path = "support/bin.rs"]
-mod bin;
-
+use crate::support::{bin, models};
 use chalie::cognition::intent::TriageSource;
 use chalie::cognition::pipeline::Engine;
 use chalie::cognition::router::Mode;
 use chalie::config::{LlmSettings, Role, TriageMode};
 use chalie::events::EventBus;
-use chalie::llm::local::fetch::Fetcher;
 use chalie::llm::local::{CHAT_MODEL, EMBED_MODEL, LocalProvider};
 use chalie::llm::{Llm, Route};
 use chalie::store::{ChatRepo, Db, RoutingRepo};
@@ -18,22 +15,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-fn models_dir() -> PathBuf {
-    std::env::var_os("CHALIE_MODELS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"))
-}
-
 async fn fetched_models() -> PathBuf {
-    let dir = models_dir();
-    tokio::task::spawn_blocking({
-        let dir = dir.clone();
-        move || Fetcher::default().fetch(&dir, &mut |_| {})
-    })
-    .await
-    .unwrap()
-    .expect("fetch the built-in models");
-    dir
+    tokio::task::spawn_blocking(models::fetched).await.unwrap()
 }
 
 #[tokio::test]

@@ -3,11 +3,8 @@
 //! vectors stored and recalled; switching models re-embeds what is stored in a resumable
 //! background job; a size that cannot be stored is a visible notice.
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
+use crate::support::harness::{Harness, settings};
+use crate::support::openai_double::{Double, Reply, embedding_of_size};
 use chalie::cognition::pipeline::Engine;
 use chalie::config::{Role, TriageMode};
 use chalie::events::{EngineEvent, EventBus, NoticeLevel, Stamped};
@@ -17,8 +14,6 @@ use chalie::memory::episodic::{insert_episode, wait_for_encoding};
 use chalie::memory::hybrid_recall;
 use chalie::memory::reembed::{self, Batch, REEMBED_QUEUE, Reconciled};
 use chalie::store::{Db, EmbeddingSpace, JobsRepo, Switch, VecTable, VectorRepo, embedding_space};
-use harness::{Harness, settings};
-use openai_double::{Double, Reply, embedding_of_size};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

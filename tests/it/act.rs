@@ -2,15 +2,10 @@
 //! unusable plans falling back to the deterministic planner, every termination reason, the
 //! skills' effects in the database, the pre-action reliability check, and the audit trail.
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
+use crate::support::harness::{self, Harness, start_heuristic};
+use crate::support::openai_double::Reply;
 use chalie::cognition::router::Mode;
 use chalie::events::EngineEvent;
-use harness::{Harness, start_heuristic};
-use openai_double::Reply;
 use serde_json::{Value, json};
 
 fn plan(actions: Value) -> Reply {

@@ -10,12 +10,10 @@
 //! got wrong and this one gets right; on 26 of the other 32 the two answered alike, on 6 both failed.
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
+use crate::support::models::embedder;
 use chalie::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
 use chalie::cognition::topic::{self, ClassifierParams, Detector, Message, Topic};
-use chalie::llm::local::embed::Embedder;
-use chalie::llm::local::fetch::{self, Fetcher};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -29,17 +27,6 @@ struct Line {
     text: String,
     filler: bool,
     boundary_before: bool,
-}
-
-fn embedder() -> &'static Embedder {
-    static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
-    EMBEDDER.get_or_init(|| {
-        let dir = std::env::var_os("CHALIE_MODELS_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"));
-        Fetcher::default().fetch(&dir, &mut |p| eprintln!("{p:?}")).unwrap();
-        Embedder::load(&fetch::model_dir(&dir, "all-minilm-l6-v2")).unwrap()
-    })
 }
 
 fn excerpts() -> Vec<Excerpt> {

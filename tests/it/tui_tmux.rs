@@ -5,14 +5,8 @@
 //! Needs tmux (`scripts/deps.sh` installs it). The tmux server is private to the test (its
 //! own socket in a temp dir) and is killed when the test ends, pass or fail.
 
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
-#[path = "support/tmux.rs"]
-mod tmux;
-
-use openai_double::{Double, Reply};
-use tmux::{config, launch, quit};
+use crate::support::openai_double::{Double, Reply};
+use crate::support::tmux::{config, launch, quit};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn type_stream_audit_quit_in_tmux() {

@@ -2,13 +2,9 @@
 //! profile and user traits, through the lightweight model when it answers and through the
 //! deterministic rules when it does not (or is not asked); a trait stated once is recalled later.
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-#[path = "support/word_hash.rs"]
-mod word_hash;
-
+use crate::support::harness::{self, Harness, dead_url, settings};
+use crate::support::openai_double::{Double, Reply};
+use crate::support::word_hash::WordHash;
 use chalie::cognition::pipeline::Engine;
 use chalie::config::{Role, TriageMode};
 use chalie::events::EventBus;
@@ -18,14 +14,11 @@ use chalie::memory::chunker::{Processed, process_next, run_chunker_worker, wait_
 use chalie::memory::recall::{RecallRequest, recall_with};
 use chalie::memory::traits::{CONFLICT_EVENT, TraitDecision};
 use chalie::store::{CHUNK_QUEUE, Db, JobsRepo, StoreError, now_ts};
-use harness::{Harness, dead_url, settings};
-use openai_double::{Double, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
-use word_hash::WordHash;
 
 struct Setup {
     _dir: TempDir,

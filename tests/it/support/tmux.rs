@@ -1,6 +1,4 @@
-//! A private tmux server running the real binary, for end-to-end terminal tests. Include
-//! with `#[path = "support/tmux.rs"] mod tmux;` (after `openai_double`, which it does not need).
-#![allow(dead_code)] // each test binary uses a different part
+//! A private tmux server running the real binary, for end-to-end terminal tests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

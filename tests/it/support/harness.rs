@@ -1,9 +1,7 @@
 //! An engine over an in-memory database and the scripted OpenAI double, plus readers for
-//! what a turn committed. Include after `openai_double`:
-//! `#[path = "support/pipeline_harness.rs"] mod harness;`.
-#![allow(dead_code)] // each test binary uses a different part
+//! what a turn committed.
 
-use crate::openai_double::{Double, RecordedRequest, Reply};
+use super::openai_double::{Double, RecordedRequest, Reply};
 use chalie::cognition::pipeline::{Engine, TurnReport, prompts};
 use chalie::cognition::router::Mode;
 use chalie::config::{LlmSettings, Role, TriageMode};

@@ -3,13 +3,8 @@
 //! chat at start; list commands work through the deterministic planner and show in the ACT
 //! pane; quitting exits 0.
 
-#[path = "support/openai_double.rs"]
-mod openai_double;
-#[path = "support/tmux.rs"]
-mod tmux;
-
-use openai_double::{Double, Reply};
-use tmux::{config, launch, quit};
+use crate::support::openai_double::{Double, Reply};
+use crate::support::tmux::{config, launch, quit};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reminders_fire_and_lists_work_in_the_tui() {

@@ -1,9 +1,7 @@
 //! `chalie-tui memory`: listing a layer (table and JSON), searching, forgetting by typed id,
 //! and the exit codes for a bad id, against a seeded database in a temporary data dir.
 
-#[path = "support/bin.rs"]
-mod bin;
-use bin::{chalie, text};
+use crate::support::bin::{chalie, text};
 use serde_json::Value;
 use std::process::Output;
 

@@ -1,13 +1,9 @@
 //! Issue 6, episodic slice end to end: turns through the engine queue encode jobs, the
 //! episodic worker turns them into episodes with vectors, and hybrid recall finds them.
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-#[path = "support/word_hash.rs"]
-mod word_hash;
-
+use crate::support::harness::{self, Harness, settings};
+use crate::support::openai_double::{Double, Reply};
+use crate::support::word_hash::WordHash;
 use chalie::cognition::pipeline::Engine;
 use chalie::config::{Role, TriageMode};
 use chalie::events::EventBus;
@@ -16,12 +12,9 @@ use chalie::llm::{Llm, Provider, Route};
 use chalie::memory::episodic::{Processed, encode_state, process_next, wait_for_encoding};
 use chalie::memory::{hybrid_recall, run_episodic_worker};
 use chalie::store::{Db, JobsRepo, StoreError, now_ts};
-use harness::{Harness, settings};
-use openai_double::{Double, Reply};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use word_hash::WordHash;
 
 /// Chat roles on the scripted double (heuristic triage: one model call per turn), embeddings
 /// on `embedder`. Returns the harness and the engine's shared models for the worker.
@@ -231,7 +224,7 @@ async fn an_earlier_statement_reaches_a_later_reply_in_another_thread() {
     tokio::time::timeout(Duration::from_secs(5), worker).await.expect("the worker stops").unwrap();
 
     // An open question goes to the model with the episode in its context. ("When is my trip…?"
-    // is planned as an ACT; with no usable plan, memory answers it directly: tests/act.rs.)
+    // is planned as an ACT; with no usable plan, memory answers it directly: see the `act` module.)
     let r2 = h.say("t2", "Any tips for my trip to Lisbon with my sister?").await;
     assert_eq!(r2.memories.len(), 1, "{:?}", r2.memories);
     assert_eq!(r2.memories[0]["layer"], "episode");

@@ -1,19 +1,14 @@
 //! The cognition pipeline end to end against the scripted OpenAI double: each of the five
 //! modes from a realistic message, the audit rows every turn leaves, Phase D's writes, the
-//! identity hook, the event order and cancellation. Degradation: `pipeline_degrade.rs`;
-//! the built-in local models: `pipeline_local.rs`.
+//! identity hook, the event order and cancellation. Degradation: [`crate::pipeline_degrade`];
+//! the built-in local models: [`crate::pipeline_local`].
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
+use crate::support::harness::*;
+use crate::support::openai_double::Reply;
 use chalie::cognition::intent::TriageSource;
 use chalie::cognition::pipeline::TurnReport;
 use chalie::cognition::router::{DEFAULT_WEIGHTS_VERSION, Mode};
 use chalie::events::EngineEvent;
-use harness::*;
-use openai_double::Reply;
 use serde_json::Value;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -154,8 +149,8 @@ async fn a_request_without_its_object_is_clarified_mid_thread() {
 
 #[tokio::test]
 async fn a_skill_request_routes_to_act() {
-    // The model's plan is prose: the deterministic planner stands in (the ACT tests in
-    // tests/act.rs cover the loop itself).
+    // The model's plan is prose: the deterministic planner stands in (the `act` module
+    // covers the loop itself).
     let prose = || Reply::text("Sure, I'll add eggs and milk.");
     let h = start(vec![triage_reply("ACT", &["list"]), prose(), prose(), prose()]).await;
     let r = h.say("t", "add eggs and milk to my shopping list").await;

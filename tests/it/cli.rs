@@ -2,20 +2,12 @@
 //! through the whole pipeline (against the scripted OpenAI double, which the binary reaches
 //! through its config file) with `--json`, `--batch` and `audit`.
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
-#[path = "support/bin.rs"]
-mod bin;
-use bin::{chalie, text};
+use crate::support::bin::{chalie, json_lines, text};
+use crate::support::harness::{Call, kind, triage_reply};
+use crate::support::openai_double::{Double, Reply};
 use chalie::cognition::router::Mode;
-use harness::{Call, kind, triage_reply};
-use openai_double::{Double, Reply};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Output;
 
 #[test]
 fn version_prints_every_path_in_use() {
@@ -77,7 +69,7 @@ fn serve(script: Vec<Reply>) -> (tokio::runtime::Runtime, Double) {
 
 /// A config pointing every role at the double; `triage` is `[llm] triage`. The memory
 /// workers extract deterministically here, so each test's scripted replies are the turn's
-/// own calls (tests/memory_chunker.rs covers their model path).
+/// own calls (the `memory_chunker` module covers their model path).
 fn configure(data: &Path, base_url: &str, primary_url: Option<&str>, triage: &str) {
     let primary = match primary_url {
         Some(url) => format!("[providers.gone]\nkind = \"openai\"\nbase_url = \"{url}\"\n"),
@@ -90,13 +82,6 @@ fn configure(data: &Path, base_url: &str, primary_url: Option<&str>, triage: &st
         if primary_url.is_some() { "gone" } else { "double" },
     );
     std::fs::write(data.join("config.toml"), config).unwrap();
-}
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l}")))
-        .collect()
 }
 
 fn session_log(data: &Path) -> Vec<Value> {

@@ -1,18 +1,13 @@
 //! Degradation, never failure: every model call of a turn can hang, answer junk or be
 //! unreachable, and the turn still commits, with the audit row naming the fallback that fired.
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
+use crate::support::harness::*;
+use crate::support::openai_double::Reply;
 use chalie::cognition::context::ContextSignals;
 use chalie::cognition::intent::{TriageMode as Triaged, TriageSource};
 use chalie::cognition::router::{Mode, RouterState, RouterWeights, route_text};
 use chalie::config::{Role, TriageMode};
 use chalie::events::EngineEvent;
-use harness::*;
-use openai_double::Reply;
 
 const QUESTION: &str = "What is the capital of France?";
 /// Scores within the effective margin on a fresh thread (pinned below).

@@ -4,16 +4,10 @@
 //!
 //! Needs tmux (`scripts/deps.sh` installs it). The tmux server is private to the test.
 
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
-#[path = "support/tmux.rs"]
-mod tmux;
-
-use openai_double::{Double, Reply};
+use crate::support::openai_double::{Double, Reply};
+use crate::support::tmux::{self, Tmux, quit, shell_quote};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tmux::{Tmux, quit, shell_quote};
 
 /// Record three turns (a question, an ACT command, thanks) with the real binary.
 async fn record(dir: &Path) -> PathBuf {

@@ -1,25 +1,17 @@
 //! The built-in chat model, for real: SmolLM2-135M through llama.cpp on the CPU.
 //! The models are fetched first through the project's own fetch step.
 
-use chalie::llm::local::fetch::Fetcher;
+use crate::support::models;
 use chalie::llm::local::{CHAT_MODEL, LocalChat, LocalProvider};
 use chalie::llm::{ChatRequest, LlmError, Message, Provider, ResponseFormat};
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use tokio_util::sync::CancellationToken;
-
-fn models_dir() -> PathBuf {
-    std::env::var_os("CHALIE_MODELS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"))
-}
 
 /// One fetch per test process, and one model load.
 fn chat() -> &'static LocalChat {
     static CHAT: OnceLock<LocalChat> = OnceLock::new();
     CHAT.get_or_init(|| {
-        let dir = models_dir();
-        Fetcher::default().fetch(&dir, &mut |_| {}).expect("fetch the built-in models");
+        let dir = models::fetched();
         LocalChat::load(&dir.join(CHAT_MODEL).join("SmolLM2-135M-Instruct.Q4_1.gguf")).expect("load SmolLM2")
     })
 }

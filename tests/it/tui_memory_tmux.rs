@@ -4,14 +4,8 @@
 //!
 //! Needs tmux (`scripts/deps.sh` installs it); the tmux server is private to the test.
 
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
-#[path = "support/tmux.rs"]
-mod tmux;
-
-use openai_double::Double;
-use tmux::{config, launch, quit};
+use crate::support::openai_double::Double;
+use crate::support::tmux::{config, launch, quit};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browse_search_and_forget_in_tmux() {

@@ -3,11 +3,8 @@
 //! unusable model output falls back to the deterministic extractor, a second mention
 //! strengthens, and the decay engine forgets a faded trait on a fake clock, on the record.
 
-#[path = "support/pipeline_harness.rs"]
-mod harness;
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
+use crate::support::harness;
+use crate::support::openai_double::{Double, Reply};
 use async_trait::async_trait;
 use chalie::config::{Role, TriageMode};
 use chalie::events::{EngineEvent, EventBus, NoticeLevel};
@@ -17,7 +14,6 @@ use chalie::memory::decay::{run_decay_once, run_decay_task};
 use chalie::memory::episodic::{self, build_episode, insert_episode};
 use chalie::memory::semantic::{self, Processed, SEMANTIC_QUEUE};
 use chalie::store::{Db, EMBEDDING_DIM, ENCODE_QUEUE, JobsRepo, StoreError, now_ts};
-use openai_double::{Double, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,29 +4,11 @@
 //! `target/models`); later runs find the files present. Parallel test processes are
 //! safe: the fetcher locks the models dir and places files by atomic rename.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use crate::support::models::{embedder, fetched};
 
 use chalie::llm::LlmError;
 use chalie::llm::local::embed::Embedder;
 use chalie::llm::local::fetch::{self, Fetcher};
-
-fn models_dir() -> PathBuf {
-    std::env::var_os("CHALIE_MODELS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"))
-}
-
-fn fetched() -> PathBuf {
-    let dir = models_dir();
-    Fetcher::default().fetch(&dir, &mut |p| eprintln!("{p:?}")).unwrap();
-    dir
-}
-
-fn embedder() -> &'static Embedder {
-    static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
-    EMBEDDER.get_or_init(|| Embedder::load(&fetch::model_dir(&fetched(), "all-minilm-l6-v2")).unwrap())
-}
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

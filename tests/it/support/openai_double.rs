@@ -1,9 +1,8 @@
-//! An in-process OpenAI-compatible server for tests and benches.
+//! An in-process OpenAI-compatible server for the tests.
 //!
 //! Chat calls are answered from a script, in order, so a test states exactly what the
 //! "model" does; embeddings are deterministic; every request is recorded. It listens on
-//! loopback only. Include with `#[path = "support/openai_double.rs"] mod openai_double;`.
-#![allow(dead_code)] // each test binary uses a different part
+//! loopback only.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -46,7 +45,6 @@ impl Reply {
 
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {
-    pub method: String,
     pub path: String,
     /// Lower-cased names.
     pub headers: HashMap<String, String>,
@@ -103,10 +101,6 @@ impl Double {
     /// Only the chat requests, which are the ones that consume the script.
     pub fn chat_requests(&self) -> Vec<RecordedRequest> {
         self.requests().into_iter().filter(|r| r.path == "/v1/chat/completions").collect()
-    }
-
-    pub fn push(&self, reply: Reply) {
-        self.shared.script.lock().unwrap().push_back(reply);
     }
 
     /// Answer embeddings like a model of `dim` dimensions (texts sharing words are near).
@@ -171,19 +165,19 @@ pub fn embedding_of_size(text: &str, dim: usize) -> Vec<f32> {
     v.into_iter().map(|x| x / n).collect()
 }
 
-fn record(shared: &Shared, method: &str, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Value {
+fn record(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Value {
     let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let headers = headers
         .iter()
         .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
-    let request = RecordedRequest { method: method.into(), path: uri.path().into(), headers, body: body.clone() };
+    let request = RecordedRequest { path: uri.path().into(), headers, body: body.clone() };
     shared.requests.lock().unwrap().push(request);
     body
 }
 
 async fn chat(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let request = record(&shared, "POST", &uri, &headers, &body);
+    let request = record(&shared, &uri, &headers, &body);
     let Some(reply) = shared.script.lock().unwrap().pop_front() else {
         return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "script exhausted");
     };
@@ -285,7 +279,7 @@ fn respond(status: StatusCode, content_type: &str, body: impl Into<Body>) -> Res
 /// Vectors listed in reverse input order with correct `index` fields, so a client that
 /// trusts the listing order instead of `index` gets caught.
 async fn embeddings(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let request = record(&shared, "POST", &uri, &headers, &body);
+    let request = record(&shared, &uri, &headers, &body);
     let inputs: Vec<String> = match &request["input"] {
         Value::String(s) => vec![s.clone()],
         Value::Array(items) => items.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
@@ -315,7 +309,7 @@ async fn embeddings(State(shared): State<Arc<Shared>>, uri: Uri, headers: Header
 }
 
 async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
-    record(&shared, "GET", &uri, &headers, &Bytes::new());
+    record(&shared, &uri, &headers, &Bytes::new());
     let model = |id: &str| json!({ "id": id, "object": "model", "created": 0, "owned_by": "double" });
     let reply = json!({ "object": "list", "data": [model("double-chat"), model("double-embed")] });
     respond(StatusCode::OK, "application/json", reply.to_string())

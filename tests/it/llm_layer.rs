@@ -1,18 +1,15 @@
 //! The `Llm` layer over the real OpenAI-compatible client and a scripted server:
 //! deadlines, retries, events, structured output and its repair loop.
 
-#[path = "support/openai_double.rs"]
-mod openai_double;
-
+use crate::support::harness::drain;
+use crate::support::openai_double::{Double, Reply};
 use chalie::config::{LlmSettings, Role, TriageMode};
-use chalie::events::{EngineEvent, EventBus, Stamped};
+use chalie::events::{EngineEvent, EventBus};
 use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{ChatRequest, Llm, LlmError, Message, ResponseFormat, Route};
-use openai_double::{Double, Reply};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast::Receiver;
 use tokio_util::sync::CancellationToken;
 
 const KEY: &str = "sk-test-SECRET-4242";
@@ -36,14 +33,6 @@ fn llm_for(base_url: &str, bus: &EventBus, max_retries: u32) -> Llm {
 
 fn req(text: &str) -> ChatRequest {
     ChatRequest::new(vec![Message::system("You are terse."), Message::user(text)])
-}
-
-fn drain(rx: &mut Receiver<Stamped>) -> Vec<EngineEvent> {
-    let mut out = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        out.push(e.event);
-    }
-    out
 }
 
 async fn chat(llm: &Llm, text: &str) -> Result<String, LlmError> {
