@@ -401,5 +401,4 @@ pub async fn run_semantic_worker(db: Db, llm: std::sync::Arc<Llm>, bus: EventBus
 }
 
 #[cfg(test)]
-#[path = "semantic_tests.rs"]
 mod tests;

@@ -368,8 +368,6 @@ impl RouterSignals {
 }
 
 pub mod calibration;
-#[cfg(test)]
-mod clarify_tests;
 pub mod overrides;
 mod tiebreak;
 mod weights;

@@ -1,27 +1,14 @@
-//! An embedding provider for worker tests: each word of three letters or more hashes
-//! (FNV-1a) to one dimension, then unit length. Texts that share words are near, as with a
+//! An embedding provider for worker tests: the double's word-hash embedding
+//! ([`embedding_of_size`]) at the store's dimension. Texts that share words are near, as with a
 //! real model, and nothing needs model files. It serves no chat.
 
+use super::openai_double::embedding_of_size;
 use async_trait::async_trait;
 use chalie::llm::{ChatRequest, Completion, LlmError, Provider, Token};
 use chalie::store::EMBEDDING_DIM;
 use tokio_util::sync::CancellationToken;
 
 pub struct WordHash;
-
-pub fn word_hash_embedding(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; EMBEDDING_DIM];
-    let lower = text.to_lowercase();
-    for w in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
-        let h = w.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-        v[(h % EMBEDDING_DIM as u64) as usize] += 1.0;
-    }
-    if v.iter().all(|x| *x == 0.0) {
-        v[0] = 1.0;
-    }
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.into_iter().map(|x| x / n).collect()
-}
 
 #[async_trait]
 impl Provider for WordHash {
@@ -44,6 +31,6 @@ impl Provider for WordHash {
     }
 
     async fn embed(&self, _model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
-        Ok(inputs.iter().map(|t| word_hash_embedding(t)).collect())
+        Ok(inputs.iter().map(|t| embedding_of_size(t, EMBEDDING_DIM)).collect())
     }
 }

@@ -1,9 +1,7 @@
 //! The rules added for real chat: content weights, the refractory period and the block rule.
 
-use super::*;
-
-const DIM: usize = 384;
-const T0: i64 = 1_700_000_000;
+use super::{DIM, T0};
+use crate::cognition::boundary::*;
 
 fn random_unit(seed: u64) -> Vec<f32> {
     crate::cognition::topic::random_unit(seed, DIM)

@@ -1,7 +1,7 @@
 //! CLARIFY for unnamed referents and bare corrections (issue 14, item 5).
 
-use super::calibration::*;
-use super::*;
+use crate::cognition::router::calibration::*;
+use crate::cognition::router::*;
 
 /// A thread two exchanges in, none of whose working memory is code or resolves a pointer.
 fn thread_without_referent() -> ContextSignals {
