@@ -5,15 +5,20 @@ use crate::support::models;
 use chalie::llm::local::{CHAT_MODEL, LocalChat, LocalProvider};
 use chalie::llm::{ChatRequest, LlmError, Message, Provider, ResponseFormat};
 use std::sync::OnceLock;
+use tokio::sync::{Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
-/// One fetch per test process, and one model load.
-fn chat() -> &'static LocalChat {
-    static CHAT: OnceLock<LocalChat> = OnceLock::new();
-    CHAT.get_or_init(|| {
+/// One fetch per test process, and one model load. The model keeps its KV cache and the last
+/// call's stats, so each test holds it throughout: under `cargo test` the tests run on threads
+/// of one process, and another test's call in between would change what a test reads.
+async fn chat() -> MutexGuard<'static, LocalChat> {
+    static CHAT: OnceLock<Mutex<LocalChat>> = OnceLock::new();
+    let chat = CHAT.get_or_init(|| {
         let dir = models::fetched();
-        LocalChat::load(&dir.join(CHAT_MODEL).join("SmolLM2-135M-Instruct.Q4_1.gguf")).expect("load SmolLM2")
-    })
+        let path = dir.join(CHAT_MODEL).join("SmolLM2-135M-Instruct.Q4_1.gguf");
+        Mutex::new(LocalChat::load(&path).expect("load SmolLM2"))
+    });
+    chat.lock().await
 }
 
 fn ask(system: &str, user: &str) -> ChatRequest {
@@ -27,6 +32,7 @@ fn ask(system: &str, user: &str) -> ChatRequest {
 async fn answers_the_capital_of_france_with_paris() {
     let mut streamed = String::new();
     let c = chat()
+        .await
         .generate(
             &ask("You are a helpful assistant.", "What is the capital of France?"),
             &mut |t| streamed.push_str(&t.text),
@@ -42,9 +48,10 @@ async fn answers_the_capital_of_france_with_paris() {
 #[tokio::test]
 async fn reuses_the_cached_prompt_prefix() {
     let system = "You are Chalie, a calm and precise personal assistant. ".repeat(12);
-    chat().generate(&ask(&system, "Name a colour."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
-    chat().generate(&ask(&system, "Name a fruit."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
-    let s = chat().last_stats();
+    let chat = chat().await;
+    chat.generate(&ask(&system, "Name a colour."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
+    chat.generate(&ask(&system, "Name a fruit."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
+    let s = chat.last_stats();
     // Everything up to the changed user message came from the cache.
     assert!(s.reused_tokens > 100, "{s:?}");
     assert!(s.reused_tokens < s.prompt_tokens);
@@ -55,7 +62,7 @@ async fn json_requests_yield_parseable_json() {
     let mut r = ask("Reply with a JSON object with keys \"city\" and \"country\".", "Where is the Eiffel Tower?");
     r.format = ResponseFormat::JsonObject;
     r.max_tokens = 64;
-    let c = chat().generate(&r, &mut |_| {}, &CancellationToken::new()).await.unwrap();
+    let c = chat().await.generate(&r, &mut |_| {}, &CancellationToken::new()).await.unwrap();
     let v: serde_json::Value = serde_json::from_str(c.text.trim()).unwrap_or_else(|e| panic!("{e}: {:?}", c.text));
     assert!(v.is_object());
 }
@@ -64,10 +71,11 @@ async fn json_requests_yield_parseable_json() {
 async fn stops_when_cancelled() {
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let r = chat().generate(&ask("You are helpful.", "Tell me a long story."), &mut |_| {}, &cancel).await;
+    let chat = chat().await;
+    let r = chat.generate(&ask("You are helpful.", "Tell me a long story."), &mut |_| {}, &cancel).await;
     assert!(matches!(r, Err(LlmError::Cancelled)), "{r:?}");
     // And the engine still works afterwards.
-    chat().generate(&ask("You are helpful.", "Say hi."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
+    chat.generate(&ask("You are helpful.", "Say hi."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
 }
 
 #[tokio::test]

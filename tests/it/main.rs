@@ -3,10 +3,11 @@
 //! build of the test targets. Helpers shared by several modules live in [`support`].
 //!
 //! The runner is `cargo nextest run` (scripts/test.sh), which gives every test its own process.
-//! Under plain `cargo test` the tests share one process on several threads; none of them
-//! changes process-wide state (environment, current directory, globals): child processes get
-//! their environment on their `Command`, each tmux test runs its own server on its own socket,
-//! and the built-in models' fetch takes a file lock that also excludes threads of one process.
+//! Plain `cargo test --test it` also passes, with the tests on threads of one process: no test
+//! sets environment variables or the current directory (child processes get theirs on their
+//! `Command`), each tmux test runs its own server on its own socket, the models fetch takes a
+//! file lock that also excludes threads, and the one stateful global, the built-in chat model
+//! with its KV cache, is held by one test at a time.
 //!
 //! Unit tests follow one rule: a module's tests are inline in `#[cfg(test)] mod tests { .. }`
 //! or, when large, in `<module>/tests.rs` declared `#[cfg(test)] mod tests;` (more than one file
