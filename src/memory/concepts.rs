@@ -371,5 +371,4 @@ pub fn extract(ep: &EpisodeText, recurring: &HashSet<String>) -> Extraction {
 }
 
 #[cfg(test)]
-#[path = "concepts_tests.rs"]
 mod tests;

@@ -355,5 +355,4 @@ pub async fn process(
 }
 
 #[cfg(test)]
-#[path = "semantic_tests.rs"]
 mod tests;

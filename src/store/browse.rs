@@ -363,5 +363,4 @@ fn fts_query(s: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "browse_tests.rs"]
 mod tests;

@@ -440,6 +440,4 @@ fn normalised(v: &[f32]) -> Vec<f32> {
 }
 
 #[cfg(test)]
-mod chat_tests;
-#[cfg(test)]
 mod tests;

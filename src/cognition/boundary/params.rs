@@ -23,7 +23,7 @@ const REFRACTORY_MSGS: u32 = 0;
 /// Chit-chat segments are 8–16 lines; eight is most of one. With the refractory period adapted
 /// (all 150 even sessions, `--chitchat-sweep`, Pk / F1): 6/3 < 0.25 → 0.360 / 0.456; 8/2 < 0.25
 /// → 0.352 / 0.471; 10/2 < 0.3 → 0.351 / 0.475 (tied, but it needs twelve lines of the current
-/// topic and misses the join of session 38 in `tests/topic_chitchat.rs`); 12/2 < 0.3 → 0.358 /
+/// topic and misses the join of session 38 in `tests/it/topic_chitchat.rs`); 12/2 < 0.3 → 0.358 /
 /// 0.445; 4/2 < 0.2 → 0.368 / 0.503 with chatterbot dev Pk 0.184. Chatterbot dev with 8/2 < 0.25:
 /// Pk 0.169, F1 0.803 (0.170 / 0.813 before).
 const BLOCK_LEFT: u32 = 8;

@@ -1,5 +1,7 @@
 use super::*;
 
+mod chat;
+
 const DIM: usize = 384;
 const T0: i64 = 1_700_000_000;
 

@@ -262,8 +262,6 @@ impl RouterSignals {
 }
 
 pub mod calibration;
-#[cfg(test)]
-mod clarify_tests;
 pub mod config_check;
 pub mod overrides;
 mod tiebreak;

@@ -2,6 +2,8 @@ use super::calibration::*;
 use super::*;
 use crate::cognition::intent::IntentType;
 
+mod clarify;
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }

@@ -318,5 +318,4 @@ fn join(items: &[String]) -> String {
 }
 
 #[cfg(test)]
-#[path = "list_tests.rs"]
 mod tests;

@@ -206,5 +206,4 @@ pub fn which(what: &str, candidates: &[String]) -> String {
 }
 
 #[cfg(test)]
-#[path = "list_match_tests.rs"]
 mod tests;

@@ -438,5 +438,4 @@ fn cancel(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<
 }
 
 #[cfg(test)]
-#[path = "schedule_tests.rs"]
 mod tests;

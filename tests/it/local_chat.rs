@@ -1,0 +1,89 @@
+//! The built-in chat model, for real: SmolLM2-135M through llama.cpp on the CPU.
+//! The models are fetched first through the project's own fetch step.
+
+use crate::support::models;
+use chalie::llm::local::{CHAT_MODEL, LocalChat, LocalProvider};
+use chalie::llm::{ChatRequest, LlmError, Message, Provider, ResponseFormat};
+use std::sync::OnceLock;
+use tokio::sync::{Mutex, MutexGuard};
+use tokio_util::sync::CancellationToken;
+
+/// One fetch per test process, and one model load. The model keeps its KV cache and the last
+/// call's stats, so each test holds it throughout: under `cargo test` the tests run on threads
+/// of one process, and another test's call in between would change what a test reads.
+async fn chat() -> MutexGuard<'static, LocalChat> {
+    static CHAT: OnceLock<Mutex<LocalChat>> = OnceLock::new();
+    let chat = CHAT.get_or_init(|| {
+        let dir = models::fetched();
+        let path = dir.join(CHAT_MODEL).join("SmolLM2-135M-Instruct.Q4_1.gguf");
+        Mutex::new(LocalChat::load(&path).expect("load SmolLM2"))
+    });
+    chat.lock().await
+}
+
+fn ask(system: &str, user: &str) -> ChatRequest {
+    let mut r = ChatRequest::new(vec![Message::system(system), Message::user(user)]);
+    r.temperature = 0.0;
+    r.max_tokens = 48;
+    r
+}
+
+#[tokio::test]
+async fn answers_the_capital_of_france_with_paris() {
+    let mut streamed = String::new();
+    let c = chat()
+        .await
+        .generate(
+            &ask("You are a helpful assistant.", "What is the capital of France?"),
+            &mut |t| streamed.push_str(&t.text),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(c.text.contains("Paris"), "{:?}", c.text);
+    assert_eq!(streamed, c.text);
+    assert!(c.tokens_in > 10 && c.tokens_out > 0);
+}
+
+#[tokio::test]
+async fn reuses_the_cached_prompt_prefix() {
+    let system = "You are Chalie, a calm and precise personal assistant. ".repeat(12);
+    let chat = chat().await;
+    chat.generate(&ask(&system, "Name a colour."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
+    chat.generate(&ask(&system, "Name a fruit."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
+    let s = chat.last_stats();
+    // Everything up to the changed user message came from the cache.
+    assert!(s.reused_tokens > 100, "{s:?}");
+    assert!(s.reused_tokens < s.prompt_tokens);
+}
+
+#[tokio::test]
+async fn json_requests_yield_parseable_json() {
+    let mut r = ask("Reply with a JSON object with keys \"city\" and \"country\".", "Where is the Eiffel Tower?");
+    r.format = ResponseFormat::JsonObject;
+    r.max_tokens = 64;
+    let c = chat().await.generate(&r, &mut |_| {}, &CancellationToken::new()).await.unwrap();
+    let v: serde_json::Value = serde_json::from_str(c.text.trim()).unwrap_or_else(|e| panic!("{e}: {:?}", c.text));
+    assert!(v.is_object());
+}
+
+#[tokio::test]
+async fn stops_when_cancelled() {
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let chat = chat().await;
+    let r = chat.generate(&ask("You are helpful.", "Tell me a long story."), &mut |_| {}, &cancel).await;
+    assert!(matches!(r, Err(LlmError::Cancelled)), "{r:?}");
+    // And the engine still works afterwards.
+    chat.generate(&ask("You are helpful.", "Say hi."), &mut |_| {}, &CancellationToken::new()).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_provider_rejects_unknown_models_and_missing_files_clearly() {
+    let empty = tempfile::tempdir().unwrap();
+    let p = LocalProvider::new("local", empty.path());
+    let r = p.chat("gpt-9", &ask("s", "u"), &mut |_| {}, &CancellationToken::new()).await;
+    assert!(matches!(&r, Err(LlmError::ModelUnavailable { detail, .. }) if detail.contains(CHAT_MODEL)), "{r:?}");
+    let r = p.chat(CHAT_MODEL, &ask("s", "u"), &mut |_| {}, &CancellationToken::new()).await;
+    assert!(matches!(&r, Err(LlmError::ModelUnavailable { detail, .. }) if detail.contains("models fetch")), "{r:?}");
+}

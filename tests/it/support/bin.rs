@@ -1,0 +1,37 @@
+//! Running the real binary against a temporary data dir, as a user would.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `chalie-tui ARGS` with its data, models and config under `data` (config `config.toml`),
+/// diagnostics left at their default level.
+pub fn chalie(data: &Path, args: &[&str]) -> Output {
+    chalie_with(data, &data.join("config.toml"), &[], args)
+}
+
+/// [`chalie`] with another config file and extra environment variables.
+pub fn chalie_with(data: &Path, config: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
+        .args(args)
+        .env("CHALIE_DATA_DIR", data)
+        .env("CHALIE_CONFIG", config)
+        .env("CHALIE_MODELS_DIR", data.join("models"))
+        .envs(env.iter().copied())
+        .env_remove("CHALIE_LOG")
+        .output()
+        .expect("run chalie-tui")
+}
+
+/// Process output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Standard output read as one JSON object per line (`--json`, `--batch`, `--rerun`).
+pub fn json_lines(out: &Output) -> Vec<Value> {
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l}")))
+        .collect()
+}
