@@ -14,6 +14,7 @@ pub mod memory;
 pub mod runtime;
 pub mod session;
 pub mod store;
+pub mod text;
 pub mod tui;
 
 /// An error and its causes on one line ("cannot read x: permission denied"), for

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::signals::{normalize, phrase_at, starts_with_any, words};
+use crate::text::{normalize, phrase_at, starts_with_any, words};
 
 /// Which fast exit a social message takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::router::Mode;
-use super::signals::{Feedback, TextSignals, has_any, normalize, phrase_at, starts_with_any, words};
+use super::signals::{Feedback, TextSignals};
 use super::social::{SocialExit, social_match};
+use crate::text::{has_any, normalize, phrase_at, starts_with_any, words};
 
 mod triage;
 pub use triage::*;

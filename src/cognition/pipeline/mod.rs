@@ -151,7 +151,7 @@ impl Engine {
 
         // ── Topic: embed, classify with the boundary detector, read the topic's context.
         let clock = Instant::now();
-        let embedding = if signals::words(&signals::normalize(text)).is_empty() {
+        let embedding = if crate::text::words(&crate::text::normalize(text)).is_empty() {
             None
         } else {
             match self.llm.embed(&[text.to_string()]).await {
@@ -204,7 +204,7 @@ impl Engine {
             self_constraint: 0.0,
             focus_distraction: phases::is_distraction(topic.focus_on.as_deref(), &topic.report, social.is_some()),
             referent_support: Some(signals::reference::referent_support(
-                &signals::words(&signals::normalize(text)),
+                &crate::text::words(&crate::text::normalize(text)),
                 &a.working_memory.iter().map(|e| e.content.as_str()).collect::<Vec<_>>(),
                 topic.report.is_new_topic,
             )),

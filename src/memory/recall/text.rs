@@ -2,8 +2,8 @@
 //! search over the other layers (`keyword`).
 
 use super::{Pool, Row, SOURCE_LIMIT, SourceRank, layer_rank, read_row};
-use crate::cognition::signals::normalize;
 use crate::store::StoreError;
+use crate::text::normalize;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// An FTS5 MATCH expression: each term quoted (which strips every operator a user could type),

@@ -4,9 +4,9 @@
 //! provenance (which layer, which row, when, which sources matched and why it ranked).
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
-use crate::cognition::signals::{is_content_word, normalize, words};
 use crate::memory::recall::{RecallRequest, query_terms, recall_with};
 use crate::store::{GIST_TTL_S, TurnRepo};
+use crate::text::{is_content_word, normalize, words};
 use rusqlite::{Connection, params};
 use serde_json::{Map, Value, json};
 

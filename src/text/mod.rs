@@ -1,0 +1,9 @@
+//! Shared text vocabulary: how a message is lowercased, split into words and matched against
+//! phrases, and which words carry content. A leaf: it imports nothing from the crate, so the
+//! memory layer and cognition can both read text the same way without depending on each other.
+
+mod content;
+mod scan;
+
+pub use content::is_content_word;
+pub use scan::{find_phrase, has_any, normalize, phrase_at, starts_with_any, words};
