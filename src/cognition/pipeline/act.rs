@@ -3,11 +3,12 @@
 //! thread with a per-action timeout, one `cortex_iterations` row and one event per iteration.
 
 use super::Engine;
+use super::fallback::{Fallback, Stage};
 use crate::cognition::act::dispatch::{ActionResult, IMPLEMENTED, dispatch, is_consequential, unreliable_basis};
 use crate::cognition::act::plan::{ActLimits, Action, LoopState, Termination, parse_plan, plan_schema};
 use crate::cognition::act::planner;
 use crate::cognition::act::skill::SkillContext;
-use crate::cognition::intent::{PRIMITIVES, detect_skills};
+use crate::cognition::intent::PRIMITIVES;
 use crate::cognition::router::{ActOutcome, Mode};
 use crate::config::Role;
 use crate::events::{ActStep, EngineEvent};
@@ -42,10 +43,11 @@ pub fn skill_doc(skill: &str) -> Option<&'static str> {
 }
 
 /// The skills injected for this turn: the three primitives always, then up to three
-/// contextual ones from triage and from the message's own keywords; only implemented ones.
-pub fn select_skills(triage_skills: &[String], text: &str) -> Vec<String> {
+/// contextual ones from triage and from the message's own keywords (`named`); only
+/// implemented ones.
+pub fn select_skills(triage_skills: &[String], named: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = PRIMITIVES.iter().map(|s| s.to_string()).collect();
-    let contextual = triage_skills.iter().map(String::as_str).chain(detect_skills(text));
+    let contextual = triage_skills.iter().map(String::as_str).chain(named.iter().copied());
     for s in contextual {
         if out.len() >= PRIMITIVES.len() + 3 {
             break;
@@ -91,12 +93,12 @@ pub struct Iteration {
 }
 
 /// The whole loop.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ActRun {
     pub iterations: Vec<Iteration>,
     pub termination: Termination,
     /// Why the model's plan was not used, when the deterministic planner stood in.
-    pub planner_fallback: Option<String>,
+    pub planner_fallback: Option<Fallback>,
     /// The doubtful memory a consequential action would have relied on (then the loop
     /// stopped with `needs_confirmation` and the user is asked first).
     pub confirm: Option<String>,
@@ -119,7 +121,7 @@ pub struct AfterAct {
     pub cards: Vec<String>,
     /// Lines for the reply's system prompt.
     pub notes: Vec<String>,
-    pub fallback: Option<&'static str>,
+    pub fallback: Option<Fallback>,
 }
 
 /// A doubtful memory → ask first; an ambiguous reference → the skill's question is the reply,
@@ -135,7 +137,7 @@ pub fn after_act(run: &ActRun, builtin_primary: bool) -> AfterAct {
     let mut after = AfterAct { mode: None, outcome, cards: Vec::new(), notes: Vec::new(), fallback: None };
     if let Some(basis) = &run.confirm {
         after.mode = Some(Mode::Clarify);
-        after.fallback = Some("reliability_check");
+        after.fallback = Some(Fallback::ReliabilityCheck);
         after.notes.push(format!(
             "Do not act yet. The request relies on a memory marked doubtful: {basis}. Ask the user to confirm it \
              in one short question."
@@ -270,26 +272,26 @@ impl Engine {
         left: Duration,
         ctx: &SkillContext,
         cancel: &CancellationToken,
-    ) -> (Vec<Action>, &'static str, Option<String>) {
+    ) -> (Vec<Action>, &'static str, Option<Fallback>) {
         let builtin = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
         if iteration == 0
             && builtin
             && let Some(plan) = planner::plan(text, ctx.now)
         {
-            return (plan, "deterministic", Some("act_plan_builtin_model".into()));
+            return (plan, "deterministic", Some(Fallback::ActPlanBuiltinModel));
         }
         let req = plan_request(text, skills, history);
         let cap = if builtin { BUILTIN_PLAN_TIMEOUT } else { PLAN_TIMEOUT };
         let timeout = left.min(cap).min(Duration::from_millis(self.llm.settings().request_timeout_ms));
         let model = match self.llm.structured(Role::Primary, &req, &plan_schema(), timeout, cancel).await {
-            Ok(v) => parse_plan(&v, skills).map_err(|_| "act_plan_invalid".to_string()),
-            Err(e) => Err(super::fallback_name("act_plan", &e)),
+            Ok(v) => parse_plan(&v, skills).map_err(|_| Fallback::ActPlanInvalid),
+            Err(e) => Err(Fallback::model(Stage::ActPlan, &e)),
         };
         match model {
             Ok(plan) if !plan.is_empty() => (plan, "model", None),
             outcome if iteration == 0 => {
                 let why = match outcome {
-                    Ok(_) => "act_plan_empty".to_string(),
+                    Ok(_) => Fallback::ActPlanEmpty,
                     Err(e) => e,
                 };
                 match planner::plan(text, ctx.now) {
@@ -380,10 +382,12 @@ fn failed(action: &Action, why: &str) -> ActionResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cognition::intent::detect_skills;
 
     #[test]
     fn skills_are_primitives_plus_three_contextual_implemented_ones() {
-        let s = select_skills(&["list".into(), "persistent_task".into()], "remind me tomorrow and add milk to my list");
+        let text = "remind me tomorrow and add milk to my list";
+        let s = select_skills(&["list".into(), "persistent_task".into()], &detect_skills(text));
         assert_eq!(&s[..3], &["recall", "memorize", "introspect"]);
         assert!(s.contains(&"list".to_string()));
         assert!(!s.contains(&"persistent_task".to_string()), "not implemented: never offered");
@@ -427,7 +431,8 @@ mod tests {
         let recall = after_act(&run(vec![result("recall", true, false)], None), false);
         assert!(recall.cards.is_empty() && recall.notes[1] == "recall: recall done");
         let ask = after_act(&run(vec![result("recall", true, false)], Some("x (uncertain)")), false);
-        assert_eq!((ask.mode, ask.fallback), (Some(Mode::Clarify), Some("reliability_check")));
+        let wire = ask.fallback.map(|f| f.to_string());
+        assert_eq!((ask.mode, wire.as_deref()), (Some(Mode::Clarify), Some("reliability_check")));
         let mut which = result("list", true, true);
         which.summary = "Which one: oat milk or almond milk?".into();
         which.choices = vec!["oat milk".into(), "almond milk".into()];
@@ -443,7 +448,7 @@ mod tests {
 
     #[test]
     fn the_planner_prompt_has_only_the_selected_docs() {
-        let skills = select_skills(&["list".into()], "add milk to my list");
+        let skills = select_skills(&["list".into()], &detect_skills("add milk to my list"));
         let req = plan_request("add milk to my list", &skills, &[]);
         let system = &req.messages[0].content;
         assert!(system.contains("- list: named lists"));

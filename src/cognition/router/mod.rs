@@ -6,6 +6,10 @@
 //! caller keeps the per-topic [`RouterHistory`], measures `routing_time_ms`, runs the tie-break
 //! model, and logs the [`RoutingDecision`] (delivered mode, all five scores, snapshots).
 //!
+//! The scorer only proposes: the turn's mode is settled in one place, [`decide`] (social exit,
+//! identity hook, triage override, tie-break, and after ACT the reply's mode), with typed
+//! [`Reason`]s for the audit.
+//!
 //! # Calibrated defaults (why they differ from the published ones)
 //! The published weights ([`RouterWeights::published`]) send every cold first message to CLARIFY
 //! (§14): a cold new topic gives CLARIFY four boosters at once (cold boost, question-and-cold,
@@ -370,10 +374,12 @@ impl RouterSignals {
 pub mod calibration;
 #[cfg(test)]
 mod clarify_tests;
+mod decide;
 pub mod overrides;
 mod tiebreak;
 mod weights;
 
+pub use decide::{ActSequel, Decision, Evidence, Reason, Sequel, decide, triage_act_confirmed};
 pub use tiebreak::*;
 pub use weights::*;
 
