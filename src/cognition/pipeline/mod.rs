@@ -16,7 +16,7 @@ mod turn;
 
 pub use fallback::Fallback;
 pub use phases::{SILENCE_GAP_S, session_exchanges, shape_reply};
-pub use report::{RouterReport, SessionReport, Timings, TopicReport, TriageReport, TurnReport};
+pub use report::{RegulatorDecision, RouterReport, SessionReport, Timings, TopicReport, TriageReport, TurnReport};
 
 use crate::cognition::boundary::BoundaryParams;
 use crate::cognition::intent::Analysis;
