@@ -6,6 +6,7 @@
 //! database does; each fallback that fired is named in the audit row.
 
 pub mod act;
+mod after_act;
 mod commit;
 pub mod fallback;
 mod model;
