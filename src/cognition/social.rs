@@ -14,7 +14,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::signals::{normalize, phrase_at, starts_with_any, words};
+use crate::cognition::router::Mode;
+use crate::text::{normalize, phrase_at, starts_with_any, words};
 
 /// Which fast exit a social message takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +35,17 @@ pub struct SocialMatch {
     pub exit: SocialExit,
     /// "empty" | "cancel" | "self_resolved" | "greeting" | "thanks" | "acknowledgement".
     pub reason: &'static str,
+}
+
+impl SocialExit {
+    /// The mode a social exit delivers: a cancel is acknowledged ("Okay, dropped it."), the
+    /// rest keep their name.
+    pub fn mode(self) -> Mode {
+        match self {
+            SocialExit::Acknowledge | SocialExit::Cancel => Mode::Acknowledge,
+            SocialExit::Ignore => Mode::Ignore,
+        }
+    }
 }
 
 /// Most words a social message may have (greeting or thanks with its filler).
@@ -273,27 +285,32 @@ pub fn social_filter(text: &str) -> Option<SocialExit> {
 
 /// [`social_filter`] with the rule that matched.
 pub fn social_match(text: &str) -> Option<SocialMatch> {
+    let lower = normalize(text);
+    social_match_in(text, &words(&lower))
+}
+
+/// [`social_match`] over the message's words (from [`crate::text::words`] of its normalized
+/// text), for callers that already split it.
+pub fn social_match_in(text: &str, ws: &[&str]) -> Option<SocialMatch> {
     if text.trim().is_empty() {
         return Some(SocialMatch { exit: SocialExit::Ignore, reason: "empty" });
     }
-    let lower = normalize(text);
-    let ws = words(&lower);
     if ws.is_empty() {
         // Punctuation or emoji only: not empty, not clearly social; triage decides.
         return None;
     }
-    if let Some(m) = cancel_or_resolved(&ws) {
+    if let Some(m) = cancel_or_resolved(ws) {
         return Some(m);
     }
     if ws.len() > MAX_SOCIAL_WORDS {
         return None;
     }
-    if let Some(m) = acknowledgement(&ws, text) {
+    if let Some(m) = acknowledgement(ws, text) {
         return Some(m);
     }
-    let mut greeting = (0..ws.len()).any(|i| PLEASANTRIES.iter().any(|p| phrase_at(&ws, i, p)));
+    let mut greeting = (0..ws.len()).any(|i| PLEASANTRIES.iter().any(|p| phrase_at(ws, i, p)));
     let mut thanks = false;
-    for w in &ws {
+    for w in ws {
         if GREETING_ANCHORS.contains(w) {
             greeting = true;
         } else if THANKS_ANCHORS.contains(w) {

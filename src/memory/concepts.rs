@@ -14,8 +14,8 @@
 //! A concept's type depends on its name alone, so the same name always lands on the same
 //! `(name, concept_type)` row however it was mentioned.
 
-use crate::cognition::signals::{is_content_word, normalize, words};
 use crate::text::clip::clip;
+use crate::text::{is_content_word, normalize, words};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;

@@ -24,12 +24,12 @@
 //! unresolved (the user asked a question, or the reply asked back: CLARIFY), clamped to
 //! [0.1, 1.0]; the stored salience is `round(10·s)` in 1–10 and freshness starts at `s`.
 
-use crate::cognition::signals::{has_any, is_content_word, normalize, words};
 use crate::llm::Llm;
 use crate::store::{
     Db, ENCODE_QUEUE, EpisodesRepo, Job, JobState, JobsRepo, NewEpisode, StoreError, VecTable, VectorRepo, now_ts,
 };
 use crate::text::clip::clip;
+use crate::text::{has_any, is_content_word, normalize, words};
 use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -15,7 +15,7 @@ use super::patterns::{Sentence, sentences, statements};
 use super::shortterm::{FactDraft, GistDraft};
 use super::style::{Style, observe};
 use super::traits::{Source, TraitObservation};
-use crate::cognition::signals::{find_phrase, is_content_word};
+use crate::text::{find_phrase, is_content_word};
 use serde::Serialize;
 
 /// Everything one exchange yields, before the store rules run.

@@ -5,7 +5,7 @@
 //! name-like words right after the declaration counts, and the usual non-names ("call me
 //! later", "I'm tired") are refused.
 
-use crate::cognition::signals::normalize;
+use crate::text::normalize;
 
 /// Declarations, as normalised word sequences; the name follows directly.
 const DECLARATIONS: &[&[&str]] = &[

@@ -11,8 +11,8 @@
 
 use super::shortterm::FactDraft;
 use super::traits::{Source, TraitObservation};
-use crate::cognition::signals::{is_content_word, normalize};
 use crate::memory::identity::declared_name;
+use crate::text::{is_content_word, normalize};
 
 /// One word of a sentence.
 #[derive(Debug, Clone, PartialEq)]

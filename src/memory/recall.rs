@@ -33,8 +33,8 @@
 //! they never erase a match. Every [`Hit`] carries its provenance: the layer and row id, when it
 //! was written, the sources that found it with their ranks, and the score parts.
 
-use crate::cognition::signals::{is_content_word, normalize, words};
 use crate::store::{RecallRepo, RecallRow, StoreError, VecTable, VectorRepo, embedding_dim};
+use crate::text::{is_content_word, normalize, words};
 use rusqlite::Connection;
 use serde::Serialize;
 use std::collections::HashMap;

@@ -11,8 +11,8 @@
 //! confidence and a tie to the newer; at most [`FACTS_PER_TOPIC`] per topic, the least recently
 //! updated evicted.
 
-use crate::cognition::signals::{normalize, words};
 use crate::store::{FactsRepo, GIST_TTL_S, GistsRepo, NewGist, StoreError};
+use crate::text::{normalize, words};
 use rusqlite::Connection;
 use serde::Serialize;
 use std::collections::HashSet;

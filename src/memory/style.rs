@@ -11,8 +11,8 @@
 //! `{"observations": n, "dimensions": {name: value}}`: one row, read whole by the adaptive
 //! layer, so no table of its own.
 
-use crate::cognition::signals::{has_any, normalize, words};
 use crate::store::{StoreError, TurnRepo};
+use crate::text::{has_any, normalize, words};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

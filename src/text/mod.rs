@@ -1,3 +1,10 @@
-//! Plain-text utilities shared by every layer; a leaf module that imports nothing of the crate.
+//! Shared text vocabulary: how a message is lowercased, split into words and matched against
+//! phrases, and which words carry content. A leaf: it imports nothing from the crate, so the
+//! memory layer and cognition can both read text the same way without depending on each other.
 
 pub mod clip;
+mod content;
+mod scan;
+
+pub use content::is_content_word;
+pub use scan::{find_phrase, has_any, normalize, phrase_at, starts_with_any, words};

@@ -12,10 +12,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::router::Mode;
-use super::signals::{Feedback, TextSignals, has_any, normalize, phrase_at, starts_with_any, words};
-use super::social::{SocialExit, social_match};
+use super::signals::{Feedback, TextSignals};
+use super::social::SocialExit;
+use crate::text::{has_any, normalize, phrase_at, starts_with_any, words};
 
+mod analysis;
 mod triage;
+pub use analysis::Analysis;
 pub use triage::*;
 
 // ───────────────────────────── intent classifier ─────────────────────────────
@@ -436,8 +439,9 @@ fn strip_polite<'a, 'b>(mut ws: &'b [&'a str]) -> &'b [&'a str] {
 }
 
 /// Whether the message asks for a skill or a tool (the [`IntentType::Action`] test).
-fn is_action(ws: &[&str], url: bool) -> bool {
-    if !detect_skills_in(ws, url).is_empty() || has_any(ws, TOOL_WORDS) {
+fn is_action(msg: &Analysis) -> bool {
+    let ws = msg.words.as_slice();
+    if !msg.skills.is_empty() || has_any(ws, TOOL_WORDS) {
         return true;
     }
     let core = strip_polite(ws);
@@ -452,21 +456,26 @@ fn is_action(ws: &[&str], url: bool) -> bool {
 /// Classify one message (§3.3). `signals` must be [`super::signals::extract`] of `text`.
 pub fn classify_intent(text: &str, signals: &TextSignals, ctx: &IntentContext) -> IntentResult {
     let lower = normalize(text);
-    let ws = words(&lower);
-    let intent_type = classify_type(text, &ws, signals, ctx);
-    let complexity = estimate_complexity(text, &ws, signals);
-    let confidence = intent_confidence(intent_type, signals, ctx);
+    classify(&Analysis::with_signals(text, &lower, words(&lower), signals.clone()), ctx)
+}
+
+/// [`classify_intent`] over a message already read.
+pub fn classify(msg: &Analysis, ctx: &IntentContext) -> IntentResult {
+    let intent_type = classify_type(msg, ctx);
+    let complexity = estimate_complexity(msg.text, &msg.words, &msg.signals);
+    let confidence = intent_confidence(intent_type, &msg.signals, ctx);
     IntentResult { intent_type, complexity, confidence }
 }
 
-fn classify_type(text: &str, ws: &[&str], s: &TextSignals, ctx: &IntentContext) -> IntentType {
+fn classify_type(msg: &Analysis, ctx: &IntentContext) -> IntentType {
+    let (ws, s) = (msg.words.as_slice(), &msg.signals);
     if s.prompt_token_count == 0 {
         return IntentType::Empty;
     }
-    if is_action(ws, contains_url(text)) {
+    if is_action(msg) {
         return IntentType::Action;
     }
-    match social_match(text) {
+    match msg.social {
         Some(m) if m.reason == "greeting" => return IntentType::Greeting,
         Some(m) if m.reason == "thanks" => return IntentType::Feedback,
         Some(m) if m.exit == SocialExit::Cancel => return IntentType::Command,

@@ -75,6 +75,18 @@ impl TriageMode {
     }
 }
 
+impl From<crate::cognition::social::SocialExit> for TriageMode {
+    /// A social exit as triage records it (CANCEL keeps its own name here; the delivered mode
+    /// is [`crate::cognition::social::SocialExit::mode`]).
+    fn from(exit: crate::cognition::social::SocialExit) -> TriageMode {
+        use crate::cognition::social::SocialExit;
+        match exit {
+            SocialExit::Acknowledge => TriageMode::Acknowledge,
+            SocialExit::Cancel => TriageMode::Cancel,
+            SocialExit::Ignore => TriageMode::Ignore,
+        }
+    }
+}
 impl Effort {
     /// Unknown values become `moderate` (§3.4).
     pub fn parse(s: &str) -> Effort {
@@ -268,12 +280,15 @@ impl TriageResult {
 /// A question that asks for facts about the world (R2's "factual-question pattern"): a question
 /// mark and a leading wh-word or yes/no auxiliary.
 pub fn is_factual_question(text: &str) -> bool {
+    let lower = normalize(text);
+    factual_question(text, &words(&lower))
+}
+
+fn factual_question(text: &str, ws: &[&str]) -> bool {
     if !text.contains('?') {
         return false;
     }
-    let lower = normalize(text);
-    let ws = words(&lower);
-    let core = strip_polite(&ws);
+    let core = strip_polite(ws);
     let heads = ["what", "where", "when", "who", "which", "how", "is", "are", "was", "were", "did", "does", "do"];
     core.first().is_some_and(|w| heads.contains(w) || *w == "what's" || *w == "who's" || *w == "where's")
 }
@@ -285,14 +300,19 @@ pub fn is_factual_question(text: &str) -> bool {
 /// without tools; runs after the rules that can produce ACT so their result is checked too), R4
 /// (same tool right after ACT), R6 (effort proportionality).
 pub fn sanity_check(
-    mut r: TriageResult,
+    r: TriageResult,
     text: &str,
     signals: &TextSignals,
     ctx: &TriageContext,
 ) -> (TriageResult, Vec<&'static str>) {
-    let mut fired: Vec<&'static str> = Vec::new();
     let lower = normalize(text);
-    let ws = words(&lower);
+    sanity_check_for(r, &Analysis::with_signals(text, &lower, words(&lower), signals.clone()), ctx)
+}
+
+/// [`sanity_check`] over a message already read.
+pub fn sanity_check_for(mut r: TriageResult, msg: &Analysis, ctx: &TriageContext) -> (TriageResult, Vec<&'static str>) {
+    let mut fired: Vec<&'static str> = Vec::new();
+    let (text, ws, signals) = (msg.text, msg.words.as_slice(), &msg.signals);
     let answerable = matches!(r.mode, TriageMode::Respond | TriageMode::Clarify);
 
     // R3: IGNORE on a real question (> 3 words with a `?`) → RESPOND. CANCEL is protected.
@@ -301,12 +321,12 @@ pub fn sanity_check(
         fired.push("R3");
     }
     // R5: a URL is an unambiguous request to read something.
-    if answerable && contains_url(text) {
+    if answerable && msg.url {
         r.set_mode(TriageMode::Act);
         r.skills.push("read".to_string());
         r.skills = normalize_skills(&r.skills, true);
         fired.push("R5");
-    } else if answerable && has_any(&ws, TOOL_WORDS) {
+    } else if answerable && has_any(ws, TOOL_WORDS) {
         // R2b: explicit tool-invocation words.
         r.set_mode(TriageMode::Act);
         fired.push("R2b");
@@ -315,7 +335,7 @@ pub fn sanity_check(
     if r.mode == TriageMode::Respond
         && r.freshness_risk >= FRESHNESS_ACT_THRESHOLD
         && !ctx.tools_available.is_empty()
-        && is_factual_question(text)
+        && factual_question(text, ws)
     {
         r.set_mode(TriageMode::Act);
         fired.push("R2");
@@ -327,7 +347,7 @@ pub fn sanity_check(
         } else if !ctx.tools_available.is_empty() {
             fired.push("R1:deferred_to_loop");
         } else {
-            let recovered = detect_skills_in(&ws, contains_url(text));
+            let recovered = &msg.skills;
             if recovered.is_empty() {
                 r.set_mode(TriageMode::Respond);
                 r.reasoning = format!("capability gap: {}", r.reasoning);
@@ -379,30 +399,34 @@ pub fn sanity_check(
 /// ACT with those skills; tool words, a URL or real-time words with tools registered → ACT with
 /// freshness 0.8; an empty message → IGNORE; otherwise RESPOND.
 pub fn heuristic_triage(text: &str, signals: &TextSignals, ctx: &TriageContext) -> TriageResult {
+    let lower = normalize(text);
+    heuristic_triage_for(&Analysis::with_signals(text, &lower, words(&lower), signals.clone()), ctx)
+}
+
+/// [`heuristic_triage`] over a message already read.
+pub fn heuristic_triage_for(msg: &Analysis, ctx: &TriageContext) -> TriageResult {
+    let (ws, signals) = (msg.words.as_slice(), &msg.signals);
     if signals.prompt_token_count == 0 {
         let mut r = TriageResult::new(TriageMode::Ignore, TriageSource::Heuristic, "heuristic: empty");
         r.effort = Effort::Trivial;
         return r;
     }
-    let lower = normalize(text);
-    let ws = words(&lower);
-    let url = contains_url(text);
-    let skills = detect_skills_in(&ws, url);
+    let (url, skills) = (msg.url, &msg.skills);
     if !skills.is_empty() {
         let mut r = TriageResult::new(
             TriageMode::Act,
             TriageSource::Heuristic,
             format!("heuristic: innate skill {}", skills.join(", ")),
         );
-        r.skills = normalize_skills(&skills, true);
+        r.skills = normalize_skills(skills, true);
         r.confidence_internal = 0.3;
         r.confidence_tool_need = 0.2;
         r.freshness_risk = 0.2;
         r.effort = skills.iter().filter_map(|s| skill_tier(s)).max().unwrap_or(Effort::Trivial);
         return r;
     }
-    let command = url || has_any(&ws, TOOL_WORDS);
-    let realtime = has_any(&ws, REALTIME_WORDS);
+    let command = url || has_any(ws, TOOL_WORDS);
+    let realtime = has_any(ws, REALTIME_WORDS);
     if (command || realtime) && !ctx.tools_available.is_empty() {
         let mut r = TriageResult::new(
             TriageMode::Act,

@@ -3,12 +3,13 @@
 //! thread with a per-action timeout, one `cortex_iterations` row and one event per iteration.
 
 use super::Engine;
+pub use super::after_act::{AfterAct, NO_PLAN_REPLY, after_act};
+use super::fallback::{Fallback, Stage};
 use crate::cognition::act::dispatch::{ActionResult, dispatch, is_consequential, skill, unreliable_basis};
 use crate::cognition::act::plan::{ActLimits, Action, LoopState, Termination, parse_plan, plan_schema};
 use crate::cognition::act::planner;
 use crate::cognition::act::skill::SkillContext;
-use crate::cognition::intent::{PRIMITIVES, detect_skills};
-use crate::cognition::router::{ActOutcome, Mode};
+use crate::cognition::intent::PRIMITIVES;
 use crate::config::Role;
 use crate::events::{ActStep, EngineEvent};
 use crate::llm::{ChatRequest, Message, ResponseFormat};
@@ -31,10 +32,11 @@ pub fn skill_doc(name: &str) -> Option<&'static str> {
 }
 
 /// The skills injected for this turn: the three primitives always, then up to three
-/// contextual ones from triage and from the message's own keywords; only implemented ones.
-pub fn select_skills(triage_skills: &[String], text: &str) -> Vec<String> {
+/// contextual ones from triage and from the message's own keywords (`named`); only
+/// implemented ones.
+pub fn select_skills(triage_skills: &[String], named: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = PRIMITIVES.iter().map(|s| s.to_string()).collect();
-    let contextual = triage_skills.iter().map(String::as_str).chain(detect_skills(text));
+    let contextual = triage_skills.iter().map(String::as_str).chain(named.iter().copied());
     for s in contextual {
         if out.len() >= PRIMITIVES.len() + 3 {
             break;
@@ -80,12 +82,12 @@ pub struct Iteration {
 }
 
 /// The whole loop.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ActRun {
     pub iterations: Vec<Iteration>,
     pub termination: Termination,
     /// Why the model's plan was not used, when the deterministic planner stood in.
-    pub planner_fallback: Option<String>,
+    pub planner_fallback: Option<Fallback>,
     /// The doubtful memory a consequential action would have relied on (then the loop
     /// stopped with `needs_confirmation` and the user is asked first).
     pub confirm: Option<String>,
@@ -96,65 +98,6 @@ impl ActRun {
         self.iterations.iter().flat_map(|i| i.results.iter())
     }
 }
-
-/// What the reply after an ACT loop should be, decided from the loop's results alone.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AfterAct {
-    /// A mode forced by the results (CLARIFY to confirm, IGNORE when the cards are the reply);
-    /// `None`: the router's post-ACT re-route decides.
-    pub mode: Option<Mode>,
-    pub outcome: ActOutcome,
-    /// The reply itself when every action produced a card.
-    pub cards: Vec<String>,
-    /// Lines for the reply's system prompt.
-    pub notes: Vec<String>,
-    pub fallback: Option<&'static str>,
-}
-
-/// A doubtful memory → ask first; an ambiguous reference → the skill's question is the reply,
-/// as CLARIFY; all cards → the cards are the reply; nothing ran → say so
-/// (deterministically on the built-in model, which tends to echo an earlier confirmation
-/// instead); otherwise the model answers from the results.
-pub fn after_act(run: &ActRun, builtin_primary: bool) -> AfterAct {
-    let results: Vec<&ActionResult> = run.results().collect();
-    let outcome = ActOutcome {
-        substantive: results.iter().any(|r| r.ok),
-        all_cards: !results.is_empty() && results.iter().all(|r| r.card),
-    };
-    let mut after = AfterAct { mode: None, outcome, cards: Vec::new(), notes: Vec::new(), fallback: None };
-    if let Some(basis) = &run.confirm {
-        after.mode = Some(Mode::Clarify);
-        after.fallback = Some("reliability_check");
-        after.notes.push(format!(
-            "Do not act yet. The request relies on a memory marked doubtful: {basis}. Ask the user to confirm it \
-             in one short question."
-        ));
-    } else if results.iter().any(|r| !r.choices.is_empty()) {
-        // A reference that fits several things: the skill's question is the reply, and the
-        // turn is delivered as CLARIFY so the next message is read as the answer.
-        after.mode = Some(Mode::Clarify);
-        after.cards = results.iter().filter(|r| r.card || !r.choices.is_empty()).map(|r| r.summary.clone()).collect();
-    } else if outcome.all_cards {
-        after.cards = results.iter().map(|r| r.summary.clone()).collect();
-    } else if results.is_empty() && builtin_primary {
-        after.mode = Some(Mode::Ignore);
-        after.cards.push(NO_PLAN_REPLY.to_string());
-    } else if results.is_empty() {
-        after.notes.push(
-            "You could not work out an action for this request. Say so in one sentence and ask what exactly the \
-             user wants done."
-                .to_string(),
-        );
-    } else {
-        after.notes.push("You took these actions; answer the user from their results:".to_string());
-        after.notes.extend(results.iter().map(|r| format!("{}: {}", r.kind, r.summary)));
-    }
-    after
-}
-
-/// What an ACT turn with no workable plan says on the built-in model.
-pub const NO_PLAN_REPLY: &str = "I couldn't turn that into an action. I can add to or read your lists, set, list or \
-    cancel reminders, run focus sessions and recall what you've told me. Could you phrase it as one of those?";
 
 impl Engine {
     /// Run the ACT loop for one message.
@@ -259,26 +202,26 @@ impl Engine {
         left: Duration,
         ctx: &SkillContext,
         cancel: &CancellationToken,
-    ) -> (Vec<Action>, &'static str, Option<String>) {
+    ) -> (Vec<Action>, &'static str, Option<Fallback>) {
         let builtin = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
         if iteration == 0
             && builtin
             && let Some(plan) = planner::plan(text, ctx.now)
         {
-            return (plan, "deterministic", Some("act_plan_builtin_model".into()));
+            return (plan, "deterministic", Some(Fallback::ActPlanBuiltinModel));
         }
         let req = plan_request(text, skills, history);
         let cap = if builtin { BUILTIN_PLAN_TIMEOUT } else { PLAN_TIMEOUT };
         let timeout = left.min(cap).min(Duration::from_millis(self.llm.settings().request_timeout_ms));
         let model = match self.llm.structured(Role::Primary, &req, &plan_schema(), timeout, cancel).await {
-            Ok(v) => parse_plan(&v, skills).map_err(|_| "act_plan_invalid".to_string()),
-            Err(e) => Err(super::fallback_name("act_plan", &e)),
+            Ok(v) => parse_plan(&v, skills).map_err(|_| Fallback::ActPlanInvalid),
+            Err(e) => Err(Fallback::model(Stage::ActPlan, &e)),
         };
         match model {
             Ok(plan) if !plan.is_empty() => (plan, "model", None),
             outcome if iteration == 0 => {
                 let why = match outcome {
-                    Ok(_) => "act_plan_empty".to_string(),
+                    Ok(_) => Fallback::ActPlanEmpty,
                     Err(e) => e,
                 };
                 match planner::plan(text, ctx.now) {
@@ -361,70 +304,20 @@ fn failed(action: &Action, why: &str) -> ActionResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cognition::intent::detect_skills;
 
     #[test]
     fn skills_are_primitives_plus_three_contextual_implemented_ones() {
-        let s = select_skills(&["list".into(), "persistent_task".into()], "remind me tomorrow and add milk to my list");
+        let text = "remind me tomorrow and add milk to my list";
+        let s = select_skills(&["list".into(), "persistent_task".into()], &detect_skills(text));
         assert_eq!(&s[..3], &["recall", "memorize", "introspect"]);
         assert!(s.contains(&"list".to_string()));
         assert!(!s.contains(&"persistent_task".to_string()), "not implemented: never offered");
         assert!(s.len() <= 6);
     }
-
-    fn run(results: Vec<ActionResult>, confirm: Option<&str>) -> ActRun {
-        ActRun {
-            iterations: vec![Iteration {
-                iteration: 0,
-                planner: "model".into(),
-                actions: Vec::new(),
-                results,
-                ms: 0.0,
-                fatigue: 0.0,
-                cost: 0.0,
-            }],
-            termination: Termination::EmptyPlan,
-            planner_fallback: None,
-            confirm: confirm.map(str::to_string),
-        }
-    }
-
-    fn result(kind: &str, ok: bool, card: bool) -> ActionResult {
-        ActionResult {
-            kind: kind.into(),
-            ok,
-            summary: format!("{kind} done"),
-            data: json!({}),
-            ms: 0.0,
-            card,
-            choices: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn what_follows_the_loop() {
-        let cards = after_act(&run(vec![result("list", true, true), result("focus", false, true)], None), false);
-        assert_eq!((cards.mode, cards.cards.len()), (None, 2));
-        assert!(cards.outcome.all_cards && cards.outcome.substantive);
-        let recall = after_act(&run(vec![result("recall", true, false)], None), false);
-        assert!(recall.cards.is_empty() && recall.notes[1] == "recall: recall done");
-        let ask = after_act(&run(vec![result("recall", true, false)], Some("x (uncertain)")), false);
-        assert_eq!((ask.mode, ask.fallback), (Some(Mode::Clarify), Some("reliability_check")));
-        let mut which = result("list", true, true);
-        which.summary = "Which one: oat milk or almond milk?".into();
-        which.choices = vec!["oat milk".into(), "almond milk".into()];
-        let ask = after_act(&run(vec![result("list", true, true), which], None), true);
-        assert_eq!(ask.mode, Some(Mode::Clarify));
-        assert_eq!(ask.cards, ["list done", "Which one: oat milk or almond milk?"]);
-        let nothing = after_act(&run(vec![], None), true);
-        assert_eq!((nothing.mode, nothing.cards), (Some(Mode::Ignore), vec![NO_PLAN_REPLY.to_string()]));
-        let nothing = after_act(&run(vec![], None), false);
-        assert_eq!(nothing.mode, None);
-        assert_eq!(nothing.notes.len(), 1);
-    }
-
     #[test]
     fn the_planner_prompt_has_only_the_selected_docs() {
-        let skills = select_skills(&["list".into()], "add milk to my list");
+        let skills = select_skills(&["list".into()], &detect_skills("add milk to my list"));
         let req = plan_request("add milk to my list", &skills, &[]);
         let system = &req.messages[0].content;
         assert!(system.contains("- list: named lists"));

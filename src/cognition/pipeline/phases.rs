@@ -2,13 +2,11 @@
 //! and the topic stage (each one closure on the database thread, so one message's reads
 //! and writes are never interleaved with another's).
 
+use super::fallback::Fallback;
 use super::report::TopicReport;
 use crate::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
-use crate::cognition::intent::{TriageMode, TriageResult, detect_skills};
-use crate::cognition::router::{Mode, RouterState, RoutingDecision, TieChoice};
-use crate::cognition::social::{SocialExit, SocialMatch};
+use crate::cognition::router::{Mode, RouterState};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
-use crate::llm::LlmError;
 use crate::store::{ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
 use rusqlite::Connection;
 
@@ -36,87 +34,10 @@ pub fn session_exchanges(now: i64, times: &[i64]) -> (usize, Option<i64>) {
     (count, gap)
 }
 
-/// The name of a fallback for a failed model call at `stage` ("triage_timeout", …).
-pub fn fallback_name(stage: &str, e: &LlmError) -> String {
-    let kind = match e {
-        LlmError::Timeout { .. } => "timeout",
-        LlmError::InvalidOutput { .. } | LlmError::Protocol { .. } | LlmError::Empty { .. } => "invalid_output",
-        LlmError::Unreachable { .. } | LlmError::ModelUnavailable { .. } => "unavailable",
-        LlmError::Cancelled => "cancelled",
-        LlmError::Auth { .. } | LlmError::RateLimited { .. } | LlmError::Http { .. } | LlmError::Local(_) => "error",
-    };
-    format!("{stage}_{kind}")
-}
-
-/// Whether triage's ACT stands: the model (or the keyword fallback) asked for a contextual
-/// skill that the message itself names by keyword. A small model's unsupported ACT is not
-/// allowed to override the router (the sanity check's "heuristics can override" rule).
-pub fn triage_act_confirmed(triage: &TriageResult, text: &str) -> Option<Vec<String>> {
-    if triage.mode != TriageMode::Act {
-        return None;
-    }
-    let detected = detect_skills(text);
-    let agreed: Vec<String> = triage.skills.iter().filter(|s| detected.contains(&s.as_str())).cloned().collect();
-    (!agreed.is_empty()).then_some(agreed)
-}
-
-/// How the delivered mode came about.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Delivery {
-    pub mode: Mode,
-    pub pre_routed: bool,
-    pub reason: String,
-}
-
-/// Phase C's last word: a social exit, then a confirmed triage ACT, then the router. When the
-/// identity hook already stored the name the message declared, an ACT whose only skill would
-/// be `memorize` has nothing left to do: the turn is acknowledged instead.
-pub fn deliver(
-    social: Option<SocialMatch>,
-    triage: &TriageResult,
-    text: &str,
-    d: &RoutingDecision,
-    identity_stored: bool,
-) -> Delivery {
-    if let Some(s) = social {
-        let mode = match s.exit {
-            SocialExit::Acknowledge | SocialExit::Cancel => Mode::Acknowledge,
-            SocialExit::Ignore => Mode::Ignore,
-        };
-        return Delivery { mode, pre_routed: true, reason: format!("social exit ({})", s.reason) };
-    }
-    if identity_stored && (d.mode == Mode::Act || triage.mode == TriageMode::Act) && detect_skills(text) == ["memorize"]
-    {
-        return Delivery {
-            mode: Mode::Acknowledge,
-            pre_routed: false,
-            reason: format!("identity hook stored the name; nothing left to act on (router had {})", d.mode),
-        };
-    }
-    if d.mode != Mode::Act
-        && let Some(skills) = triage_act_confirmed(triage, text)
-    {
-        return Delivery {
-            mode: Mode::Act,
-            pre_routed: false,
-            reason: format!("triage chose ACT for {} (named in the message); router had {}", skills.join(", "), d.mode),
-        };
-    }
-    let reason = match (d.tiebreak, d.tiebreak_choice) {
-        (Some((a, b)), Some(c)) => {
-            let pick = if c == TieChoice::A { a } else { b };
-            format!("tie-breaker chose {pick} between {a} and {b}")
-        }
-        (Some((a, b)), None) => format!("{a} and {b} within the margin; the higher score kept"),
-        (None, _) => format!("highest score ({})", d.mode),
-    };
-    Delivery { mode: d.mode, pre_routed: false, reason }
-}
-
 /// Hold a weak model's reply to its mode's contract: an acknowledgement is at most two
 /// sentences; a clarification ends at its first question, and a "clarification" with no
 /// question is replaced by a deterministic one. Returns the fallback name when one fired.
-pub fn shape_reply(mode: Mode, reply: &str, vague_reference: bool) -> (String, Option<&'static str>) {
+pub fn shape_reply(mode: Mode, reply: &str, vague_reference: bool) -> (String, Option<Fallback>) {
     let reply = reply.trim();
     match mode {
         Mode::Acknowledge => (first_sentences(reply, 2), None),
@@ -136,7 +57,7 @@ pub fn shape_reply(mode: Mode, reply: &str, vague_reference: bool) -> (String, O
                 } else {
                     "Could you tell me a bit more about what you need?"
                 };
-                (q.to_string(), Some("clarify_no_question"))
+                (q.to_string(), Some(Fallback::ClarifyNoQuestion))
             }
         },
         _ => (reply.to_string(), None),
@@ -340,8 +261,6 @@ pub fn is_distraction(focus_on: Option<&str>, topic: &TopicReport, social: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cognition::intent::{TriageSource, normalize_skills};
-    use crate::cognition::router::{RouterSignals, RouterWeights, route};
 
     #[test]
     fn sessions_split_at_silence() {
@@ -377,51 +296,6 @@ mod tests {
     }
 
     #[test]
-    fn fallback_names_say_stage_and_kind() {
-        let t = LlmError::Timeout { provider: "p".into(), ms: 500 };
-        assert_eq!(fallback_name("triage", &t), "triage_timeout");
-        let j = LlmError::InvalidOutput { what: "JSON".into(), detail: "x".into(), raw: "y".into() };
-        assert_eq!(fallback_name("tiebreaker", &j), "tiebreaker_invalid_output");
-        let u = LlmError::Unreachable { provider: "p".into(), reason: "refused".into() };
-        assert_eq!(fallback_name("generation", &u), "generation_unavailable");
-    }
-
-    fn act(skills: &[&str]) -> TriageResult {
-        let mut r = TriageResult::new(TriageMode::Act, TriageSource::Model, "m");
-        r.skills = normalize_skills(skills, true);
-        r
-    }
-
-    #[test]
-    fn triage_act_needs_keyword_support() {
-        assert_eq!(triage_act_confirmed(&act(&["list"]), "add eggs to my shopping list"), Some(vec!["list".into()]));
-        assert_eq!(triage_act_confirmed(&act(&["schedule"]), "what is the capital of France?"), None);
-        let respond = TriageResult::new(TriageMode::Respond, TriageSource::Model, "m");
-        assert_eq!(triage_act_confirmed(&respond, "add eggs to my shopping list"), None);
-    }
-
-    #[test]
-    fn delivery_order_social_then_triage_then_router() {
-        let w = RouterWeights::default();
-        let text = "what is the capital of France?";
-        let d = route(&RouterSignals::from_text(text, &Default::default()), &w, &RouterState::default(), false);
-        let greet = SocialMatch { exit: SocialExit::Acknowledge, reason: "greeting" };
-        let del = deliver(Some(greet), &act(&["list"]), text, &d, false);
-        assert_eq!((del.mode, del.pre_routed), (Mode::Acknowledge, true));
-        let cancel = SocialMatch { exit: SocialExit::Cancel, reason: "cancel" };
-        assert_eq!(deliver(Some(cancel), &act(&[]), text, &d, false).mode, Mode::Acknowledge);
-        let del = deliver(None, &act(&["schedule"]), text, &d, false);
-        assert_eq!(del.mode, d.mode, "an unsupported triage ACT does not override");
-        let list = "put eggs on my shopping list";
-        let d2 = route(&RouterSignals::from_text(list, &Default::default()), &w, &RouterState::default(), false);
-        assert_eq!(deliver(None, &act(&["list"]), list, &d2, false).mode, Mode::Act);
-        let name = "my name is Ada";
-        let d3 = route(&RouterSignals::from_text(name, &Default::default()), &w, &RouterState::default(), false);
-        let del = deliver(None, &act(&["memorize"]), name, &d3, true);
-        assert_eq!(del.mode, Mode::Acknowledge, "{}", del.reason);
-    }
-
-    #[test]
     fn replies_are_held_to_their_mode() {
         let (ack, f) = shape_reply(Mode::Acknowledge, "Hello! Nice to see you. My name is Elena and I", false);
         assert_eq!((ack.as_str(), f), ("Hello! Nice to see you.", None));
@@ -429,7 +303,7 @@ mod tests {
         assert_eq!((q.as_str(), f), ("Sure. Which file do you mean?", None));
         let (q, f) = shape_reply(Mode::Clarify, "I am a helpful assistant.", true);
         assert!(q.ends_with("from there."), "{q}");
-        assert_eq!(f, Some("clarify_no_question"));
+        assert_eq!(f.map(|f| f.to_string()).as_deref(), Some("clarify_no_question"));
         let (r, _) = shape_reply(Mode::Respond, "  Paris.  ", false);
         assert_eq!(r, "Paris.");
     }

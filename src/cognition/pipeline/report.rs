@@ -35,6 +35,12 @@ pub struct SessionReport {
     pub distraction: bool,
 }
 
+/// A regulator decision over one model call. No regulator runs yet, so there are no
+/// variants: an empty `regulator` list is the only value the type admits, and the regulator
+/// adds its decisions here as variants when it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RegulatorDecision {}
+
 /// One whole turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnReport {
@@ -68,8 +74,9 @@ pub struct TurnReport {
     pub act_iterations: Vec<Value>,
     /// Why the ACT loop stopped.
     pub act_termination: Option<crate::cognition::act::plan::Termination>,
-    /// Regulator decisions over this turn's model calls (the regulator fills these).
-    pub regulator: Vec<Value>,
+    /// Regulator decisions over this turn's model calls; always empty until the regulator
+    /// exists (the field is part of `ask --json`'s contract).
+    pub regulator: Vec<RegulatorDecision>,
     /// Every fallback that fired, in order ("triage_timeout", "generation_failed", …).
     pub fallbacks: Vec<String>,
     /// The reply was cut short by the user.

@@ -7,9 +7,9 @@
 //! open question: it is answered here only when memory has it, otherwise the model keeps it.
 
 use super::templates::join_and;
-use crate::cognition::signals::{normalize, words};
 use crate::memory::recall::Hit;
 use crate::store::{FactRow, TraitRow};
+use crate::text::{normalize, words};
 
 /// What the user asked about themselves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,7 +219,7 @@ pub fn parse(text: &str) -> Option<OwnQuestion> {
     if ws.len() > 12 {
         return None;
     }
-    let starts = |p: &str| crate::cognition::signals::phrase_at(ws, 0, p);
+    let starts = |p: &str| crate::text::phrase_at(ws, 0, p);
     for (phrases, subject, asked) in FIXED {
         if phrases.iter().any(|p| starts(p)) {
             return Some(OwnQuestion { subject: subject.clone(), asked: (*asked).to_string(), personal: true });

@@ -5,8 +5,8 @@
 //! does not repeat itself while a replay reproduces it.
 
 use super::pick;
-use crate::cognition::signals::{find_phrase, has_any, normalize, words};
 use crate::memory::traits::{Source, TraitObservation};
+use crate::text::{find_phrase, has_any, normalize, words};
 
 /// What the user said of themselves in this message, in the second person ("you're allergic
 /// to peanuts"), in the order stated. Inferred traits ("my wife" → married) are left out: a

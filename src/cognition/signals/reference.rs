@@ -15,11 +15,11 @@
 //!   of the details only the user has ("help me plan my week", "I need to write an email to my
 //!   landlord"): asking for them first beats inventing them.
 //!
-//! All of them are pure token scans over [`super::words`] of the normalized text.
+//! All of them are pure token scans over [`crate::text::words`] of the normalized text.
 
 use serde::{Deserialize, Serialize};
 
-use super::{find_phrase, is_content_word};
+use crate::text::{find_phrase, is_content_word};
 
 /// Verbs that act on something the user already has (text, code, a file), as opposed to verbs
 /// that create ("write", "draft") or skill verbs ("add", "remind").
@@ -173,7 +173,7 @@ pub enum Correction {
 }
 
 /// Phrases that say the answer missed what the user meant (whole words, after
-/// [`super::normalize`]).
+/// [`crate::text::normalize`]).
 const CORRECTIONS: &[&str] = &[
     "not what i meant",
     "not what i mean",

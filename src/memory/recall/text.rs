@@ -2,8 +2,8 @@
 //! search over the other layers (`keyword`).
 
 use super::{Pool, Row, SOURCE_LIMIT, SourceRank, layer_rank, row_of};
-use crate::cognition::signals::normalize;
 use crate::store::{KeywordLayer, RecallRepo, StoreError, TRIGRAM};
+use crate::text::normalize;
 use rusqlite::Connection;
 
 /// An FTS5 MATCH expression: each term quoted (which strips every operator a user could type),

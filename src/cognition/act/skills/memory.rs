@@ -4,11 +4,11 @@
 //! provenance (which layer, which row, when, which sources matched and why it ranked).
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
-use crate::cognition::signals::{is_content_word, normalize, words};
 use crate::memory::recall::{RecallRequest, query_terms, recall_with};
 use crate::store::{
     CortexIterationsRepo, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, RemindersRepo, RoutingRepo, TurnRepo,
 };
+use crate::text::{is_content_word, normalize, words};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::cognition::signals::{normalize, words};
+use crate::text::{normalize, words};
 
 fn missing(t: &str) -> bool {
     let lower = normalize(t);

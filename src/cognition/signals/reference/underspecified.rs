@@ -2,7 +2,7 @@
 //! the user has (see the parent module).
 
 use super::has_inline_material;
-use crate::cognition::signals::is_content_word;
+use crate::text::is_content_word;
 
 /// Verbs that produce something for the user (a plan, a message) rather than act on material
 /// they already have ([`super::OBJECT_VERBS`]).

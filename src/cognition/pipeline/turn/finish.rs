@@ -1,0 +1,168 @@
+//! Phase D and the report: every row the turn leaves, written in one transaction, then the
+//! `ReplyDone` event and the [`TurnReport`].
+
+use super::{Context, Delivered, Replied, Topic, Turn, Understanding};
+use crate::cognition::pipeline::fallback::{Fallback, wire_names};
+use crate::cognition::pipeline::phases::{self, TopicStage};
+use crate::cognition::pipeline::{EngineError, SessionReport, Timings, TriageReport, TurnReport, commit, ms};
+use crate::events::EngineEvent;
+use crate::store::{TurnCommit, TurnRepo};
+use serde_json::{Value, json};
+use std::time::Instant;
+
+/// What identifies a turn's rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Header<'a> {
+    pub thread_id: &'a str,
+    pub exchange_id: &'a str,
+    /// The `routing_decisions` row's id.
+    pub routing_id: &'a str,
+    pub user_text: &'a str,
+    pub now: i64,
+    pub weights_version: u32,
+}
+
+impl Turn<'_> {
+    fn header(&self) -> Header<'_> {
+        Header {
+            thread_id: self.thread_id,
+            exchange_id: self.exchange_id,
+            routing_id: &self.routing_id,
+            user_text: self.msg.text,
+            now: self.now,
+            weights_version: self.engine.weights_version,
+        }
+    }
+
+    /// Phase D: commit everything in one transaction (the encode job included).
+    pub(in crate::cognition::pipeline) async fn commit(
+        &mut self,
+        topic: &Topic,
+        triage: &TriageReport,
+        delivered: &Delivered,
+        replied: &Replied,
+    ) -> Result<(), EngineError> {
+        let clock = Instant::now();
+        let rows =
+            commit_rows(&self.header(), &self.timings, &topic.stage, triage, delivered, replied, &self.fallbacks);
+        self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await?;
+        self.timings.commit = ms(clock);
+        self.timings.total = ms(self.started);
+        Ok(())
+    }
+
+    /// Announce the finished reply and report the whole turn.
+    pub(in crate::cognition::pipeline) fn finish(
+        self,
+        context: Context,
+        topic: Topic,
+        understood: Understanding,
+        triage: TriageReport,
+        delivered: Delivered,
+        replied: Replied,
+    ) -> TurnReport {
+        let g = &replied.generated;
+        self.engine.bus.emit(EngineEvent::ReplyDone {
+            thread_id: self.thread_id.to_string(),
+            exchange_id: self.exchange_id.to_string(),
+            mode: replied.settled.mode,
+            text: g.text.clone(),
+            cancelled: g.cancelled,
+            failed: g.failed.clone(),
+            timings_ms: Some(self.timings),
+            reply_source: Some(g.source),
+        });
+        let session = SessionReport {
+            exchanges: context.phase_a.session_exchanges,
+            silence_gap_s: context.phase_a.silence_gap_s,
+            focus: topic.stage.focus,
+            focus_on: topic.stage.focus_on.clone(),
+            distraction: understood.ctx.focus_distraction,
+        };
+        TurnReport {
+            thread_id: self.thread_id.to_string(),
+            exchange_id: self.exchange_id.to_string(),
+            response: g.text.clone(),
+            mode: replied.settled.mode,
+            reply_mode: replied.settled.reply_mode,
+            reply_source: g.source,
+            answered_from: replied.memory_answer.map(|a| a.sources).unwrap_or_default(),
+            router: delivered.report,
+            topic: topic.stage.report,
+            session,
+            intent: understood.intent,
+            triage,
+            social: self.msg.social.map(|s| s.reason.to_string()),
+            identity: context.name,
+            memories: topic.memories.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+            act_iterations: replied
+                .run
+                .as_ref()
+                .map(|r| r.iterations.iter().filter_map(|i| serde_json::to_value(i).ok()).collect())
+                .unwrap_or_default(),
+            act_termination: replied.run.as_ref().map(|r| r.termination),
+            regulator: Vec::new(),
+            fallbacks: wire_names(&self.fallbacks),
+            cancelled: g.cancelled,
+            failed: g.failed.clone(),
+            tokens_in: g.tokens_in,
+            tokens_out: g.tokens_out,
+            timings_ms: self.timings,
+        }
+    }
+}
+
+/// Phase D's rows, pure: the audit row, the triage row, the topic's router state, the
+/// interaction log line, the reply and the encode job.
+pub(in crate::cognition::pipeline) fn commit_rows(
+    h: &Header,
+    timings: &Timings,
+    topic: &TopicStage,
+    triage: &TriageReport,
+    delivered: &Delivered,
+    replied: &Replied,
+    fallbacks: &[Fallback],
+) -> TurnCommit {
+    let (settled, g) = (&replied.settled, &replied.generated);
+    let mut recorded = delivered.routing.clone();
+    recorded.mode = settled.mode;
+    let mut state = topic.router_state.clone();
+    state.record(&recorded);
+    let names = wire_names(fallbacks);
+    let record = commit::routing_record(h, &topic.report.name, settled, &recorded, timings.routing, &names);
+    let interaction = json!({
+        "mode": settled.mode,
+        "reply_mode": settled.reply_mode,
+        "confidence": recorded.router_confidence,
+        "generation_ms": timings.generation,
+        "tokens_in": g.tokens_in,
+        "tokens_out": g.tokens_out,
+        "cancelled": g.cancelled,
+        "reply_source": g.source,
+        "fallbacks": names,
+        "topic": topic.report,
+    });
+    let encode = (!h.user_text.trim().is_empty()).then(|| {
+        json!({
+            "thread_id": h.thread_id, "exchange_id": h.exchange_id, "topic": topic.report.name,
+            "user_text": h.user_text, "response": g.text, "mode": settled.mode, "created_at": h.now,
+        })
+    });
+    TurnCommit {
+        thread_id: h.thread_id.to_string(),
+        exchange_id: h.exchange_id.to_string(),
+        topic: topic.report.name.clone(),
+        user_text: h.user_text.to_string(),
+        reply: (!g.text.is_empty()).then(|| g.text.clone()),
+        reply_role: if g.failed.is_some() { "system" } else { "assistant" },
+        mode: settled.mode.as_str().to_string(),
+        routing: record,
+        triage: commit::triage_row(triage),
+        router_state: Some((
+            phases::router_state_key(h.thread_id, &topic.report.name),
+            serde_json::to_value(&state).unwrap_or(Value::Null),
+        )),
+        interaction,
+        encode,
+    }
+}

@@ -1,0 +1,286 @@
+//! One turn as a value: [`Turn`] holds what every phase shares (the message read once, the
+//! clock, the fallbacks so far) and has one method per phase, each returning what it decided.
+//! The decisions themselves are free functions ([`understand`], [`router_report`],
+//! [`finish::commit_rows`]) so a phase can be tested without a database or a model.
+
+mod finish;
+mod reply;
+
+pub use finish::Header;
+use reply::Replied;
+
+use super::fallback::{Failure, Fallback, Stage};
+use super::phases::{self, PhaseA, TopicStage};
+use super::{Engine, EngineError, RouterReport, Timings, TriageReport, ms};
+use crate::cognition::context::ContextSignals;
+use crate::memory::identity::declared_name;
+use crate::cognition::intent::{Analysis, IntentContext, IntentResult, TriageContext, TriageResult, TriageSource};
+use crate::cognition::router::{Decision, Evidence, RouterSignals, RoutingDecision, Sequel, decide, route as score};
+use crate::cognition::signals::reference::referent_support;
+use crate::events::{EngineEvent, NoticeLevel};
+use crate::memory::recall::Hit;
+use crate::store::now_ts;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The state one turn collects while its phases run.
+pub(super) struct Turn<'t> {
+    engine: &'t Engine,
+    thread_id: &'t str,
+    exchange_id: &'t str,
+    msg: &'t Analysis<'t>,
+    cancel: &'t CancellationToken,
+    now: i64,
+    /// The id of this turn's audit row, which the ACT loop's iteration rows point at.
+    routing_id: String,
+    started: Instant,
+    timings: Timings,
+    /// Every fallback that fired, in order.
+    fallbacks: Vec<Fallback>,
+}
+
+/// Phase A: the identity hook's name, working memory, traits and session.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub name: Option<String>,
+    pub phase_a: PhaseA,
+}
+
+/// The topic stage, with the episodes and concepts the message brings back.
+#[derive(Debug, Clone)]
+pub struct Topic {
+    pub stage: TopicStage,
+    pub memories: Vec<Hit>,
+}
+
+/// Phase B step 1: the context signals, the intent and the router's inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Understanding {
+    pub ctx: ContextSignals,
+    pub intent: IntentResult,
+    pub signals: RouterSignals,
+}
+
+/// Phase C: the scorer's decision (tie-break resolved) and the delivered mode.
+#[derive(Debug, Clone)]
+pub struct Delivered {
+    /// The scorer's decision, its `mode` set to the delivered one (what the router state
+    /// records and the audit row stores).
+    pub routing: RoutingDecision,
+    pub settled: Decision,
+    pub report: RouterReport,
+}
+
+impl<'t> Turn<'t> {
+    pub(super) fn new(
+        engine: &'t Engine,
+        thread_id: &'t str,
+        exchange_id: &'t str,
+        msg: &'t Analysis<'t>,
+        cancel: &'t CancellationToken,
+    ) -> Turn<'t> {
+        Turn {
+            engine,
+            thread_id,
+            exchange_id,
+            msg,
+            cancel,
+            now: now_ts(),
+            routing_id: uuid::Uuid::now_v7().to_string(),
+            started: Instant::now(),
+            timings: Timings::default(),
+            fallbacks: Vec::new(),
+        }
+    }
+
+    /// Phase A: the identity hook, working memory, traits, session tracking.
+    pub(super) async fn context(&mut self) -> Result<Context, EngineError> {
+        let clock = Instant::now();
+        let name = declared_name(self.msg.text);
+        let phase_a = {
+            let (thread, xid, name, now) =
+                (self.thread_id.to_string(), self.exchange_id.to_string(), name.clone(), self.now);
+            self.engine.db.call(move |c| phases::phase_a(c, &thread, &xid, name.as_deref(), now)).await?
+        };
+        if let Some(n) = &name {
+            self.engine.bus.emit(EngineEvent::IdentityLearned { name: n.clone() });
+        }
+        self.timings.context = ms(clock);
+        Ok(Context { name, phase_a })
+    }
+
+    /// The topic stage: embed, classify with the boundary detector, read the topic's context
+    /// and what the message recalls.
+    pub(super) async fn topic(&mut self) -> Result<Topic, EngineError> {
+        let clock = Instant::now();
+        let embedding = if self.msg.words.is_empty() { None } else { self.embed().await };
+        self.timings.embedding = ms(clock);
+        let clock = Instant::now();
+        let (thread, body, now) = (self.thread_id.to_string(), self.msg.text.to_string(), self.now);
+        let params = (self.engine.topic_params.clone(), self.engine.boundary_params.clone());
+        let topic = self
+            .engine
+            .db
+            .call(move |c| {
+                let stage = phases::topic_stage(c, &thread, &body, embedding.as_deref(), now, (&params.0, &params.1))?;
+                // Episodes and concepts the message brings back (traits, facts and gists
+                // are already in context); skipped for messages with nothing to search for.
+                let memories = if stage.report.contentless || embedding.is_none() {
+                    Vec::new()
+                } else {
+                    phases::recalled_for_context(c, &body, embedding.as_deref(), now)?
+                };
+                Ok(Topic { stage, memories })
+            })
+            .await?;
+        self.timings.topic = ms(clock);
+        Ok(topic)
+    }
+
+    async fn embed(&mut self) -> Option<Vec<f32>> {
+        match self.engine.llm.embed(&[self.msg.text.to_string()]).await {
+            Ok(mut v) if !v.is_empty() => Some(v.swap_remove(0)),
+            Ok(_) => {
+                self.fallbacks.push(Fallback::Model(Stage::Embedding, Failure::InvalidOutput));
+                None
+            }
+            Err(e) => {
+                self.engine.bus.notice(NoticeLevel::Warn, format!("embedding failed, topic kept: {e}"));
+                self.fallbacks.push(Fallback::model(Stage::Embedding, &e));
+                None
+            }
+        }
+    }
+
+    /// Phase B step 1 (see [`understand`]).
+    pub(super) fn understand(&mut self, context: &Context, topic: &Topic) -> Understanding {
+        let clock = Instant::now();
+        let u = understand(self.msg, &context.phase_a, &topic.stage);
+        self.timings.intent = ms(clock);
+        u
+    }
+
+    /// Phase B step 2: a social exit skips triage; otherwise the model (or its keyword
+    /// stand-in) triages and the sanity check corrects it.
+    pub(super) async fn triage(&mut self, context: &Context, topic: &Topic, u: &Understanding) -> TriageReport {
+        let clock = Instant::now();
+        let report = match self.msg.social {
+            Some(s) => {
+                let result =
+                    TriageResult::new(s.exit.into(), TriageSource::Social, format!("social filter: {}", s.reason));
+                TriageReport { result, latency_ms: 0.0, fallback: None, sanity_rules: Vec::new() }
+            }
+            None => {
+                let ctx = TriageContext {
+                    tools_available: Vec::new(),
+                    previous_mode: topic.stage.router_state.previous_mode,
+                    previous_tools: Vec::new(),
+                };
+                let wm = &context.phase_a.working_memory;
+                let (report, fallback) = self.engine.triage(self.msg, &u.signals, wm, &ctx, self.cancel).await;
+                self.fallbacks.extend(fallback);
+                report
+            }
+        };
+        self.timings.triage = ms(clock);
+        report
+    }
+
+    /// Phase C step 1: score the modes, then resolve a close call with the tie-breaker.
+    pub(super) async fn route(&mut self, topic: &Topic, u: &Understanding) -> RoutingDecision {
+        let clock = Instant::now();
+        let state = &topic.stage.router_state;
+        let mut decision = score(&u.signals, &self.engine.weights, state, self.msg.social.is_none());
+        self.timings.routing = ms(clock);
+        let clock = Instant::now();
+        let topic_name = &topic.stage.report.name;
+        let fallback = self.engine.tiebreak(&mut decision, self.msg.text, topic_name, &u.signals, self.cancel).await;
+        self.fallbacks.extend(fallback);
+        self.timings.tiebreak = ms(clock);
+        decision
+    }
+
+    /// Phase C step 2: settle the delivered mode ([`decide`]) and announce it.
+    pub(super) fn deliver(
+        &mut self,
+        context: &Context,
+        topic: &Topic,
+        triage: &TriageReport,
+        mut routing: RoutingDecision,
+    ) -> Delivered {
+        let settled = decide(&Evidence {
+            routed: &routing,
+            social: self.msg.social,
+            triage: &triage.result,
+            named_skills: &self.msg.skills,
+            identity_stored: context.name.is_some(),
+            sequel: Sequel::default(),
+        });
+        routing.mode = settled.mode;
+        let report = router_report(&routing, &settled, self.timings.routing);
+        self.engine.bus.emit(EngineEvent::Routed {
+            thread_id: self.thread_id.to_string(),
+            exchange_id: self.exchange_id.to_string(),
+            mode: settled.mode,
+            router: Box::new(report.clone()),
+            topic: topic.stage.report.clone(),
+            triage: Box::new(triage.clone()),
+            fallbacks: super::fallback::wire_names(&self.fallbacks),
+        });
+        Delivered { routing, settled, report }
+    }
+}
+
+/// Phase B step 1, pure: the context signals Phase A and the topic stage measured, the
+/// intent, and the router's inputs, all over the one reading of the message.
+pub fn understand(msg: &Analysis, a: &PhaseA, topic: &TopicStage) -> Understanding {
+    let ctx = ContextSignals {
+        working_memory_turns: a.working_memory.len(),
+        gist_count: topic.context.real_gist_count(),
+        fact_count: topic.context.facts.len(),
+        world_state_present: !topic.context.world_state.is_empty(),
+        fok_score: topic.context.fok,
+        topic_confidence: f64::from(topic.report.confidence),
+        is_new_topic: topic.report.is_new_topic,
+        session_exchange_count: a.session_exchanges,
+        self_constraint: 0.0,
+        focus_distraction: phases::is_distraction(topic.focus_on.as_deref(), &topic.report, msg.social.is_some()),
+        referent_support: Some(referent_support(
+            &msg.words,
+            &a.working_memory.iter().map(|e| e.content.as_str()).collect::<Vec<_>>(),
+            topic.report.is_new_topic,
+        )),
+    };
+    let intent = crate::cognition::intent::classify(
+        msg,
+        &IntentContext {
+            warmth: ctx.warmth(),
+            memory_confidence: ctx.memory_confidence(),
+            working_memory_turns: ctx.working_memory_turns,
+        },
+    );
+    let signals = RouterSignals::new(&msg.signals, &intent, &ctx);
+    Understanding { ctx, intent, signals }
+}
+
+/// The router's part of the report: the scorer's figures and how the delivered mode came
+/// about.
+pub fn router_report(routing: &RoutingDecision, settled: &Decision, routing_time_ms: f64) -> RouterReport {
+    RouterReport {
+        scores: routing.scores,
+        confidence: routing.router_confidence,
+        margin: routing.margin,
+        effective_margin: routing.effective_margin,
+        tiebreaker_used: routing.tiebreaker_used,
+        tiebreaker_candidates: routing.tiebreak.map(|(a, b)| [a, b]),
+        routing_time_ms,
+        scored_mode: routing.scored_mode(),
+        pre_routed: settled.pre_routed,
+        reason: settled.why.to_string(),
+        previous_mode: routing.previous_mode,
+        signals: routing.signal_snapshot.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+//! The turn's second half before the commit: memory's answer and the ACT loop, then the
+//! reply in the mode [`decide`] settles once their outcome is known.
+
+use super::{Context, Delivered, Topic, Turn, Understanding};
+use crate::cognition::act::skill::SkillContext;
+use crate::cognition::pipeline::act::{self, ActRun};
+use crate::cognition::pipeline::model::{Generated, builtin_primary, generation_input};
+use crate::cognition::pipeline::{CANCEL_REPLY, EngineError, TriageReport, ms, prompts, shape_reply};
+use crate::cognition::reply::{self, ReplySource, own::OwnAnswer};
+use crate::cognition::router::{ActSequel, Decision, Evidence, Mode, Sequel, decide, reroute_after_act};
+use crate::cognition::social::SocialExit;
+use std::time::Instant;
+
+/// What ran before the reply: memory's answer, or the ACT loop.
+#[derive(Debug)]
+pub(in crate::cognition::pipeline) struct Acted {
+    /// Lines for the reply's system prompt so far.
+    pub notes: Vec<String>,
+    pub builtin_primary: bool,
+    pub memory_answer: Option<OwnAnswer>,
+    pub run: Option<ActRun>,
+}
+
+/// The reply and the modes it was settled with.
+#[derive(Debug)]
+pub(in crate::cognition::pipeline) struct Replied {
+    /// The final decision: the delivered mode and the reply's.
+    pub settled: Decision,
+    pub generated: Generated,
+    pub memory_answer: Option<OwnAnswer>,
+    pub run: Option<ActRun>,
+}
+
+impl Turn<'_> {
+    /// A question about the user answered from memory (built-in model only), else the ACT
+    /// loop when ACT was delivered; an ACT with no workable plan may still be answered from
+    /// memory ("what is my current address?").
+    pub(in crate::cognition::pipeline) async fn act(
+        &mut self,
+        context: &Context,
+        topic: &Topic,
+        u: &Understanding,
+        triage: &TriageReport,
+        delivered: &Delivered,
+    ) -> Result<Acted, EngineError> {
+        let clock = Instant::now();
+        let mut notes = Vec::new();
+        if let Some(n) = &context.name {
+            notes.push(format!("The user just told you their name: {n}. Greet them by it."));
+        }
+        if let (true, Some(on)) = (u.ctx.focus_distraction, &topic.stage.focus_on) {
+            notes.push(format!(
+                "The user is in a focus session on {on} and this message is off that focus: help briefly, then \
+                 gently remind them of it."
+            ));
+        }
+        let builtin_primary = builtin_primary(self.engine);
+        // The built-in model invents answers about the user: a question about their own
+        // traits is answered from memory before any action or generation.
+        let own_question = reply::own::parse(self.msg.text);
+        let mut memory_answer = if builtin_primary && self.msg.social.is_none() && own_question.is_some() {
+            self.engine.memory_answer(own_question.as_ref(), &topic.memories, false, self.now).await?
+        } else {
+            None
+        };
+        let run = if delivered.settled.mode == Mode::Act && memory_answer.is_none() {
+            let ctx = SkillContext {
+                thread_id: self.thread_id.to_string(),
+                exchange_id: self.exchange_id.to_string(),
+                topic: topic.stage.report.name.clone(),
+                now: chrono::Local::now(),
+            };
+            let skills = act::select_skills(&triage.result.skills, &self.msg.skills);
+            let run = self.engine.act_loop(&ctx, self.msg.text, &skills, &self.routing_id, self.cancel).await;
+            self.fallbacks.extend(run.planner_fallback);
+            Some(run)
+        } else {
+            None
+        };
+        if run.as_ref().is_some_and(|r| r.results().next().is_none() && r.confirm.is_none()) {
+            memory_answer = self.engine.memory_answer(own_question.as_ref(), &topic.memories, true, self.now).await?;
+        }
+        self.timings.act = ms(clock);
+        Ok(Acted { notes, builtin_primary, memory_answer, run })
+    }
+
+    /// Settle the reply's mode from what happened, then write the reply: memory's answer,
+    /// the ACT cards, the cancel line or a template when they apply, else the model.
+    pub(in crate::cognition::pipeline) async fn reply(
+        &mut self,
+        context: &Context,
+        topic: &Topic,
+        u: &Understanding,
+        triage: &TriageReport,
+        delivered: &Delivered,
+        acted: Acted,
+    ) -> Replied {
+        let clock = Instant::now();
+        let Acted { mut notes, builtin_primary, memory_answer, run } = acted;
+        let mut cards: Vec<String> = Vec::new();
+        let mut act_sequel = None;
+        if let (Some(run), None) = (&run, &memory_answer) {
+            let after = act::after_act(run, builtin_primary);
+            let state = &topic.stage.router_state;
+            let rerouted = reroute_after_act(&u.signals, &self.engine.weights, state, after.outcome).mode;
+            act_sequel = Some(ActSequel { forced: after.mode, rerouted });
+            cards = after.cards;
+            notes.extend(after.notes);
+            self.fallbacks.extend(after.fallback);
+        }
+        let settled = decide(&Evidence {
+            routed: &delivered.routing,
+            social: self.msg.social,
+            triage: &triage.result,
+            named_skills: &self.msg.skills,
+            identity_stored: context.name.is_some(),
+            sequel: Sequel { memory_answered: memory_answer.is_some(), act: act_sequel },
+        });
+        debug_assert_eq!(settled.mode, delivered.settled.mode, "the sequel never moves the delivered mode");
+        let generated =
+            self.write(context, topic, &settled, &cards, &notes, memory_answer.as_ref(), builtin_primary).await;
+        self.fallbacks.extend(generated.fallback);
+        self.timings.generation = ms(clock);
+        Replied { settled, generated, memory_answer, run }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn write(
+        &mut self,
+        context: &Context,
+        topic: &Topic,
+        settled: &Decision,
+        cards: &[String],
+        notes: &[String],
+        memory_answer: Option<&OwnAnswer>,
+        builtin_primary: bool,
+    ) -> Generated {
+        let (engine, xid, msg) = (self.engine, self.exchange_id, self.msg);
+        let social = msg.social;
+        if let Some(a) = memory_answer {
+            return engine.fixed_reply(xid, a.text.clone(), ReplySource::Memory);
+        }
+        let mode = settled.reply_mode;
+        let template = builtin_primary
+            .then(|| reply::template_reply(msg.text, mode, social.map(|s| s.reason), context.name.as_deref()))
+            .flatten();
+        match (mode, social.map(|s| s.exit)) {
+            // Every action produced a card, or a skill asked which of several things was meant:
+            // the cards are the reply, no text is generated.
+            (Mode::Ignore | Mode::Clarify, _) if !cards.is_empty() => {
+                engine.fixed_reply(xid, cards.join("\n"), ReplySource::Template)
+            }
+            (Mode::Ignore, _) => Generated { source: ReplySource::Template, ..Generated::default() },
+            (_, Some(SocialExit::Cancel)) => engine.fixed_reply(xid, CANCEL_REPLY.into(), ReplySource::Template),
+            _ if template.is_some() => engine.fixed_reply(xid, template.unwrap_or_default(), ReplySource::Template),
+            (mode, _) => {
+                let memories: Vec<String> = topic.memories.iter().map(prompts::memory_line).collect();
+                let input = generation_input(mode, msg, context, topic, &memories, notes);
+                let mut g = engine.generate(xid, &input, self.cancel).await;
+                if g.failed.is_none() && !g.cancelled {
+                    let (shaped, fallback) = shape_reply(mode, &g.text, msg.signals.vague_reference);
+                    g.text = shaped;
+                    g.fallback = g.fallback.or(fallback);
+                }
+                g
+            }
+        }
+    }
+}
