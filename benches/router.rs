@@ -7,7 +7,7 @@
 //!   snapshots of the audit row).
 //!
 //! Reference: the published Python router took a median 5.4 µs for `route()` and 37 µs text to
-//! mode (parameters §14). `cargo bench --bench router`
+//! mode (docs/cognition.md §6.9). `cargo bench --bench router`
 
 use std::hint::black_box;
 use std::time::Duration;

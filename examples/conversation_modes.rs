@@ -1,5 +1,5 @@
 //! Delivered modes on realistic multi-turn conversations, through the real `Engine` with the
-//! real built-in embedding model, against hand labels and the healthy ranges of parameters §4.5.
+//! real built-in embedding model, against hand labels and the healthy ranges of docs/cognition.md §6.8.
 //!
 //! `cargo run --example conversation_modes [-- [--all] [PATH.jsonl]]`
 //!
@@ -14,7 +14,7 @@
 //!   weights for a calibration run (stored as the config's `[router.weights]` would be).
 //! - No memory workers run, so gists and facts stay empty: the context signals are what a fresh
 //!   install has (working memory, session, topic), the state this build's engine routes in.
-//! - Prints: the delivered-mode distribution against §4.5, the labels' own distribution,
+//! - Prints: the delivered-mode distribution against docs/cognition.md §6.8, the labels' own distribution,
 //!   agreement overall and per mode, the confusion matrix (all turns, then the calibration part
 //!   — odd-numbered conversations — and the held-out part — even-numbered ones — separately),
 //!   the tie-break rate, and every
@@ -244,10 +244,10 @@ async fn main() -> anyhow::Result<()> {
         *want.entry(o.turn.expected).or_default() += 1;
         *confusion.entry((o.turn.expected, o.report.mode)).or_default() += 1;
     }
-    println!("\n== delivered modes vs the healthy ranges (§4.5), and the labels' own distribution");
+    println!("\n== delivered modes vs the healthy ranges (cognition.md §6.8), and the labels' own distribution");
     println!(
         "   {:<12} {:>9} {:>8}   {:<16} {:>9} {:>8}   {:<28}",
-        "mode", "delivered", "share", "verdict", "labelled", "share", "healthy (§4.5)"
+        "mode", "delivered", "share", "verdict", "labelled", "share", "healthy (cognition.md §6.8)"
     );
     for mode in Mode::ALL {
         let g = got.get(&mode).copied().unwrap_or(0);

@@ -1,5 +1,5 @@
 //! Mode distribution of the deterministic router on realistic conversations, against the healthy
-//! ranges of parameters §4.5, for the calibrated defaults and the published weights; plus the
+//! ranges of docs/cognition.md §6.8, for the calibrated defaults and the published weights; plus the
 //! agreement of each weight set with the labelled calibration sets.
 //!
 //! `cargo run --example mode_distribution [-- PATH/first_turns.jsonl]`
@@ -129,7 +129,7 @@ fn run(turns: &[Turn], weights: &RouterWeights) -> Tally {
 
 fn print_distribution(name: &str, t: &Tally) {
     println!("\n== {name}: {} messages, tie-break requested on {:.1} %", t.total, pct(t.tiebreaks, t.total));
-    println!("   {:<12} {:>6} {:>8}   {:<30} verdict", "mode", "count", "share", "healthy (§4.5)");
+    println!("   {:<12} {:>6} {:>8}   {:<30} verdict", "mode", "count", "share", "healthy (cognition.md §6.8)");
     for mode in Mode::ALL {
         let n = t.modes.get(&mode).copied().unwrap_or(0);
         let p = pct(n, t.total);
@@ -170,8 +170,8 @@ fn main() {
     println!("== labelled calibration sets (routing without tie-break: the higher score wins)");
     let weight_sets = [
         ("calibrated defaults", RouterWeights::default()),
-        ("published defaults (§4.2)", RouterWeights::published()),
-        ("published config (§4.2)", RouterWeights::published_config()),
+        ("published defaults (cognition.md §6.3)", RouterWeights::published()),
+        ("published config (cognition.md §6.3)", RouterWeights::published_config()),
     ];
     for (set_name, set) in [("tuning set", labelled_set()), ("holdout set", holdout_set())] {
         let respond_share = set.iter().filter(|x| x.expected == Mode::Respond).count();

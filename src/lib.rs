@@ -1,6 +1,6 @@
 //! chalie-tui: a terminal personal assistant whose mind you can watch.
 //!
-//! Start with `design.md` in the shared docs, then [`runtime`] (how the pieces are
+//! Start with `docs/architecture.md`, then [`runtime`] (how the pieces are
 //! wired), [`events`] (the one stream everything reports to) and [`store`].
 
 pub mod background;

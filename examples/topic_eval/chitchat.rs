@@ -52,7 +52,10 @@ pub fn main(args: &[String]) -> Result<()> {
         ("previous detector".into(), System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
         ("block rule, fixed refractory".into(), previous_default()),
         ("chit-chat-first variant".into(), chat_first()),
-        ("faithful §1.2 detector".into(), System::Adaptive(ClassifierParams::published(), BoundaryParams::published())),
+        (
+            "faithful published detector".into(),
+            System::Adaptive(ClassifierParams::published(), BoundaryParams::published()),
+        ),
         ("never fires".into(), System::Never),
         ("static best_sim < 0.65".into(), System::Static(ClassifierParams::published())),
         (

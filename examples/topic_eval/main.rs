@@ -1,4 +1,4 @@
-//! Topic-boundary evaluation on the chatterbot topic-shift sessions (parameter sheet §15), and on
+//! Topic-boundary evaluation on the chatterbot topic-shift sessions (docs/cognition.md §5.5), and on
 //! real chit-chat (`--chitchat`).
 //!
 //! Every utterance of `topic_shift_concat.jsonl` is embedded with the built-in all-MiniLM-L6-v2
@@ -11,7 +11,7 @@
 //! - **boundary F1** with ±2 messages tolerance, one-to-one matching nearest first, pooled.
 //!
 //! Systems: the calibrated detector (`BoundaryParams::default`, content gate on), the same
-//! without the gate, the faithful §1.2 detector (`BoundaryParams::published`, no gate), a
+//! without the gate, the faithful published detector (docs/cognition.md §5.3) (`BoundaryParams::published`, no gate), a
 //! never-fires baseline and the static `best_sim < 0.65` rule (no gate).
 //!
 //! Streams: user messages only, which is what the app classifies (the headline; the held-out
@@ -19,7 +19,7 @@
 //! user messages with chat fillers ("lol", "ok", …) inserted after 25% of them, which never
 //! carry a boundary (what the content gate is for); and all sessions' user messages in a row as
 //! one long thread, where a join between different categories is a boundary (the steady state
-//! that §15 measured).
+//! that docs/cognition.md §5.5 measured).
 //!
 //! `cargo run --example topic_eval [-- MODE] [DATA.jsonl]`, MODE one of
 //! - `--chitchat [DATA.jsonl]`: the real-chat evaluation instead (see `chitchat.rs`), with
@@ -208,7 +208,9 @@ fn main() -> Result<()> {
     }
     for (title, streams) in [("per-session threads", &user), ("one continuous thread", &vec![continuous.clone()])] {
         println!("\n== why the detectors fire (user messages, {title})");
-        for (name, b) in [("calibrated", BoundaryParams::default()), ("faithful §1.2", BoundaryParams::published())] {
+        for (name, b) in
+            [("calibrated", BoundaryParams::default()), ("faithful published", BoundaryParams::published())]
+        {
             fire_profile(name, streams, &vectors, b);
         }
     }
@@ -335,7 +337,7 @@ fn systems() -> Vec<(&'static str, System)> {
         ("previous (chatterbot-only) + gate", System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
         ("block rule, fixed refractory + gate", previous_default()),
         ("chit-chat-first variant + gate", chat_first()),
-        ("faithful §1.2 detector", System::Adaptive(ClassifierParams::published(), BoundaryParams::published())),
+        ("faithful published detector", System::Adaptive(ClassifierParams::published(), BoundaryParams::published())),
         ("never fires", System::Never),
         ("static best_sim < 0.65", System::Static(ClassifierParams::published())),
     ]

@@ -1,4 +1,4 @@
-//! Context formulas of Phase A (parameters §2, §9.2): context warmth, memory confidence, the
+//! Context formulas of Phase A (docs/cognition.md §4): context warmth, memory confidence, the
 //! feeling-of-knowing (FOK) count, memory-type weights and the reliability-weighted assembly
 //! weight. Plus [`ContextSignals`], the per-message context snapshot the router reads.
 
@@ -18,7 +18,7 @@ pub const NEW_TOPIC_FACTOR: f64 = 0.7;
 pub const RELIABILITY_FLOOR: f64 = 0.3;
 
 /// `round3(0.4·min(1, FOK/5) + 0.4·warmth + 0.2·min(1, (gists+facts)/6))`, ×0.7 on a new
-/// topic (§2). FOK is divided by 5 first (⚠ the design's raw 0–5 FOK could push the result past
+/// topic (docs/cognition.md §4.2). FOK is divided by 5 first (⚠ the design's raw 0–5 FOK could push the result past
 /// 1). The ×0.7 is applied before rounding so the result always has three decimals. Inputs are
 /// clamped (FOK to 0–5, warmth to 0–1).
 pub fn memory_confidence(fok: f64, warmth: f64, gists: usize, facts: usize, is_new_topic: bool) -> f64 {
@@ -37,12 +37,12 @@ pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// FOK after a recall: the number of hits with confidence below 0.5, capped at 5 (§2).
+/// FOK after a recall: the number of hits with confidence below 0.5, capped at 5 (docs/cognition.md §4.2).
 pub fn fok_from_hits(hit_confidences: &[f64]) -> f64 {
     hit_confidences.iter().filter(|c| **c < FOK_PARTIAL_BELOW).count().min(FOK_MAX as usize) as f64
 }
 
-/// Memory layers in context assembly, with their §2 type weights.
+/// Memory layers in context assembly, with their docs/cognition.md §4.3 type weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryKind {
@@ -56,7 +56,7 @@ pub enum MemoryKind {
 }
 
 impl MemoryKind {
-    /// §2 type weight; over budget the lowest-weighted kind is cut first.
+    /// docs/cognition.md §4.3 type weight; over budget the lowest-weighted kind is cut first.
     pub fn type_weight(self) -> f64 {
         match self {
             MemoryKind::WorkingMemory => 1.0,
@@ -70,7 +70,7 @@ impl MemoryKind {
     }
 }
 
-/// §9.1 reliability states and their assembly factors.
+/// docs/cognition.md §4.3 reliability states and their assembly factors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reliability {
@@ -92,7 +92,7 @@ impl Reliability {
     }
 }
 
-/// `assembly_weight = base_type_weight × importance × max(0.3, reliability_factor)` (§9.2). The
+/// `assembly_weight = base_type_weight × importance × max(0.3, reliability_factor)` (docs/cognition.md §4.3). The
 /// floor lets an important contradicted memory still surface (flagged).
 pub fn assembly_weight(base_type_weight: f64, importance: f64, reliability_factor: f64) -> f64 {
     base_type_weight * importance * reliability_factor.max(RELIABILITY_FLOOR)
@@ -103,7 +103,7 @@ pub fn assembly_weight_for(kind: MemoryKind, importance: f64, reliability: Relia
     assembly_weight(kind.type_weight(), importance, reliability.assembly_factor())
 }
 
-/// The context half of the router's signals (§4.1), as Phase A assembled it for one message.
+/// The context half of the router's signals (docs/cognition.md §6.1), as Phase A assembled it for one message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextSignals {
     /// Working-memory entries of the thread (the warmth term saturates at 4).

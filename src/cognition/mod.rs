@@ -1,4 +1,4 @@
-//! The per-message cognition pipeline (seeds 000 and 001). Deterministic stages are
+//! The per-message cognition pipeline (docs/architecture.md §3). Deterministic stages are
 //! pure functions over plain structs, testable with no model and no database.
 
 pub mod act;

@@ -1,4 +1,4 @@
-//! NLP signals over the raw user text (parameters §3.2): the seven signals of the published
+//! NLP signals over the raw user text (docs/cognition.md §1.1): the seven signals of the published
 //! router plus the ones the calibrated router needs (`content_word_count`, `vague_reference`,
 //! and the [`reference`] signals `missing_object`, `correction` and `underspecified_request`).
 //!
@@ -28,7 +28,7 @@ pub enum Feedback {
     None,
 }
 
-/// The §3.2 signals of one message, plus two additions used by the calibrated router.
+/// The docs/cognition.md §1.1 signals of one message, plus two additions used by the calibrated router.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TextSignals {
     /// Number of whitespace-separated tokens.
@@ -67,19 +67,19 @@ pub struct TextSignals {
 }
 
 impl TextSignals {
-    /// `has_question_mark || interrogative_words` (the §4.1 derived `question`).
+    /// `has_question_mark || interrogative_words` (the docs/cognition.md §6.1 derived `question`).
     pub fn is_question(&self) -> bool {
         self.has_question_mark || self.interrogative_words
     }
 }
 
-/// §3.2 interrogative words (whole-word, anywhere).
+/// docs/cognition.md §1.1 interrogative words (whole-word, anywhere).
 pub const INTERROGATIVES: &[&str] = &[
     "what", "where", "when", "who", "why", "how", "which", "whose", "whom", "can", "could", "would", "should", "is",
     "are", "do", "does", "did", "will", "shall",
 ];
 
-/// §3.2 greetings, matched at the start of the text.
+/// docs/cognition.md §1.1 greetings, matched at the start of the text.
 pub const GREETINGS: &[&str] = &[
     "hey",
     "hi",
@@ -97,7 +97,7 @@ pub const GREETINGS: &[&str] = &[
     "good evening",
 ];
 
-/// §3.2 implicit references.
+/// docs/cognition.md §1.1 implicit references.
 pub const IMPLICIT_REFERENCES: &[&str] = &[
     "you remember",
     "we discussed",
@@ -112,7 +112,7 @@ pub const IMPLICIT_REFERENCES: &[&str] = &[
     "what were",
 ];
 
-/// §3.2 positive feedback.
+/// docs/cognition.md §1.1 positive feedback.
 pub const POSITIVE_FEEDBACK: &[&str] = &[
     "thanks",
     "thank you",
@@ -129,7 +129,7 @@ pub const POSITIVE_FEEDBACK: &[&str] = &[
     "understood",
 ];
 
-/// §3.2 negative feedback (tested first, see the module note).
+/// docs/cognition.md §1.1 negative feedback (tested first, see the module note).
 pub const NEGATIVE_FEEDBACK: &[&str] = &[
     "wrong",
     "incorrect",

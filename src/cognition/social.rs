@@ -1,4 +1,4 @@
-//! The social filter (parameters §3.1): a deterministic fast exit for messages that need no
+//! The social filter (docs/cognition.md §2.1): a deterministic fast exit for messages that need no
 //! triage — a greeting or thanks (ACKNOWLEDGE), a cancel (CANCEL), a self-resolved or empty
 //! message (IGNORE).
 //!
@@ -51,7 +51,7 @@ impl SocialExit {
 /// Most words a social message may have (greeting or thanks with its filler).
 pub const MAX_SOCIAL_WORDS: usize = 8;
 
-/// Cancel phrases (§3.1), matched at the start as whole words.
+/// Cancel phrases (docs/cognition.md §2.1), matched at the start as whole words.
 pub const CANCEL_PHRASES: &[&str] =
     &["never mind", "nevermind", "forget it", "forget that", "forget about it", "cancel", "stop", "abort", "nvm"];
 
@@ -137,7 +137,7 @@ fn acknowledgement(ws: &[&str], text: &str) -> Option<SocialMatch> {
         .then_some(SocialMatch { exit: SocialExit::Acknowledge, reason: "acknowledgement" })
 }
 
-/// Greeting anchors (§3.2 list plus common variants).
+/// Greeting anchors (docs/cognition.md §1.1 list plus common variants).
 const GREETING_ANCHORS: &[&str] = &[
     "hey",
     "hi",
@@ -156,7 +156,7 @@ const GREETING_ANCHORS: &[&str] = &[
     "heyy",
     "hii",
 ];
-/// Thanks / praise anchors (§3.2 positive feedback plus common variants).
+/// Thanks / praise anchors (docs/cognition.md §1.1 positive feedback plus common variants).
 const THANKS_ANCHORS: &[&str] = &[
     "thanks",
     "gracias",

@@ -1,4 +1,4 @@
-//! The topic classifier (parameter sheet §1.1): which topic a message belongs to, or whether it
+//! The topic classifier (docs/cognition.md §5.1): which topic a message belongs to, or whether it
 //! opens a new one.
 //!
 //! Topics are rolling centroids of unit embeddings. A message is compared with every centroid
@@ -32,7 +32,7 @@ impl Topic {
         }
     }
 
-    /// §1.1 step 6: with n = min(message_count, cap), `centroid ← normalise((centroid·n + e)/(n+1))`,
+    /// docs/cognition.md §5.1 step 6: with n = min(message_count, cap), `centroid ← normalise((centroid·n + e)/(n+1))`,
     /// avg_salience weighted the same way, count += 1.
     pub fn absorb(&mut self, embedding: &[f32], salience: f32, now_unix_s: i64, cap: u32) {
         let n = self.message_count.min(cap) as f32;
@@ -51,7 +51,7 @@ impl Topic {
 }
 
 /// The classifier's constants. [`ClassifierParams::default`] is what the app runs;
-/// [`ClassifierParams::published`] is §1.1 without the content gate, for comparison.
+/// [`ClassifierParams::published`] is docs/cognition.md §5.1 without the content gate, for comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClassifierParams {
@@ -76,7 +76,7 @@ pub struct ClassifierParams {
     pub w_salience: f32,
     /// Messages with fewer content words than this (after dropping stop words, fillers such as
     /// "lol"/"ok"/"thanks" and 1-character tokens) are contentless and gated. 0 turns the gate
-    /// off. Default 1 (not in the seed; §15 asks for it): every chatterbot user line with a
+    /// off. Default 1 (not in the seed; docs/cognition.md §5.5 asks for it): every chatterbot user line with a
     /// content word names its topic ("stock market", "gossips"), so a higher floor would gate
     /// real topic openers.
     pub min_content_words: usize,
@@ -107,7 +107,7 @@ impl Default for ClassifierParams {
 }
 
 impl ClassifierParams {
-    /// §1.1 as published: no content gate.
+    /// docs/cognition.md §5.1 as published: no content gate.
     pub fn published() -> Self {
         ClassifierParams {
             static_threshold: 0.65,
@@ -167,7 +167,7 @@ pub struct Classification {
     pub switch_score: f32,
     /// The best similarity over all topics, with the recency bonus (what the detector saw).
     pub best_sim: f32,
-    /// §1.1 message salience.
+    /// docs/cognition.md §5.1 message salience.
     pub salience: f32,
     /// Gated by the content gate: no boundary, no centroid move, detector held.
     pub contentless: bool,
@@ -175,7 +175,7 @@ pub struct Classification {
     pub diagnostics: Option<BoundaryOutcome>,
 }
 
-/// §1.1 message salience: 0.5; +0.2 over 100 characters, else +0.1 over 50; +0.15 with a `?`;
+/// docs/cognition.md §5.1 message salience: 0.5; +0.2 over 100 characters, else +0.1 over 50; +0.15 with a `?`;
 /// +0.15 if an urgency word appears (as a substring, like the original); at most 1.0.
 pub fn message_salience(text: &str) -> f32 {
     const URGENT: [&str; 8] = ["urgent", "asap", "immediately", "help", "error", "bug", "broken", "crash"];
@@ -276,7 +276,7 @@ pub fn content_weight(text: &str, params: &ClassifierParams) -> f32 {
     if long_question { share.max(params.question_weight.clamp(0.0, 1.0)) } else { share }
 }
 
-/// §1.1 deterministic name: the first (up to) 4 content words joined by `-`; with none,
+/// docs/cognition.md §5.1 deterministic name: the first (up to) 4 content words joined by `-`; with none,
 /// `topic-<unix_ts>`.
 pub fn topic_name(text: &str, now_unix_s: i64) -> String {
     let content = content_words(text);
@@ -296,7 +296,7 @@ pub fn similarity(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Similarity of `embedding` to every topic, with `recency_bonus` added for `active` when it
-/// was updated within `recency_window_s` of now (§1.1 step 2).
+/// was updated within `recency_window_s` of now (docs/cognition.md §5.1 step 2).
 pub fn similarities(
     topics: &[Topic],
     embedding: &[f32],
@@ -316,7 +316,7 @@ pub fn similarities(
         .collect()
 }
 
-/// §1.1 step 5, one candidate:
+/// docs/cognition.md §5.1 step 5, one candidate:
 /// `w_sem·(1 − sim) + w_fresh·tanh(Δt/τ) + w_sal·|salience − topic.avg_salience|`.
 pub fn switch_score(sim: f32, secs_since_update: f32, salience: f32, topic_salience: f32, p: &ClassifierParams) -> f32 {
     let freshness = (secs_since_update.max(0.0) / p.decay_constant_s.max(1e-6)).tanh();
@@ -347,7 +347,7 @@ pub fn best_switch(
         })
 }
 
-/// §1.1 steps 1–5 for one message. Only the detector state changes; [`apply`] updates topics.
+/// docs/cognition.md §5.1 steps 1–5 for one message. Only the detector state changes; [`apply`] updates topics.
 ///
 /// `active` is the thread's current topic (it gets the recency bonus while fresh). With a
 /// detector the boundary test is adaptive; without one it is `best_sim < static_threshold`.
@@ -440,7 +440,7 @@ pub fn classify(
     }
 }
 
-/// Carries out a classification (§1.1 step 6): opens the new topic with id `new_id`, or
+/// Carries out a classification (docs/cognition.md §5.1 step 6): opens the new topic with id `new_id`, or
 /// updates the chosen one. A contentless message only refreshes its topic's count and clock.
 /// Returns the index of the message's topic.
 pub fn apply(

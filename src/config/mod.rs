@@ -191,7 +191,7 @@ pub struct Config {
     /// stored in the database (see `cognition::router::overrides`).
     pub router_weights: BTreeMap<String, Located<Weight>>,
     /// True when the user's file assigned at least one role; without that, start-up may
-    /// switch every role to a local Ollama that answers (see design.md).
+    /// switch every role to a local Ollama that answers (see docs/architecture.md §1).
     #[serde(skip)]
     pub roles_from_user: bool,
     /// The user file that was merged, if one existed.

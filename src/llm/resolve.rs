@@ -1,5 +1,5 @@
 //! From config to a ready `Llm`: one provider instance per configured name, and the
-//! "no config" rule of design.md — use a local Ollama if one answers, else the
+//! "no config" rule (docs/architecture.md §1) — use a local Ollama if one answers, else the
 //! built-in models.
 
 use super::local::{CHAT_MODEL, LocalProvider};

@@ -1,5 +1,5 @@
 //! The memory chunker worker: each committed exchange becomes gists, facts, a style
-//! observation and user traits (seed 000 "memory_chunker_worker"; parameters §6.1, §6.6, §7).
+//! observation and user traits (docs/cognition.md §9.7).
 //!
 //! Phase D queues a job on [`CHUNK_QUEUE`] beside the episodic `encode` job, with the same
 //! payload. The worker claims it and extracts one of two ways:

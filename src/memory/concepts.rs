@@ -1,4 +1,4 @@
-//! What semantic consolidation extracts from an episode (parameters §6.3), and the
+//! What semantic consolidation extracts from an episode (docs/cognition.md §9.3), and the
 //! deterministic extractor that runs when no model is asked or the model's answer is unusable.
 //!
 //! The deterministic path reads the episode's gist sentence by sentence:

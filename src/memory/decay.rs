@@ -5,26 +5,26 @@
 //! pass, counted across restarts) and every [`INTERVAL`] after. Each pass is one
 //! transaction.
 //!
-//! - Richness gate (§6.6): `0.35·min(episodes/50,1) + 0.25·min(concepts/30,1) +
+//! - Richness gate (docs/cognition.md §9.10): `0.35·min(episodes/50,1) + 0.25·min(concepts/30,1) +
 //!   0.20·min(traits/10,1) + 0.20·warmth`; below 0.1 nothing decays, below 0.3 only episodes
 //!   and traits. TTL expiry is not decay and runs regardless (a sparse memory is protected from
 //!   fading, not from its short-lived rows reaching their `expires_at`).
-//! - Episodes (§6.2): when activation > 0.1 and not accessed for > 1 h, `activation =
+//! - Episodes (docs/cognition.md §9.10): when activation > 0.1 and not accessed for > 1 h, `activation =
 //!   max(0.1, activation·exp(−r·h))`, r = 0.05 × the reliability multiplier. `h` is the time
 //!   since the later of the last access and the previous pass, not since the last access:
 //!   applying the whole time since access at every pass would compound (a 3 h old episode
 //!   would be decayed by 2 h, then by 2.5 h, …). Over many passes the product is exactly
 //!   `exp(−r·hours_since_access)`.
-//! - Concepts (§6.3): when strength > 0.2 and not accessed for > 1 h, `strength = max(0.2,
+//! - Concepts (docs/cognition.md §9.10): when strength > 0.2 and not accessed for > 1 h, `strength = max(0.2,
 //!   strength − 0.03·(1 − decay_resistance)·mult)` per 30-minute period.
-//! - Traits (§6.6): `eff = base_decay/log2(max(count,1) + 1)`, ×1.5 if inferred, × mult,
+//! - Traits (docs/cognition.md §9.10): `eff = base_decay/log2(max(count,1) + 1)`, ×1.5 if inferred, × mult,
 //!   per period, down to the category's floor.
 //!
 //! Per-period steps are scaled by the periods elapsed since the previous pass (at most
 //! [`MAX_PERIODS`]; 1 on the very first pass), so restarting the program often neither
 //! speeds up nor skips forgetting. A trait at its floor for 7 days is deleted (unless it is the
 //! user's own unchallenged statement: [`kept_at_floor`]), and so is a
-//! concept that is not `reliable` (seed 002: unreliable memories are left to decay away);
+//! concept that is not `reliable` (docs/cognition.md §10: unreliable memories are left to decay away);
 //! every deletion writes a `memory_deletions` row with a JSON snapshot, drops the vector
 //! and resolves the memory's open uncertainties as `decayed`.
 
@@ -49,7 +49,7 @@ pub const INFERRED_FACTOR: f64 = 1.5;
 pub const AT_FLOOR_S: i64 = 7 * 86_400;
 const EPS: f64 = 1e-9;
 
-/// §9.1: how much faster a memory in this state decays.
+/// docs/cognition.md §9.10: how much faster a memory in this state decays.
 pub fn reliability_multiplier(reliability: &str) -> f64 {
     match reliability {
         "uncertain" => 1.5,
@@ -59,7 +59,7 @@ pub fn reliability_multiplier(reliability: &str) -> f64 {
     }
 }
 
-/// §6.6 Richness.
+/// docs/cognition.md §9.10 Richness.
 pub fn richness(episodes: i64, concepts: i64, traits: i64, warmth: f64) -> f64 {
     let part = |n: i64, full: f64| (n as f64 / full).clamp(0.0, 1.0);
     0.35 * part(episodes, 50.0)
@@ -118,7 +118,7 @@ pub fn decay_strength(strength: f64, decay_resistance: f64, multiplier: f64, per
     (strength - step).max(STRENGTH_FLOOR)
 }
 
-/// `(base_decay, floor)` per trait category (§6.6); unknown categories decay as `general`.
+/// `(base_decay, floor)` per trait category (docs/cognition.md §9.10); unknown categories decay as `general`.
 pub fn trait_params(category: &str) -> (f64, f64) {
     match category {
         "core" => (0.010, 0.30),

@@ -12,7 +12,7 @@
 //! by full-text and keyword recall) and the failure is logged. A failed write is recorded
 //! with `JobsRepo::fail` and retried later, up to the job's bounded attempts.
 //!
-//! ## Salience (parameters §6.2)
+//! ## Salience (docs/cognition.md §9.2)
 //!
 //! Three factors, each 0–3, read from the user's message:
 //! - novelty: 1 for ≥ 4 content words, 2 for ≥ 10; +1 for a specific detail (a number, or a
@@ -45,7 +45,7 @@ pub const MAX_USER_CHARS: usize = 300;
 /// The reply's first sentence is kept up to this many characters.
 pub const MAX_REPLY_CHARS: usize = 200;
 
-/// The salience inputs (parameters §6.2), stored as the episode's `salience_factors`.
+/// The salience inputs (docs/cognition.md §9.2), stored as the episode's `salience_factors`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SalienceFactors {
     pub novelty: u8,
@@ -82,7 +82,7 @@ pub struct EpisodeDraft {
     pub action: Option<String>,
     /// The reply's first sentence, if there was a reply.
     pub outcome: Option<String>,
-    /// `{type, direction}` (parameters §6.2 vocabularies).
+    /// `{type, direction}` (docs/cognition.md §9.2 vocabularies).
     pub intent: Value,
     /// `{situational, conversational, constraints}`.
     pub context: Value,

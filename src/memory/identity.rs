@@ -1,4 +1,4 @@
-//! The identity promotion hook (seed 001 §2 step 1): "my name is X" / "call me X" becomes an
+//! The identity promotion hook (docs/cognition.md §4.5): "my name is X" / "call me X" becomes an
 //! explicit `name` trait before anything else runs, so the very reply can use it.
 //!
 //! Deterministic and conservative: a false positive renames the user, so only a short run of

@@ -1,7 +1,7 @@
 //! Memory layers beyond the turn: the episodic worker that turns each exchange into a
 //! durable episode (with its embedding), and hybrid recall across every layer.
 //!
-//! See `reference/parameters.md` §6 for the layers and their numbers.
+//! See docs/cognition.md §9 for the layers and their numbers.
 
 pub mod chunk_model;
 pub mod chunker;

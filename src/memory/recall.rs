@@ -14,7 +14,7 @@
 //!   trigram indexes (migration 0002) narrow each LIKE to the rows that can match.
 //!
 //! Stage 2 fuses them by reciprocal-rank fusion, `rrf = Σ_sources 1 / (RRF_K + rank)`
-//! (parameters §6.2: k = 60), then re-ranks with multipliers, each in (0, 1]:
+//! (docs/cognition.md §9.8: k = 60), then re-ranks with multipliers, each in (0, 1]:
 //!
 //! ```text
 //! score = rrf × type_weight × (0.5 + 0.5·match) × (0.5 + 0.5·importance)
@@ -23,8 +23,8 @@
 //! recency     = 0.5 ^ (age_days / RECENCY_HALF_LIFE_DAYS)          (half-life 30 days)
 //! importance  = episode salience/10; trait and fact confidence; gist confidence/10;
 //!               concept (min(strength,10)/10 + confidence)/2; chat 0.5
-//! type_weight = trait 0.95, fact 0.90, gist 0.80, episode 0.70, concept 0.60, chat 0.50 (§2)
-//! reliability = reliable 1.0, uncertain 0.6, contradicted 0.4 (§9.1, floor 0.3); superseded excluded
+//! type_weight = trait 0.95, fact 0.90, gist 0.80, episode 0.70, concept 0.60, chat 0.50 (docs/cognition.md §4.3)
+//! reliability = reliable 1.0, uncertain 0.6, contradicted 0.4 (docs/cognition.md §4.3, floor 0.3); superseded excluded
 //! ```
 //!
 //! RRF alone rewards agreement between sources but barely separates rank 1 from rank 3 of
@@ -39,13 +39,13 @@ use rusqlite::Connection;
 use serde::Serialize;
 use std::collections::HashMap;
 
-/// Reciprocal-rank fusion constant (parameters §6.2).
+/// Reciprocal-rank fusion constant (docs/cognition.md §9.8).
 pub const RRF_K: f64 = 60.0;
 /// Neighbours taken from each vector table.
 pub const KNN_K: usize = 50;
 /// Neighbours less similar than this (cosine) are not matches: kNN always returns k rows,
 /// however unrelated, and RRF would credit the 50th as much as a close one. all-MiniLM-L6-v2
-/// puts unrelated sentences near 0.04 and paraphrases near 0.64 (design.md).
+/// puts unrelated sentences near 0.04 and paraphrases near 0.64 (docs/cognition.md §9.8).
 pub const MIN_SIMILARITY: f64 = 0.2;
 /// Candidates taken from the full-text index and from each keyword layer.
 pub const SOURCE_LIMIT: usize = 50;
@@ -138,7 +138,7 @@ pub fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
-/// The reliability multiplier: the assembly factor of parameters §9.1 with §9.2's 0.3
+/// The reliability multiplier: the assembly factor of docs/cognition.md §4.3 with its 0.3
 /// floor, so an important contradicted memory still surfaces (flagged by its caller).
 /// `None` for superseded rows, which recall excludes: they were true only in the past, and
 /// answering from them in the present tense is the mistake reliability exists to prevent.
@@ -154,7 +154,7 @@ pub fn reliability_multiplier(state: &str) -> Option<f64> {
     Some(f64::max(ASSEMBLY_RELIABILITY_FLOOR, factor))
 }
 
-/// §9.2: `max(0.3, reliability_factor)`.
+/// docs/cognition.md §4.3: `max(0.3, reliability_factor)`.
 pub const ASSEMBLY_RELIABILITY_FLOOR: f64 = 0.3;
 
 /// `0.5 ^ (age_days / half_life)`; 1 for rows from the future.

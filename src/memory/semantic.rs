@@ -1,5 +1,5 @@
 //! Semantic consolidation: pending episodes become concepts and relationships in the graph
-//! that `associate`, recall and drift activate (parameters §6.3).
+//! that `associate`, recall and drift activate (docs/cognition.md §9.3).
 //!
 //! ## Trigger
 //! The episodic worker calls [`maybe_enqueue`] in the transaction that writes an episode; it
@@ -90,7 +90,7 @@ pub struct TriggerInput {
     pub outstanding: bool,
 }
 
-/// The §6.3 trigger on one scale (1–10).
+/// The docs/cognition.md §9.3 trigger on one scale (1–10).
 pub fn trigger(i: &TriggerInput) -> Option<TriggerReason> {
     if i.outstanding || i.pending <= 0 {
         return None;
@@ -150,7 +150,7 @@ pub fn enqueue_if_idle(c: &Connection, now: i64) -> Result<bool, StoreError> {
     Ok(due)
 }
 
-/// The strict schema the model's answer must match (parameters §6.3 extraction JSON).
+/// The strict schema the model's answer must match (docs/cognition.md §9.3 extraction JSON).
 pub fn extraction_schema() -> Value {
     serde_json::json!({
         "type": "object",

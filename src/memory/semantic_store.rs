@@ -1,4 +1,4 @@
-//! Match-or-create of concepts and upsert of relationships (parameters §6.3): the writes of
+//! Match-or-create of concepts and upsert of relationships (docs/cognition.md §9.3): the writes of
 //! semantic consolidation, plain synchronous code over a `&Connection` so they run inside
 //! the consolidation transaction and tests call them directly.
 
@@ -23,7 +23,7 @@ pub fn l2_from_cosine_distance(d: f64) -> f64 {
     (2.0 * d).max(0.0).sqrt()
 }
 
-/// The match similarity of §6.3.
+/// The match similarity of docs/cognition.md §9.3.
 pub fn sim_from_l2(l2: f64) -> f64 {
     1.0 / (1.0 + l2)
 }

@@ -1,4 +1,4 @@
-//! Gists and facts, the short-lived layers of a topic (parameters §6.1): the store rules as pure
+//! Gists and facts, the short-lived layers of a topic (docs/cognition.md §9.1): the store rules as pure
 //! planners over plain rows, and the writes that apply a plan in the caller's transaction.
 //!
 //! Gists (30 min): confidence 0–10, stored at ≥ [`MIN_GIST_CONFIDENCE`] unless the topic has no

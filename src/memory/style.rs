@@ -1,4 +1,4 @@
-//! The user's communication style (parameters §7): nine dimensions on 1–10, observed per
+//! The user's communication style (docs/cognition.md §9.6): nine dimensions on 1–10, observed per
 //! message and merged into one profile by an exponential moving average.
 //!
 //! The model path gets the nine numbers from the lightweight model; the deterministic path

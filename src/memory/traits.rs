@@ -1,7 +1,7 @@
-//! User traits (parameters §6.6): the store rules as a pure function ([`decide`]) and the
+//! User traits (docs/cognition.md §9.5): the store rules as a pure function ([`decide`]) and the
 //! write ([`store_trait`]) that applies them inside the chunker's transaction.
 //!
-//! The uncertainty engine (seed 002) is not built yet. Where §6.6 says "open a contradiction",
+//! The uncertainty engine (docs/cognition.md §10) is not built yet. Where it would "open a contradiction",
 //! the conflict is recorded instead on the trait row (`last_conflict_at`) and as an
 //! `interaction_log` row of type [`CONFLICT_EVENT`] carrying both values and confidences, so the
 //! engine can open its contradictions from that log when it arrives.
@@ -11,7 +11,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::json;
 
-/// §6.6 extraction categories plus the adaptive layer's two.
+/// docs/cognition.md §9.5 extraction categories plus the adaptive layer's two.
 pub const CATEGORIES: [&str; 8] = [
     "core",
     "preference",
@@ -52,7 +52,7 @@ pub struct TraitObservation {
     pub category: String,
     pub source: Source,
     pub is_literal: bool,
-    /// The speaker confidence, 0–1, before the §6.6 adjustments.
+    /// The speaker confidence, 0–1, before the docs/cognition.md §9.5 adjustments.
     pub confidence: f64,
 }
 
@@ -107,7 +107,7 @@ fn same_value(a: &str, b: &str) -> bool {
     a.trim().eq_ignore_ascii_case(b.trim())
 }
 
-/// The §6.6 store rules. `observed_at` is when the user said it.
+/// The docs/cognition.md §9.5 store rules. `observed_at` is when the user said it.
 pub fn decide(existing: Option<&StoredTrait>, obs: &TraitObservation, observed_at: i64) -> TraitDecision {
     let Some(new) = adjusted_confidence(obs.confidence, obs.source) else {
         return TraitDecision::Rejected;

@@ -7,7 +7,7 @@ pub const WARMTH_WM_FULL: f64 = 4.0;
 /// Real gists at which the warmth term saturates.
 pub const WARMTH_GISTS_FULL: f64 = 5.0;
 
-/// `warmth = (min(wm_len/4, 1) + min(real_gists/5, 1) + [world_state non-empty]) / 3` (§2).
+/// `warmth = (min(wm_len/4, 1) + min(real_gists/5, 1) + [world_state non-empty]) / 3` (docs/cognition.md §4.1).
 /// Cold-start gists must not be counted in `real_gists`.
 pub fn warmth(wm_len: usize, real_gists: usize, world_state_present: bool) -> f64 {
     let wm = (wm_len as f64 / WARMTH_WM_FULL).min(1.0);

@@ -112,7 +112,7 @@ pub fn record_deletion(
     Ok(c.last_insert_rowid())
 }
 
-/// Close the open uncertainties about one memory as `decayed` (seed 002: a memory that is gone
+/// Close the open uncertainties about one memory as `decayed` (docs/cognition.md §10: a memory that is gone
 /// leaves nothing to resolve). Returns how many were closed.
 pub fn close_uncertainties(
     c: &Connection,

@@ -1,4 +1,4 @@
-//! The routing audit trail: one row per routing decision (seed 000, parameters §4.5).
+//! The routing audit trail: one row per routing decision (docs/cognition.md §6.8).
 
 use super::{StoreError, now_ts};
 use rusqlite::{Connection, Row, params};

@@ -4,7 +4,7 @@
 use super::{StoreError, TraitRow};
 use rusqlite::{Connection, OptionalExtension, params};
 
-/// The stored row, as the §6.6 store rules need it.
+/// The stored row, as the docs/cognition.md §9.5 store rules need it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredTrait {
     pub id: i64,

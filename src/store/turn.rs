@@ -23,7 +23,7 @@ pub struct Topic {
     pub updated_at: i64,
 }
 
-/// Working memory keeps this many entries per thread (parameters §6: design 4 turns).
+/// Working memory keeps this many entries per thread (docs/cognition.md §4.4: design 4 turns).
 pub const WORKING_MEMORY_ENTRIES: usize = 4;
 /// Working memory lives 24 h, refreshed on append.
 pub const WORKING_MEMORY_TTL_S: i64 = 86_400;
@@ -39,7 +39,7 @@ pub const BOUNDARY_TTL_S: i64 = 86_400;
 pub const TOPICS_CONSIDERED: usize = 64;
 /// Traits shown to the frontal cortex.
 pub const TRAITS_IN_CONTEXT: usize = 12;
-/// Traits below this confidence are not injected (parameters §6.6).
+/// Traits below this confidence are not injected (docs/cognition.md §4.4).
 pub const TRAIT_INJECT_CONFIDENCE: f64 = 0.3;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -174,7 +174,7 @@ impl TurnRepo<'_> {
         Ok(TopicContext { gists, facts, world_state, fok: fok.unwrap_or(0).clamp(0, 5) as f64 })
     }
 
-    /// The traits context assembly injects: confident enough (parameters §6.6), not
+    /// The traits context assembly injects: confident enough (docs/cognition.md §4.4), not
     /// contradicted or superseded, the user's own statements first.
     pub fn traits(&self) -> Result<Vec<TraitRow>, StoreError> {
         super::TraitsRepo(self.0).for_context(TRAITS_IN_CONTEXT, TRAIT_INJECT_CONFIDENCE)

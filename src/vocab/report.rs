@@ -7,7 +7,7 @@ use super::triage::TriageResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The router's part (§4.4 output fields plus how the delivered mode came about).
+/// The router's part (docs/cognition.md §6.5 output fields plus how the delivered mode came about).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouterReport {
     pub scores: ModeScores,

@@ -25,7 +25,7 @@ pub enum TriageMode {
     Cancel,
 }
 
-/// §3.4 effort estimate; skills have tiers of the same names (`intent::skill_tier`).
+/// docs/cognition.md §3.2 effort estimate; skills have tiers of the same names (`intent::skill_tier`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Effort {
@@ -46,7 +46,7 @@ pub enum TriageSource {
     Social,
 }
 
-/// The triage decision (§3.4 output fields).
+/// The triage decision (docs/cognition.md §3.2 output fields).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TriageResult {
     pub branch: Branch,

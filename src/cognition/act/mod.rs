@@ -1,4 +1,4 @@
-//! The ACT loop's deterministic parts (seed 000 "ACT loop", seed 001 §4b): the plan contract,
+//! The ACT loop's deterministic parts (docs/cognition.md §7): the plan contract,
 //! fatigue and termination, the deterministic planner, the dispatcher and the innate skills.
 //! The loop itself, which needs the models and the database, is in `pipeline::act`.
 

@@ -74,7 +74,7 @@ pub fn parse_plan(v: &Value, allowed: &[String]) -> Result<Vec<Action>, String> 
     Ok(out)
 }
 
-/// The loop's limits (parameters §5, design defaults).
+/// The loop's limits (docs/cognition.md §7.1, design defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ActLimits {
     pub max_iterations: u32,
@@ -121,7 +121,7 @@ pub enum Termination {
     RepeatedAction,
     Cancelled,
     /// A consequential action relied on a memory marked uncertain or contradicted: the user
-    /// is asked to confirm first (seed 002, pre-action check).
+    /// is asked to confirm first (docs/cognition.md §10, pre-action check).
     NeedsConfirmation,
 }
 

@@ -1,4 +1,4 @@
-//! The adaptive topic-boundary detector (parameter sheet §1.2), calibrated on real chat (§15).
+//! The adaptive topic-boundary detector (docs/cognition.md §5.3), calibrated on real chat (docs/cognition.md §5.5).
 //!
 //! Per thread, three layers turn each message's embedding and its best topic similarity into a
 //! boundary decision:
@@ -23,7 +23,7 @@
 //! leaves every statistic frozen. Messages that pass the gate carry a content weight
 //! ([`BoundaryState::update_weighted`]) that scales the evidence they bring.
 //!
-//! Real chat (§15; `examples/topic_eval.rs --chitchat`): two people's short lines sit at middling
+//! Real chat (docs/cognition.md §5.5; `examples/topic_eval.rs --chitchat`): two people's short lines sit at middling
 //! similarity to any topic, so one line says little. The block rule (after TextTiling) compares
 //! the last two messages with the eight before them and fires when the two blocks have little in
 //! common, at most one message late. It only runs once the current topic holds both blocks, so
@@ -43,7 +43,7 @@ mod params;
 
 pub use params::BoundaryParams;
 
-/// How strongly the person is focused on the current topic; raises the bound (§1.2).
+/// How strongly the person is focused on the current topic; raises the bound (docs/cognition.md §5.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FocusLevel {
@@ -117,7 +117,7 @@ impl Default for BoundaryState {
 }
 
 impl BoundaryState {
-    /// A cold-start state (§1.2 "Initial state", with the params' priors).
+    /// A cold-start state (docs/cognition.md §5.4, with the params' priors).
     pub fn new(params: BoundaryParams) -> Self {
         BoundaryState {
             msg_count: 0,
@@ -283,7 +283,7 @@ impl BoundaryState {
             .then(|| a.iter().zip(&b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum::<f64>() / (na * nb))
     }
 
-    /// One message (§1.2 steps 1–6) of full content weight. `embedding` is re-normalised here;
+    /// One message (docs/cognition.md §5.3 steps 1–6) of full content weight. `embedding` is re-normalised here;
     /// `best_sim` is the best topic similarity including any recency bonus.
     pub fn update(&mut self, embedding: &[f32], best_sim: f32, now_unix_s: i64, focus: FocusLevel) -> BoundaryOutcome {
         self.update_weighted(embedding, best_sim, 1.0, now_unix_s, focus)
@@ -432,7 +432,7 @@ fn blend(v: &mut [f32], e: &[f32], alpha: f64) {
     }
 }
 
-/// The unit vector along `v` (the zero vector stays zero), as §1.2 re-normalises defensively.
+/// The unit vector along `v` (the zero vector stays zero), as docs/cognition.md §5.3 re-normalises defensively.
 fn normalised(v: &[f32]) -> Vec<f32> {
     let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
     let scale = (1.0 / (norm + 1e-8)) as f32;

@@ -1,4 +1,4 @@
-//! The detector's constants: the published set (§1.2) and the calibrated defaults.
+//! The detector's constants: the published set (docs/cognition.md §5.4) and the calibrated defaults.
 
 use serde::{Deserialize, Serialize};
 
@@ -86,7 +86,7 @@ pub struct BoundaryParams {
     /// Weight of drift_ema/std in the bound. Seed: 0.5. Calibration: 0 (profile: 0 → 0.199,
     /// 0.25 → 0.210, 0.5 → 0.225). The drift is a squared distance, always positive, so
     /// drift_ema/std sits well above 1 on any thread and lifted the published bound to 2.9–5.0,
-    /// out of the accumulator's reach (§15).
+    /// out of the accumulator's reach (docs/cognition.md §5.5).
     pub drift_ratio_weight: f64,
     /// Weight of the NEWMA z-score in the accumulator input. Seed: 0.6. Calibration: 0.6 kept
     /// (profile: 0.3 → 0.204, 0.6 → 0.199, 0.9 → 0.206). On short chat lines the drift is mostly
@@ -103,7 +103,7 @@ pub struct BoundaryParams {
     /// Calibration: 2, the first message only (5 scored dev Pk 0.248, or 0.313 with the seed's
     /// 0.55). The statistics start from data-calibrated priors (below) instead of zero, so there
     /// is nothing to warm up; with the seed's priors the first z-scores were ±10 and the detector
-    /// fired in bursts while warming (§15).
+    /// fired in bursts while warming (docs/cognition.md §5.5).
     pub cold_start_msgs: u32,
     /// Cold-start rule: best_sim below this is a boundary. Seed: 0.55. Calibration: 0.18, the
     /// level of `sim_floor`. MiniLM puts most same-topic chat lines below 0.55 from their topic
@@ -212,7 +212,7 @@ impl BoundaryParams {
         }
     }
 
-    /// §1.2 exactly as published (the Python original's defaults).
+    /// docs/cognition.md §5.4 exactly as published (the Python original's defaults).
     pub fn published() -> Self {
         BoundaryParams {
             fast_window: 4,
@@ -249,7 +249,7 @@ impl BoundaryParams {
         }
     }
 
-    /// The tunables forced into their §1.2 bounds: fast window 2–8, slow window 10–30, leak
+    /// The tunables forced into their docs/cognition.md §5.4 bounds: fast window 2–8, slow window 10–30, leak
     /// 0.2–0.7, base 1.5–4.0. The stability regulator must go through this.
     pub fn clamped(mut self) -> Self {
         self.fast_window = self.fast_window.clamp(2, 8);

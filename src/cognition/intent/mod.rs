@@ -1,4 +1,4 @@
-//! Layer 1 and the deterministic half of layer 2 of Phase B (seed 001; parameters §3.3–§3.4).
+//! Layer 1 and the deterministic half of layer 2 of Phase B (docs/cognition.md §3).
 //!
 //! - [`classify_intent`]: the deterministic intent classifier `{intent_type, complexity,
 //!   confidence}`. Action keywords are tested before question keywords, so "Can you remind me…"
@@ -23,7 +23,7 @@ pub use triage::*;
 
 // ───────────────────────────── intent classifier ─────────────────────────────
 
-/// §3.3 intent types.
+/// docs/cognition.md §3.1 intent types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IntentType {
@@ -50,7 +50,7 @@ pub enum Complexity {
     Complex,
 }
 
-/// §3.3 output.
+/// docs/cognition.md §3.1 output.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct IntentResult {
     pub intent_type: IntentType,
@@ -58,7 +58,7 @@ pub struct IntentResult {
     pub confidence: f64,
 }
 
-/// The context inputs of §3.3 (the topic itself does not change the classification).
+/// The context inputs of docs/cognition.md §3.1 (the topic itself does not change the classification).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct IntentContext {
     pub warmth: f64,
@@ -453,7 +453,7 @@ fn is_action(msg: &Analysis) -> bool {
     }
 }
 
-/// Classify one message (§3.3). `signals` must be [`super::signals::extract`] of `text`.
+/// Classify one message (docs/cognition.md §3.1). `signals` must be [`super::signals::extract`] of `text`.
 pub fn classify_intent(text: &str, signals: &TextSignals, ctx: &IntentContext) -> IntentResult {
     let lower = normalize(text);
     classify(&Analysis::with_signals(text, &lower, words(&lower), signals.clone()), ctx)

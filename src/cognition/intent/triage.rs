@@ -1,12 +1,12 @@
 //! Cognitive triage without the model call: the reply contract, its post-processing,
-//! the self-check rules and the keyword fallback (parameters §3.4).
+//! the self-check rules and the keyword fallback (docs/cognition.md §3.2–§3.4).
 
 use super::*;
 pub use crate::vocab::triage::{Branch, Effort, TriageMode, TriageResult, TriageSource};
 
-/// The cognitive primitives, always injected for ACT (seed 000).
+/// The cognitive primitives, always injected for ACT (docs/cognition.md §3.2).
 pub const PRIMITIVES: [&str; 3] = ["recall", "memorize", "introspect"];
-/// §3.4 skill whitelist.
+/// docs/cognition.md §3.2 skill whitelist.
 pub const VALID_SKILLS: [&str; 11] = [
     "recall",
     "memorize",
@@ -88,7 +88,7 @@ impl From<crate::cognition::social::SocialExit> for TriageMode {
     }
 }
 impl Effort {
-    /// Unknown values become `moderate` (§3.4).
+    /// Unknown values become `moderate` (docs/cognition.md §3.2).
     pub fn parse(s: &str) -> Effort {
         match s.trim().to_ascii_lowercase().as_str() {
             "trivial" => Effort::Trivial,
@@ -99,7 +99,7 @@ impl Effort {
     }
 }
 
-/// §3.4 skill effort tiers.
+/// docs/cognition.md §3.2 skill effort tiers.
 pub fn skill_tier(skill: &str) -> Option<Effort> {
     match skill {
         "recall" | "memorize" | "introspect" | "list" | "focus" | "moment" | "emit_card" => Some(Effort::Trivial),
@@ -165,7 +165,7 @@ fn unit_value(v: Option<&Value>, default: f64) -> f64 {
     }
 }
 
-/// §3.4 skill post-processing: whitelist (case-insensitive), de-duplicate, primitives first (all
+/// docs/cognition.md §3.2 skill post-processing: whitelist (case-insensitive), de-duplicate, primitives first (all
 /// three enforced for ACT), contextual skills sorted and capped at [`MAX_CONTEXTUAL_SKILLS`].
 pub fn normalize_skills<S: AsRef<str>>(raw: &[S], act: bool) -> Vec<String> {
     let mut primitives = [false; 3];
@@ -228,7 +228,7 @@ impl TriageResult {
         TriageResult::from_json(&v)
     }
 
-    /// Post-process a reply object (§3.4). Lenient where a fix is safe: the mode wins over a
+    /// Post-process a reply object (docs/cognition.md §3.2). Lenient where a fix is safe: the mode wins over a
     /// disagreeing branch (the branch is derived from it), a missing mode is taken from the
     /// branch, confidences are clamped to 0–1 (numeric strings accepted), skills are whitelisted
     /// and ordered ([`normalize_skills`]), tools de-duplicated and capped, an unknown effort is
@@ -293,7 +293,7 @@ fn factual_question(text: &str, ws: &[&str]) -> bool {
     core.first().is_some_and(|w| heads.contains(w) || *w == "what's" || *w == "who's" || *w == "where's")
 }
 
-/// The deterministic self-check (§3.4, R1–R6) over a post-processed triage result. Returns the
+/// The deterministic self-check (docs/cognition.md §3.3, R1–R6) over a post-processed triage result. Returns the
 /// corrected result and the rules that fired, as `"<rule>"` or `"<rule>:<outcome>"`.
 ///
 /// Order: R3 (a question misread as IGNORE), R5 (URL), R2b (tool words), R2 (freshness), R1 (ACT
@@ -395,7 +395,7 @@ pub fn sanity_check_for(mut r: TriageResult, msg: &Analysis, ctx: &TriageContext
     (r, fired)
 }
 
-/// The keyword fallback used on any triage error or timeout (§3.4): innate skills by keyword →
+/// The keyword fallback used on any triage error or timeout (docs/cognition.md §3.4): innate skills by keyword →
 /// ACT with those skills; tool words, a URL or real-time words with tools registered → ACT with
 /// freshness 0.8; an empty message → IGNORE; otherwise RESPOND.
 pub fn heuristic_triage(text: &str, signals: &TextSignals, ctx: &TriageContext) -> TriageResult {

@@ -1,4 +1,4 @@
-//! The engine: one message from intake to committed reply (seed 001 phases A–D).
+//! The engine: one message from intake to committed reply (docs/architecture.md §3).
 //!
 //! The deterministic stages live in their own modules as pure functions; this module only
 //! sequences them with the three kinds of I/O a turn needs (the database thread, model calls

@@ -10,11 +10,11 @@ use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::store::{ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
 use rusqlite::Connection;
 
-/// A silence longer than this ends a session (seed 001 §2). Its exchanges are episodes
+/// A silence longer than this ends a session (docs/cognition.md §4.5). Its exchanges are episodes
 /// already (the encode worker writes one per exchange) and the semantic worker's idle
 /// fallback consolidates them, so the gap is reported, not queued.
 pub const SILENCE_GAP_S: i64 = 2_700;
-/// Consecutive same-topic exchanges after which focus is inferred (parameters §1.2).
+/// Consecutive same-topic exchanges after which focus is inferred (docs/cognition.md §4.5).
 pub const INFERRED_FOCUS_STREAK: usize = 5;
 
 /// `(exchanges in the current session before this one, the silence before this message)`.

@@ -58,7 +58,7 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     system.push_str("\n\n");
     system.push_str(mode_prompt.trim());
 
-    // Relevance mask (parameters §2): the user's traits always; facts and gists for replies
+    // Relevance mask (docs/cognition.md §4.4): the user's traits always; facts and gists for replies
     // that answer; world state only for a full answer.
     let traits: Vec<String> = g
         .traits
@@ -102,7 +102,7 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
 pub use crate::cognition::reply::trait_label;
 
 /// A recalled memory as the frontal cortex sees it: flagged when it is not reliable, so
-/// the reply can hedge instead of asserting it (parameters §9.2).
+/// the reply can hedge instead of asserting it (docs/cognition.md §4.3).
 pub fn memory_line(hit: &crate::memory::Hit) -> String {
     match hit.reliability.as_str() {
         "reliable" => hit.text.clone(),
@@ -120,7 +120,7 @@ fn section(out: &mut String, title: &str, lines: &[String]) {
     out.push_str(&lines.join("\n"));
 }
 
-/// The triage request (§3.4 inputs): the message, previous mode and tools, the last two
+/// The triage request (docs/cognition.md §3.2 inputs): the message, previous mode and tools, the last two
 /// working-memory entries, warmth, memory confidence and the gist count, as JSON.
 pub fn triage_request(text: &str, s: &RouterSignals, wm: &[WmEntry], ctx: &TriageContext) -> ChatRequest {
     let recent: Vec<Value> =
@@ -144,7 +144,7 @@ pub fn triage_request(text: &str, s: &RouterSignals, wm: &[WmEntry], ctx: &Triag
     req
 }
 
-/// The tie-breaker request: the §4.4 context (candidates as A and B) as JSON.
+/// The tie-breaker request: the docs/cognition.md §6.6 context (candidates as A and B) as JSON.
 pub fn tiebreak_request(context: &Value) -> ChatRequest {
     let mut req = ChatRequest::new(vec![Message::system(TIEBREAK.trim()), Message::user(context.to_string())]);
     req.max_tokens = 16;

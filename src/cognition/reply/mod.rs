@@ -18,7 +18,7 @@ pub mod templates;
 
 pub use crate::vocab::report::ReplySource;
 
-/// How sure a reply should sound about a trait of that confidence (parameters §6.6 labels):
+/// How sure a reply should sound about a trait of that confidence (docs/cognition.md §8.2 labels):
 /// the prompt's trait lines and memory's answers use the same words.
 pub fn trait_label(confidence: f64) -> &'static str {
     if confidence > 0.7 {

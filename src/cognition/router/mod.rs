@@ -1,4 +1,4 @@
-//! The deterministic mode router (seed 000 "Deterministic Mode Router"; parameters §4, §10, §14).
+//! The deterministic mode router (docs/cognition.md §6).
 //!
 //! `score[mode] = base + Σ weight·signal` over observable signals, the highest score wins; an
 //! ambiguous result (relative margin below the effective margin) asks the pipeline for a
@@ -10,75 +10,14 @@
 //! identity hook, triage override, tie-break, and after ACT the reply's mode), with typed
 //! [`Reason`]s for the audit.
 //!
-//! # Calibrated defaults (why they differ from the published ones)
-//! The published weights ([`RouterWeights::published`]) send every cold first message to CLARIFY
-//! (§14): a cold new topic gives CLARIFY four boosters at once (cold boost, question-and-cold,
-//! question-and-no-facts, new-topic-and-question) and takes 0.15 off RESPOND, while a cold start
-//! is the normal state of a terminal assistant's first message. Coldness says "little memory",
-//! not "the request is unclear". The defaults ([`RouterWeights::default`], version 2) keep the
-//! seed's structure and every signal; they change these numbers (each inside the §10 bounds where
-//! §10 bounds it) and add a few terms over derived signals (`unresolved_reference`,
-//! `bare_negative_feedback`, `bare_correction`, `social_intent`, the action intent on RESPOND):
-//!
-//! CLARIFY is for ambiguity, not for a lack of memory:
-//! - `respond.cold_penalty` 0.15 → 0.05 (the §10 floor): a self-contained question needs no
-//!   memory; general knowledge answers it.
-//! - `clarify.base` 0.30 → 0.25, `clarify.cold_boost` 0.12 → 0.10 (the §10 floor);
-//!   `clarify.question_cold`, `clarify.question_no_facts`, `clarify.new_topic_question`
-//!   0.05/0.08/0.05 → 0: they fire on nearly every first question and measure the absence of
-//!   memory, not ambiguity.
-//! - New `clarify.vague_reference` 0.40 × `unresolved_reference`: the message leans on a
-//!   referent it does not name ([`TextSignals::vague_reference`]: "what about that one?", "do it
-//!   again", "why?"), scaled by how much of it working memory cannot supply
-//!   (`1 − referent_support`; [`crate::cognition::signals::reference::referent_support`]). With
-//!   an empty working memory this is the full weight, as before; it now fades as the thread
-//!   fills instead of switching off at the first remembered turn (issue 14: "it's about the
-//!   thing" one exchange in went to RESPOND).
-//! - New `clarify.missing_object` 0.40 × `unresolved_reference`: a request whose object is only
-//!   a pointer ("fix my code", "translate this into French", "can you summarize it"; the
-//!   [`TextSignals::missing_object`] signal). Working memory resolves a code object only when
-//!   it holds code. A message that is both vague and such a request counts once, at the larger
-//!   weight.
-//! - New `clarify.bare_negative_feedback` 0.30: "that's not what I meant" with no correction in
-//!   it (≤ 1 content word), said about an answer that exists, is best met with a question (a
-//!   recorded §4.5 example).
-//! - New `clarify.correction` 0.20 and `respond.correction_penalty` 0.20: a correction that does
-//!   not say what was meant ([`TextSignals::correction`] = bare: "that's not what I meant", "you
-//!   misunderstood me"), on an answer that exists. With `bare_negative_feedback` alone it scored
-//!   CLARIFY 0.55 against RESPOND 0.57 one topic in; answering again from the same reading is
-//!   what just failed. A correction that carries what was meant ("no, I meant the building")
-//!   is answered.
-//! - New `clarify.underspecified_request` 0.35: a request to make something whose details only
-//!   the user has ("help me plan my week", "I need to write an email to my landlord";
-//!   [`TextSignals::underspecified_request`]). Not scaled by working memory: a thread rarely
-//!   holds the who/when/what-about of a plan the user has not described, and a request that
-//!   gives them is not flagged.
-//!
-//! ACT is for skill and tool requests, which the intent classifier recognises:
-//! - `act.action_intent` 0.40 → 0.70 and new `respond.action_intent_penalty` 0.30: an explicit
-//!   request ("remind me…", "add … to my list", "what did I tell you about…") must win in a warm
-//!   context too, where RESPOND collects up to +0.45 of warmth, fact and gist boosts that say
-//!   nothing about performing an action (published: ACT 0.50 vs RESPOND 0.89 for "add eggs to the
-//!   shopping list" in a warm topic).
-//! - `act.interrogative_fact_gap` 0.15 → 0.05, `act.memory_confidence_very_low` 0.10 → 0.03,
-//!   `act.memory_confidence_low` 0.05 → 0.02, `act.implicit_reference` 0.15 → 0.10,
-//!   `act.question_moderate_context` 0.20 → 0.10: they fire on almost every question (the
-//!   interrogative list includes "is", "do", "can"; "what was" is an "implicit reference"; memory
-//!   confidence is low on every new topic) and pushed general-knowledge questions into ACT or a
-//!   tie-break.
-//!
-//! ACKNOWLEDGE is for wholly social turns:
-//! - `acknowledge.greeting` 0.60 → 0.25, `acknowledge.positive_feedback` 0.40 → 0.20,
-//!   `respond.greeting_penalty` 0.20 → 0.05, `respond.positive_feedback_penalty` 0.15 → 0.05: the
-//!   §3.2 patterns are a greeting prefix and a praise word anywhere, so "hey, check my shopping
-//!   list" had ACKNOWLEDGE at 0.70 and "translate good night into Spanish" lost RESPOND to CLARIFY.
-//! - New `acknowledge.social_intent` 0.55 and `respond.social_intent_penalty` 0.45 (intent
-//!   greeting, or positive feedback as the whole message), and `acknowledge.question_penalty` no
-//!   longer applies to a wholly social message ("how are you?" is a question that wants a social
-//!   reply).
-//!
-//! IGNORE: `ignore.empty_input` 1.00 → 1.60, so empty input beats a warm RESPOND (up to 0.95);
-//! the published value only beat a cold one.
+//! # Calibrated defaults
+//! [`RouterWeights::default`] (version 2) keeps the published structure and every signal, and
+//! moves numbers so that CLARIFY answers ambiguity rather than a lack of memory, ACT answers
+//! skill and tool requests, and ACKNOWLEDGE only wholly social turns. It adds terms over
+//! derived signals (`unresolved_reference`, `bare_negative_feedback`, `bare_correction`,
+//! `social_intent`, the action intent on RESPOND). The published weights
+//! ([`RouterWeights::published`]) send every cold first message to CLARIFY. Each change, with
+//! the message that motivated it: docs/cognition.md §6.9.
 //!
 //! Ties (scores within 1e-9) resolve by the fixed order RESPOND > CLARIFY > ACT > ACKNOWLEDGE >
 //! IGNORE ([`Mode::ALL`]).
@@ -96,7 +35,7 @@ use super::signals::{Correction, Feedback, TextSignals};
 
 pub use crate::vocab::mode::{Mode, ModeScores, TIE_EPSILON};
 
-/// The seed's healthy share of a mode over a conversation (parameters §4.5), in percent.
+/// The healthy share of a mode over a conversation (docs/cognition.md §6.8), in percent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HealthyRange {
     pub label: &'static str,
@@ -133,13 +72,13 @@ impl HealthyRange {
 
 // ───────────────────────────── signals ─────────────────────────────
 
-/// Every §4.1 router signal (text, intent, context). Derived signals: [`RouterSignals::derived`].
+/// Every docs/cognition.md §6.1 router signal (text, intent, context). Derived signals: [`RouterSignals::derived`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouterSignals {
-    /// §3.2 text signals (+ the two additions of `TextSignals`), flattened into the snapshot.
+    /// docs/cognition.md §1.1 text signals (+ the two additions of `TextSignals`), flattened into the snapshot.
     #[serde(flatten)]
     pub text: TextSignals,
-    // §3.3 intent
+    // docs/cognition.md §3.1 intent
     pub intent_type: IntentType,
     pub intent_complexity: Complexity,
     pub intent_confidence: f64,
@@ -166,7 +105,7 @@ pub struct RouterSignals {
     pub referent_support: f64,
 }
 
-/// §4.1 derived signals.
+/// docs/cognition.md §6.1 derived signals.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DerivedSignals {
     /// `min(fact_count/10, 1)`
@@ -197,7 +136,7 @@ pub struct DerivedSignals {
     pub bare_correction: bool,
 }
 
-/// §4.1 thresholds of the derived signals and conditions (fixed, not regulated).
+/// docs/cognition.md §6.1 thresholds of the derived signals and conditions (fixed, not regulated).
 pub const COLD_BELOW: f64 = 0.3;
 pub const WARM_ABOVE: f64 = 0.6;
 pub const QUESTION_WARM_ABOVE: f64 = 0.4;
@@ -360,7 +299,7 @@ pub enum TieChoice {
     B,
 }
 
-/// The router's output (§4.4 fields; `routing_time_ms` is the caller's measurement).
+/// The router's output (docs/cognition.md §6.5 fields; `routing_time_ms` is the caller's measurement).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoutingDecision {
     /// The delivered mode (after a tie-break or a post-ACT override).

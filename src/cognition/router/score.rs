@@ -1,4 +1,4 @@
-//! Scoring (§4.2) and routing: the five scores over the signals and weights,
+//! Scoring (docs/cognition.md §6.2) and routing: the five scores over the signals and weights,
 //! anti-oscillation, the margin test that asks for a tie-break, and the post-ACT re-route.
 
 use super::*;
@@ -12,7 +12,7 @@ struct SignalSnapshot<'a> {
 
 // ───────────────────────────── scoring ─────────────────────────────
 
-/// The raw §4.2 scores (before anti-oscillation).
+/// The raw docs/cognition.md §6.2 scores (before anti-oscillation).
 pub fn score_modes(s: &RouterSignals, w: &RouterWeights) -> ModeScores {
     let d = s.derived();
     score_with(s, &d, w)
@@ -88,7 +88,7 @@ fn pointer_weight(s: &RouterSignals, c: &ClarifyWeights) -> f64 {
     vague.max(missing)
 }
 
-/// `base − (base − min)·warmth + semantic_uncertainty` (§4.4), without hysteresis.
+/// `base − (base − min)·warmth + semantic_uncertainty` (docs/cognition.md §6.5), without hysteresis.
 pub fn effective_margin(s: &RouterSignals, w: &RouterWeights) -> f64 {
     let t = &w.tiebreaker;
     let warmth = s.warmth();
@@ -185,7 +185,7 @@ pub struct ActOutcome {
     pub all_cards: bool,
 }
 
-/// The re-route after the ACT loop (§4.4): previous mode ACT, no tie-break. Every action a card →
+/// The re-route after the ACT loop (docs/cognition.md §6.6): previous mode ACT, no tie-break. Every action a card →
 /// IGNORE (skip the text); an ACT result → RESPOND; IGNORE → RESPOND when the actions produced
 /// substantive results.
 pub fn reroute_after_act(

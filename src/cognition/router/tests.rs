@@ -92,7 +92,7 @@ fn router_derived_signals() {
     let e = signals("", &cold()).derived();
     assert!(e.empty && e.no_antecedent && !e.question);
     let q = signals("no question mark but what", &cold()).derived();
-    assert!(q.question, "interrogative words alone make a question (§4.1)");
+    assert!(q.question, "interrogative words alone make a question (cognition.md §6.1)");
     assert!(signals("thanks!", &cold()).derived().social_intent);
     assert!(signals("hello there", &cold()).derived().social_intent);
     assert!(!signals("thanks, now remind me at 5", &cold()).derived().social_intent);
@@ -116,14 +116,14 @@ fn router_published_formula_by_hand() {
     // ACKNOWLEDGE 0.10 − 0.30
     assert!(close(p.acknowledge, -0.20), "{}", p.acknowledge);
     assert!(close(p.ignore, -0.50));
-    // §14: the published weights send it to CLARIFY; the defaults answer it.
+    // docs/cognition.md §6.9: the published weights send it to CLARIFY; the defaults answer it.
     assert_eq!(mode_of("What is the capital of France?", &cold(), &RouterWeights::published()), Mode::Clarify);
     assert_eq!(mode_of("What is the capital of France?", &cold(), &RouterWeights::default()), Mode::Respond);
 }
 
 #[test]
 fn router_published_weights_send_every_cold_first_message_to_clarify() {
-    // The measured pitfall of §14, reproduced: cold, new topic, no facts.
+    // The measured pitfall of docs/cognition.md §6.9, reproduced: cold, new topic, no facts.
     for x in labelled_set().iter().filter(|x| x.context == cold() && !x.text.trim().is_empty()) {
         let s = signals(x.text, &x.context);
         if s.text.greeting_pattern
@@ -176,7 +176,7 @@ fn router_labelled_set_agreement_at_least_90_percent() {
 
 #[test]
 fn router_tiebreak_rate_on_the_labelled_set_is_below_the_regulator_threshold() {
-    // §10: a tie-break rate above 0.20 is regulator pressure.
+    // docs/cognition.md §6.7: a tie-break rate above 0.20 is regulator pressure.
     assert!(tiebreak_rate(&RouterWeights::default(), &labelled_set()) < 0.20);
     assert!(tiebreak_rate(&RouterWeights::published(), &labelled_set()) > 0.20);
 }
@@ -599,7 +599,7 @@ fn router_default_weights_are_valid_and_versioned() {
     d.validate().unwrap();
     assert_eq!(d.version, DEFAULT_WEIGHTS_VERSION);
     assert_eq!(RouterWeights::published().version, 1);
-    // Every §10-bounded parameter of the published set is inside its bounds too.
+    // Every docs/cognition.md §6.7-bounded parameter of the published set is inside its bounds too.
     let p = RouterWeights::published();
     for b in &RouterWeights::bounds()[..10] {
         let v = p.get(b.name).unwrap();

@@ -12,7 +12,7 @@ pub fn tiebreak_schema() -> Value {
     })
 }
 
-/// The context sent to the tie-breaker (§4.4 field list) with the two candidate descriptions.
+/// The context sent to the tie-breaker (docs/cognition.md §6.6 field list) with the two candidate descriptions.
 pub fn tiebreak_context(message: &str, topic: &str, s: &RouterSignals, a: Mode, b: Mode) -> Value {
     json!({
         "message": message,

@@ -106,7 +106,7 @@ pub struct IgnoreWeights {
     pub empty_input: f64,
 }
 
-/// §4.3 per-request adjustments (weights are not changed).
+/// docs/cognition.md §6.4 per-request adjustments (weights are not changed).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AntiOscillationWeights {
@@ -116,7 +116,7 @@ pub struct AntiOscillationWeights {
     pub respond_after_clarify_boost: f64,
 }
 
-/// §4.4 margins.
+/// docs/cognition.md §6.5 margins.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TiebreakerWeights {
@@ -136,7 +136,7 @@ pub struct TiebreakerWeights {
     pub hysteresis_threshold: f64,
 }
 
-/// The versioned router configuration the routing stability regulator owns (§10). Every base and
+/// The versioned router configuration the routing stability regulator owns (docs/cognition.md §6.7). Every base and
 /// weight is a named field; [`RouterWeights::get`] / [`RouterWeights::set`] address them as
 /// `"group.field"` (e.g. `"clarify.cold_boost"`), and [`RouterWeights::bounds`] lists the ones the
 /// regulator may move, with their limits.
@@ -256,7 +256,7 @@ pub struct WeightBound {
     pub max: f64,
 }
 
-/// §10 bounds (the first ten, names mapped: `RESPOND.base` → `respond.base`,
+/// docs/cognition.md §6.7 bounds (the first ten, names mapped: `RESPOND.base` → `respond.base`,
 /// `tiebreaker_base_margin` → `tiebreaker.base_margin`), plus bounds for the parameters this
 /// implementation added.
 pub const WEIGHT_BOUNDS: &[WeightBound] = &[
@@ -371,7 +371,7 @@ weight_params!(
 );
 
 impl RouterWeights {
-    /// The published code defaults (§4.2 "Default" column; version 1). Kept for comparison and
+    /// The published code defaults (docs/cognition.md §6.3 "Default" column; version 1). Kept for comparison and
     /// for replaying old audit rows; the additions of this implementation are 0 here.
     pub fn published() -> RouterWeights {
         RouterWeights {
@@ -437,7 +437,7 @@ impl RouterWeights {
         }
     }
 
-    /// Chalie's shipped tuned file (§4.2 "Config" column), for comparison only.
+    /// Chalie's shipped tuned file (docs/cognition.md §6.3 "Config" column), for comparison only.
     pub fn published_config() -> RouterWeights {
         let p = RouterWeights::published();
         RouterWeights {

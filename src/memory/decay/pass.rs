@@ -47,7 +47,7 @@ pub(super) fn run(c: &mut Connection, now: i64) -> Result<DecayReport, StoreErro
     Ok(report)
 }
 
-/// Context warmth (§2) of the most recently active thread, for the richness gate.
+/// Context warmth (docs/cognition.md §4.1) of the most recently active thread, for the richness gate.
 pub fn current_warmth(c: &Connection, now: i64) -> Result<f64, StoreError> {
     let wm = WorkingMemoryRepo(c).latest_thread_len(now)?;
     let gists = GistsRepo(c).live_count(now)?;

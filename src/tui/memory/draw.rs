@@ -170,7 +170,7 @@ impl MemoryBrowser {
     }
 }
 
-/// The reliability mark of a row (§9.1 states); layers without the field get none.
+/// The reliability mark of a row (docs/cognition.md §4.3 states); layers without the field get none.
 fn mark(r: &MemoryRow) -> (&'static str, Style) {
     match r.reliability.as_deref() {
         Some("reliable") => ("✓", theme::accent()),

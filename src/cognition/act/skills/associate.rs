@@ -1,5 +1,5 @@
 //! The `associate` skill: spreading activation over the concept graph from seed concepts
-//! (parameters §6.5). Breadth-first to depth 2; a child gets parent × 0.7, scaled by a strong
+//! (docs/cognition.md §9.4). Breadth-first to depth 2; a child gets parent × 0.7, scaled by a strong
 //! relationship's strength; a weak one (< 0.5) passes only sometimes (probability 0.15,
 //! unscaled) and only with `include_weak`; values under 0.3 are dropped; each node keeps its
 //! maximum. The graph issue replaces this with leaky integrate-and-fire dynamics.

@@ -55,7 +55,7 @@ fn source_version(c: &Connection) -> Result<String, SkillError> {
 fn build(c: &Connection) -> Result<Value, SkillError> {
     let traits = TraitsRepo(c).confident(0.3, 60)?;
     // Work is told by the trait's key (the chunker files occupation and employer under
-    // `core`); every other section by the trait's category (§6.6 plus older names).
+    // `core`); every other section by the trait's category (docs/cognition.md §9.5 plus older names).
     let is_work = |key: &str| WORK_KEYS.contains(&key);
     let pick = |cats: &[&str]| -> Vec<String> {
         let work = cats.contains(&"work");

@@ -1,4 +1,4 @@
-//! The `list` skill: named lists, fully deterministic (parameters §5: create, add, remove,
+//! The `list` skill: named lists, fully deterministic (docs/cognition.md §7.4: create, add, remove,
 //! check, uncheck, view, list_all, clear, delete, rename, history).
 //!
 //! A list named in an `add` is created on the fly; an action that names no list uses the

@@ -12,7 +12,7 @@ use crate::text::{is_content_word, normalize, words};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-/// Facts live a day (parameters §6).
+/// Facts live a day (docs/cognition.md §9.1).
 pub const FACT_TTL_S: i64 = 86_400;
 /// FOK lives five minutes.
 pub const FOK_TTL_S: i64 = 300;

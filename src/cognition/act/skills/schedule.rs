@@ -1,4 +1,4 @@
-//! The `schedule` skill: reminders (parameters §5: action create/list/cancel; message;
+//! The `schedule` skill: reminders (docs/cognition.md §7.4: action create/list/cancel; message;
 //! due_at; item_type notification|prompt; recurrence daily|weekly|monthly|weekdays|hourly|
 //! interval:N; item_id; time_range). Deterministic and fast: one or two indexed queries.
 //!
