@@ -192,3 +192,5 @@ fn turn_timings_travel_through_the_log() {
     let old = serde_json::to_string(&crate::events::Stamped { ts: chrono::Utc::now(), event: done(None) }).unwrap();
     assert!(!old.contains("timings_ms"), "{old}");
 }
+
+mod schema;

@@ -29,7 +29,7 @@
 //! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`]
 //! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]
 //! - `jobs` → `jobs.rs` → [`JobsRepo`]
-//! - `lists`, `list_items`, `list_history` → `lists.rs` (moving there from the list skill)
+//! - `lists`, `list_items`, `list_history` → `lists.rs` → [`ListsRepo`]
 //! - `episode_vec`, `concept_vec`, `trait_vec` and their `_f32` copies → `vectors.rs` → [`VectorRepo`];
 //!   `vector_codes`, `vector_code_state` → `vector_codes.rs`
 //! - `embedding_space`, `reembed_pending` → `embedding_space.rs` (functions)

@@ -1,5 +1,6 @@
 //! `chalie-tui memory`: listing a layer (table and JSON), searching, forgetting by typed id,
-//! and the exit codes for a bad id, against a seeded database in a temporary data dir.
+//! and the exit codes for a bad id, against a seeded database in a temporary data dir; and
+//! `chalie-tui status`, the background workers' report.
 
 use crate::support::bin::{chalie, text};
 use serde_json::Value;
@@ -122,4 +123,27 @@ fn a_bad_id_exits_1_and_deletes_nothing() {
     assert_eq!(chalie(dir.path(), &["memory", "forget"]).status.code(), Some(2));
     assert_eq!(chalie(dir.path(), &["memory"]).status.code(), Some(2));
     assert_eq!(chalie(dir.path(), &["memory", "bogus"]).status.code(), Some(2));
+}
+
+/// `chalie-tui status` lists every background worker with its queue depth, read from the
+/// database when no app is running.
+#[test]
+fn status_lists_every_worker_with_its_queue_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = chalie::store::open(&dir.path().join("chalie.db")).unwrap();
+    let jobs = chalie::store::JobsRepo(&conn);
+    for _ in 0..2 {
+        jobs.enqueue(chalie::store::JobKind::Chunk, &serde_json::json!({"exchange_id": "x"}), 3).unwrap();
+    }
+    drop(conn);
+    let out = chalie(dir.path(), &["status"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let names: Vec<&str> = lines.iter().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(names, ["reembed", "episodic", "chunker", "semantic", "decay", "scheduler"], "{stdout}");
+    let chunker = lines.iter().find(|l| l.starts_with("chunker")).unwrap();
+    assert!(chunker.contains("queue 2"), "{chunker}");
+    let episodic = lines.iter().find(|l| l.starts_with("episodic")).unwrap();
+    assert!(episodic.contains("queue 0"), "{episodic}");
 }
