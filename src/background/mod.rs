@@ -17,7 +17,7 @@ pub mod worker;
 pub use board::{RunState, WorkerBoard, WorkerStatus};
 pub use registry::{Registry, RegistryError, Running, WorkerId, worker_for};
 pub use status::{StatusReport, report};
-pub use worker::{PeriodicTask, QueueWorker, Ran};
+pub use worker::{PeriodicTask, QueueWorker, Ran, claim_and_run};
 
 #[cfg(test)]
 mod tests;

@@ -88,6 +88,20 @@ pub struct LoopCtx {
     pub stop: CancellationToken,
 }
 
+/// Claim the next job of `kind` and hand it to `run`; `Ok(None)` when the queue is empty.
+/// The one-shot form of the queue loop, for callers that drive a worker step by step (the
+/// headless commands and the tests).
+pub async fn claim_and_run<T, F, Fut>(db: &Db, kind: JobKind, run: F) -> Result<Option<T>, StoreError>
+where
+    F: FnOnce(Job) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>, StoreError>>,
+{
+    match db.call(move |c| JobsRepo(c).claim(kind)).await? {
+        Some(job) => run(job).await,
+        None => Ok(None),
+    }
+}
+
 /// Drain `worker`'s queue until `cx.stop`.
 pub async fn run_queue(mut worker: Box<dyn QueueWorker>, cx: LoopCtx) {
     let kind = worker.kind();

@@ -197,10 +197,7 @@ async fn embed_traits(llm: &Llm, ex: &Extraction, dim: usize) -> (Vec<Option<Vec
 /// Claim and process one chunk job. `Ok(None)` when the queue is empty or `shutdown` fired
 /// mid-job (the job then stays `running` and is requeued at the next start).
 pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> Result<Option<Processed>, StoreError> {
-    match db.call(|c| JobsRepo(c).claim(CHUNK_QUEUE)).await? {
-        Some(job) => process(db, llm, job, shutdown).await,
-        None => Ok(None),
-    }
+    crate::background::claim_and_run(db, CHUNK_QUEUE, |job| process(db, llm, job, shutdown)).await
 }
 
 /// Process one claimed chunk job (see [`process_next`]); `Ok(None)` when `shutdown` fired.

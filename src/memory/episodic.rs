@@ -348,10 +348,7 @@ pub enum Processed {
 /// Claim and process one encode job. `Ok(None)` when the queue is empty or `shutdown` fired
 /// mid-job (the job then stays `running`, and is requeued at the next start).
 pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> Result<Option<Processed>, StoreError> {
-    match db.call(|c| JobsRepo(c).claim(ENCODE_QUEUE)).await? {
-        Some(job) => process(db, llm, job, shutdown).await,
-        None => Ok(None),
-    }
+    crate::background::claim_and_run(db, ENCODE_QUEUE, |job| process(db, llm, job, shutdown)).await
 }
 
 /// Process one claimed encode job (see [`process_next`]); `Ok(None)` when `shutdown` fired.

@@ -275,10 +275,7 @@ pub async fn process_next(
     bus: &EventBus,
     shutdown: &CancellationToken,
 ) -> Result<Option<Batch>, StoreError> {
-    match db.call(|c| JobsRepo(c).claim(REEMBED_QUEUE)).await? {
-        Some(job) => process(db, llm, bus, job, shutdown).await,
-        None => Ok(None),
-    }
+    crate::background::claim_and_run(db, REEMBED_QUEUE, |job| process(db, llm, bus, job, shutdown)).await
 }
 
 /// Run one claimed re-embed job batch by batch (see [`process_next`]).

@@ -298,10 +298,7 @@ async fn embed_all(llm: &Llm, batch: &[Extraction], dim: usize) -> (HashMap<Stri
 /// Claim and run one semantic job. `Ok(None)` when there is none, or `shutdown` fired
 /// mid-job (the job then stays `running` and is requeued at the next start).
 pub async fn process_next(db: &Db, llm: &Llm, shutdown: &CancellationToken) -> Result<Option<Processed>, StoreError> {
-    match db.call(|c| JobsRepo(c).claim(SEMANTIC_QUEUE)).await? {
-        Some(job) => process(db, llm, job, shutdown).await,
-        None => Ok(None),
-    }
+    crate::background::claim_and_run(db, SEMANTIC_QUEUE, |job| process(db, llm, job, shutdown)).await
 }
 
 /// Run one claimed semantic job (see [`process_next`]); `Ok(None)` when `shutdown` fired.

@@ -73,14 +73,7 @@ impl FactsRepo<'_> {
         now: i64,
         expires_at: i64,
     ) -> Result<(), StoreError> {
-        self.0.execute(
-            "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, 'conversation', ?5, ?5, ?6)
-             ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
-                 source = excluded.source, updated_at = excluded.updated_at, expires_at = excluded.expires_at",
-            params![topic, key, value, confidence, now, expires_at],
-        )?;
-        Ok(())
+        self.upsert(topic, key, value, confidence, now, expires_at, Stated::No)
     }
 
     /// Set `key` of `topic` because the user asked to remember it: a new row is the user's, an
@@ -94,13 +87,41 @@ impl FactsRepo<'_> {
         now: i64,
         expires_at: i64,
     ) -> Result<(), StoreError> {
+        self.upsert(topic, key, value, confidence, now, expires_at, Stated::Yes)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn upsert(
+        &self,
+        topic: &str,
+        key: &str,
+        value: &str,
+        confidence: f64,
+        now: i64,
+        expires_at: i64,
+        stated: Stated,
+    ) -> Result<(), StoreError> {
+        // A conversation's value takes the row over; the user's note leaves its source alone.
+        let (source, take_source) = match stated {
+            Stated::No => ("conversation", "source = excluded.source, "),
+            Stated::Yes => ("user", ""),
+        };
         self.0.execute(
-            "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, 'user', ?5, ?5, ?6)
-             ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
-                 updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+            &format!(
+                "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, '{source}', ?5, ?5, ?6)
+                 ON CONFLICT(topic, key) DO UPDATE SET value = excluded.value, confidence = excluded.confidence,
+                     {take_source}updated_at = excluded.updated_at, expires_at = excluded.expires_at"
+            ),
             params![topic, key, value, confidence, now, expires_at],
         )?;
         Ok(())
     }
+}
+
+/// Whether the user stated a fact (asked to remember it) or a conversation taught it.
+#[derive(Clone, Copy)]
+enum Stated {
+    Yes,
+    No,
 }

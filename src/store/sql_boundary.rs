@@ -2,7 +2,7 @@
 //! file and line, for any SQL statement outside `src/store/`. Comment lines are skipped (prose
 //! may name a statement); string contents are not, which is where statements are.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Files allowed to hold statements for now, each with why. An entry whose file no longer
 /// holds one fails the test too, so an exemption is removed as soon as it is not needed.
@@ -28,22 +28,10 @@ fn has_statement(line: &str) -> bool {
     })
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// `file:line: text` of every statement outside the store, and the exemptions that found none.
 fn violations(root: &Path) -> (Vec<String>, Vec<&'static str>) {
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    crate::layering::rust_files(&root.join("src"), &mut files);
     files.sort();
     let mut found = Vec::new();
     let mut used = vec![false; EXEMPT.len()];
