@@ -21,8 +21,8 @@ fn iterations(r: &chalie::cognition::pipeline::TurnReport) -> Vec<(String, Vec<S
     r.act_iterations
         .iter()
         .map(|i| {
-            let kinds = i["actions"].as_array().unwrap().iter().map(|a| a["type"].as_str().unwrap().to_string());
-            (i["planner"].as_str().unwrap().to_string(), kinds.collect())
+            let kinds = i.actions.iter().map(|a| a.kind.clone());
+            (i.planner.clone(), kinds.collect())
         })
         .collect()
 }
@@ -49,7 +49,7 @@ async fn lists_work_when_every_plan_is_unusable() {
     assert_eq!(r.response, "Added eggs, milk and bread to shopping.");
     assert_eq!(r.reply_mode, Mode::Ignore, "every action a card: no text generated");
     assert!(r.fallbacks.contains(&"act_plan_invalid_output".to_string()), "{:?}", r.fallbacks);
-    assert_eq!(r.act_iterations[0]["results"][0]["data"]["added"], json!(["eggs", "milk", "bread"]));
+    assert_eq!(r.act_iterations[0].results[0].data["added"], json!(["eggs", "milk", "bread"]));
     let rows = cortex_rows(&h, &r.exchange_id).await;
     assert_eq!(rows, [(0, "deterministic".to_string(), Some("empty_plan".to_string()))]);
 
@@ -69,7 +69,7 @@ async fn list_items_are_named_the_way_people_say_them() {
     let r = h.say("t", "take milk off the list").await;
     assert_eq!(r.response, "Which one: oat milk or almond milk?");
     assert_eq!(r.reply_mode, Mode::Clarify);
-    assert_eq!(r.act_iterations[0]["results"][0]["choices"], json!(["oat milk", "almond milk"]));
+    assert_eq!(r.act_iterations[0].results[0].choices, ["oat milk", "almond milk"]);
     let r = h.say("t", "take the almond milk off the list").await;
     assert_eq!(r.response, "Removed almond milk from shopping.");
     let r = h.say("t", "take milk off the list").await;
@@ -129,7 +129,7 @@ async fn the_iteration_cap_and_the_fatigue_budget() {
     let r = h.say("t", "what do you remember about my projects?").await;
     assert_eq!(r.act_termination.map(|t| t.as_str()), Some("fatigue_exhausted"));
     assert_eq!(r.act_iterations.len(), 2, "3 + 3.9 = 6.9; a third (4.8) would pass 10");
-    let fatigue = r.act_iterations[1]["fatigue"].as_f64().unwrap();
+    let fatigue = r.act_iterations[1].fatigue;
     assert!((fatigue - 6.9).abs() < 1e-9, "{fatigue}");
 }
 
@@ -138,13 +138,13 @@ async fn reminders_focus_and_recall_through_the_deterministic_planner() {
     let h = start_heuristic([unusable(), unusable(), unusable(), unusable(), unusable()].concat()).await;
     let r = h.say("t", "remind me to call mum tomorrow at 9am").await;
     let due = (chrono::Local::now() + chrono::Duration::days(1)).format("%Y-%m-%dT09:00").to_string();
-    assert_eq!(r.act_iterations[0]["results"][0]["data"]["reminder"]["due_at"], json!(due), "{:?}", r.act_iterations);
+    assert_eq!(r.act_iterations[0].results[0].data["reminder"]["due_at"], json!(due), "{:?}", r.act_iterations);
     assert!(r.response.starts_with("Reminder set: call mum"), "{}", r.response);
 
     let r = h.say("t", "what reminders do I have?").await;
     assert!(r.response.contains("call mum"), "{}", r.response);
     let r = h.say("t", "cancel my reminder to call mum").await;
-    assert_eq!(r.act_iterations[0]["results"][0]["ok"], true, "{:?}", r.act_iterations);
+    assert!(r.act_iterations[0].results[0].ok, "{:?}", r.act_iterations);
     let state: String = h.read(|c| Ok(c.query_row("SELECT state FROM reminders", [], |r| r.get(0))?)).await;
     assert_eq!(state, "cancelled");
 
@@ -161,7 +161,7 @@ async fn a_stated_fact_is_recalled_and_answered_from() {
     let r = h.say("t", "remember that my sister lives in Porto").await;
     assert_eq!(r.response, "Remembered: my sister lives in Porto.");
     let r = h.say("t2", "what did I tell you about my sister?").await;
-    let hits = &r.act_iterations[0]["results"][0]["data"]["hits"];
+    let hits = &r.act_iterations[0].results[0].data["hits"];
     assert!(hits[0]["text"].as_str().unwrap().contains("Porto"), "{hits}");
     assert_eq!(r.reply_mode, Mode::Respond);
     let generation = h.double.chat_requests().last().cloned().unwrap();
@@ -188,7 +188,7 @@ async fn a_consequential_action_on_a_doubtful_memory_asks_first() {
     assert_eq!(r.act_termination.map(|t| t.as_str()), Some("needs_confirmation"));
     assert_eq!(r.reply_mode, Mode::Clarify);
     assert!(r.fallbacks.contains(&"reliability_check".to_string()));
-    assert_eq!(r.act_iterations[0]["actions"].as_array().unwrap().len(), 1, "the schedule action did not run");
+    assert_eq!(r.act_iterations[0].actions.len(), 1, "the schedule action did not run");
     let n: i64 = h.read(|c| Ok(c.query_row("SELECT COUNT(*) FROM reminders", [], |r| r.get(0))?)).await;
     assert_eq!(n, 0);
     assert!(r.response.ends_with('?'));

@@ -227,7 +227,7 @@ async fn an_earlier_statement_reaches_a_later_reply_in_another_thread() {
     // is planned as an ACT; with no usable plan, memory answers it directly: see the `act` module.)
     let r2 = h.say("t2", "Any tips for my trip to Lisbon with my sister?").await;
     assert_eq!(r2.memories.len(), 1, "{:?}", r2.memories);
-    assert_eq!(r2.memories[0]["layer"], "episode");
+    assert_eq!(r2.memories[0].layer, "episode");
     let generation = h.double.chat_requests().last().cloned().unwrap();
     let system = harness::system_prompt(&generation);
     assert!(system.contains("From earlier conversations:\n- I'm planning a trip to Lisbon"), "{system}");

@@ -160,7 +160,7 @@ async fn a_skill_request_routes_to_act() {
     assert_eq!(r.response, "Added eggs and milk to shopping.");
     assert_eq!(r.reply_mode, Mode::Ignore, "a card-only ACT turn generates no text");
     assert_eq!(r.act_iterations.len(), 1);
-    assert_eq!(r.act_iterations[0]["planner"], "deterministic");
+    assert_eq!(r.act_iterations[0].planner, "deterministic");
     assert!(r.failed.is_none());
     assert_audited(&h, &r).await;
     assert_triage_row(&h, &r, "llm", None).await;

@@ -4,7 +4,6 @@ use crate::cognition::boundary::{BoundaryOutcome, FocusLevel};
 use crate::cognition::intent::IntentResult;
 use crate::cognition::router::Mode;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use crate::vocab::report::{RouterReport, Timings, TopicReport, TriageReport};
 
@@ -41,8 +40,8 @@ pub struct SessionReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RegulatorDecision {}
 
-/// One whole turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One whole turn, as `ask --json` prints it (written, never read back).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnReport {
     pub thread_id: String,
     pub exchange_id: String,
@@ -68,10 +67,10 @@ pub struct TurnReport {
     /// A name the identity hook stored.
     pub identity: Option<String>,
     /// Earlier episodes and concepts recalled into the reply's context, with provenance.
-    pub memories: Vec<Value>,
+    pub memories: Vec<crate::memory::recall::Hit>,
     /// ACT loop iterations: the plan (and which planner made it), each action's result,
     /// time, fatigue and cost.
-    pub act_iterations: Vec<Value>,
+    pub act_iterations: Vec<super::act::Iteration>,
     /// Why the ACT loop stopped.
     pub act_termination: Option<crate::cognition::act::plan::Termination>,
     /// Regulator decisions over this turn's model calls; always empty until the regulator

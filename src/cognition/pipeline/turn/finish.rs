@@ -94,12 +94,8 @@ impl Turn<'_> {
             triage,
             social: self.msg.social.map(|s| s.reason.to_string()),
             identity: context.name,
-            memories: topic.memories.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
-            act_iterations: replied
-                .run
-                .as_ref()
-                .map(|r| r.iterations.iter().filter_map(|i| serde_json::to_value(i).ok()).collect())
-                .unwrap_or_default(),
+            memories: topic.memories.clone(),
+            act_iterations: replied.run.as_ref().map(|r| r.iterations.clone()).unwrap_or_default(),
             act_termination: replied.run.as_ref().map(|r| r.termination),
             regulator: Vec::new(),
             fallbacks: wire_names(&self.fallbacks),
