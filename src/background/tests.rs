@@ -57,7 +57,8 @@ async fn enqueue(db: &Db, what: &str, max_attempts: u32) -> i64 {
 
 async fn state_of(db: &Db, id: i64) -> (JobState, Option<String>) {
     db.call(move |c| {
-        Ok(c.query_row("SELECT state, last_error FROM jobs WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        let row = crate::store::fixtures::Fixture(c);
+        Ok((row.value("jobs", "state", "id = ?1", [id]), row.value("jobs", "last_error", "id = ?1", [id])))
     })
     .await
     .unwrap()
@@ -239,16 +240,22 @@ fn job_states_round_trip_through_the_table() {
 #[test]
 fn jobs_on_a_queue_no_worker_claims_are_retired() {
     let c = open_in_memory().unwrap();
-    c.execute(
-        "INSERT INTO jobs (queue, payload, max_attempts, run_after, created_at, updated_at)
-         VALUES ('episode', '{}', 3, 0, 0, 0)",
-        [],
-    )
-    .unwrap();
+    let zero = 0i64;
+    crate::store::fixtures::Fixture(&c).insert(
+        "jobs",
+        &[
+            ("queue", &"episode"),
+            ("payload", &"{}"),
+            ("max_attempts", &3),
+            ("run_after", &zero),
+            ("created_at", &zero),
+            ("updated_at", &zero),
+        ],
+    );
     let jobs = JobsRepo(&c);
     jobs.enqueue(JobKind::Semantic, &json!({}), 3).unwrap();
     assert_eq!(jobs.retire_unclaimable().unwrap(), 1);
     assert_eq!(jobs.pending_count().unwrap(), 1, "a known queue's job is left alone");
-    let episode: JobState = c.query_row("SELECT state FROM jobs WHERE queue = 'episode'", [], |r| r.get(0)).unwrap();
+    let episode: JobState = crate::store::fixtures::Fixture(&c).value("jobs", "state", "queue = 'episode'", []);
     assert_eq!(episode, JobState::Failed);
 }

@@ -513,7 +513,7 @@ mod tests {
         d2.exchange_id = Some("x2".into());
         assert!(store_episode(&mut c, job2, &d2, Some(&[0.5; 8])).is_err());
         assert_eq!(crate::store::fixtures::Fixture(&c).count("episodes", "", []), 1);
-        let state: JobState = c.query_row("SELECT state FROM jobs WHERE id = ?1", [job2], |r| r.get(0)).unwrap();
+        let state: JobState = crate::store::fixtures::Fixture(&c).value("jobs", "state", "id = ?1", [job2]);
         assert_eq!(state, JobState::Running);
         assert_eq!(encode_state(&c, "nope").unwrap(), None);
     }

@@ -39,8 +39,7 @@ fn add_episode(c: &Connection, salience: u8, created_at: i64) -> i64 {
 }
 
 fn jobs(c: &Connection) -> Vec<String> {
-    let mut s = c.prepare("SELECT json_extract(payload, '$.reason') FROM jobs WHERE queue = 'semantic'").unwrap();
-    s.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    Fixture(c).values("jobs", "json_extract(payload, '$.reason')", "queue = 'semantic'", [])
 }
 
 #[test]
@@ -55,14 +54,14 @@ fn maybe_enqueue_counts_and_compares_salience() {
     assert_eq!(maybe_enqueue(&c, id, 3, now).unwrap(), Some(TriggerReason::Count));
     let id = add_episode(&c, 10, now);
     assert_eq!(maybe_enqueue(&c, id, 10, now).unwrap(), None, "a job is outstanding");
-    c.execute("UPDATE jobs SET state = 'done'", []).unwrap();
+    Fixture(&c).set("jobs", "state = 'done'", "", []);
     Fixture(&c).set("episodes", "semantic_consolidation_status = 'done'", "", []);
     let id = add_episode(&c, 4, now);
     assert_eq!(maybe_enqueue(&c, id, 4, now + 400).unwrap(), None, "4 < 1.4 × the rolling average (3.35)");
     let id = add_episode(&c, 8, now);
     assert_eq!(maybe_enqueue(&c, id, 8, now + 400).unwrap(), Some(TriggerReason::Salience));
     assert_eq!(jobs(&c), ["count", "salience"]);
-    c.execute("UPDATE jobs SET state = 'done'", []).unwrap();
+    Fixture(&c).set("jobs", "state = 'done'", "", []);
     assert!(!enqueue_if_idle(&c, now + IDLE_S - 1).unwrap());
     assert!(enqueue_if_idle(&c, now + IDLE_S).unwrap(), "the oldest pending episode has waited 15 min");
     assert_eq!(jobs(&c).last().map(String::as_str), Some("idle"));
@@ -227,7 +226,7 @@ fn store_consolidation_is_one_transaction() {
     assert_eq!(vecs as usize, ex.concepts.len());
     let pending = Fixture(&c).count("episodes", "semantic_consolidation_status = 'pending'", []);
     assert_eq!(pending, 0);
-    let state: String = c.query_row("SELECT state FROM jobs WHERE id = ?1", [job], |r| r.get(0)).unwrap();
+    let state: String = Fixture(&c).value("jobs", "state", "id = ?1", [job]);
     assert_eq!(state, "done");
     // A bad vector fails the write: nothing of the batch is kept, the episodes stay pending.
     let e3 = add_episode(&c, 5, 10);
