@@ -11,7 +11,7 @@
 //! confidence and a tie to the newer; at most [`FACTS_PER_TOPIC`] per topic, the least recently
 //! updated evicted.
 
-use crate::store::{FactsRepo, GIST_TTL_S, GistsRepo, NewGist, StoreError};
+use crate::store::{FactOrigin, FactsRepo, GIST_TTL_S, GistsRepo, NewGist, StoreError};
 use crate::text::{normalize, words};
 use rusqlite::Connection;
 use serde::Serialize;
@@ -177,7 +177,7 @@ pub fn apply(
         fact_rows.delete(*id)?;
     }
     for f in &facts.upsert {
-        fact_rows.upsert_learned(topic, &f.key, &f.value, f.confidence, now, now + FACT_TTL_S)?;
+        fact_rows.upsert(topic, &f.key, &f.value, f.confidence, now, now + FACT_TTL_S, FactOrigin::Conversation)?;
     }
     Ok((gists.insert.len(), facts.upsert.len()))
 }

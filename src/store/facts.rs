@@ -62,36 +62,11 @@ impl FactsRepo<'_> {
         Ok(())
     }
 
-    /// Set `key` of `topic` from a conversation, live until `expires_at`: a newer value
-    /// replaces the old one, and the fact becomes the conversation's.
-    pub fn upsert_learned(
-        &self,
-        topic: &str,
-        key: &str,
-        value: &str,
-        confidence: f64,
-        now: i64,
-        expires_at: i64,
-    ) -> Result<(), StoreError> {
-        self.upsert(topic, key, value, confidence, now, expires_at, Stated::No)
-    }
-
-    /// Set `key` of `topic` because the user asked to remember it: a new row is the user's, an
-    /// existing one keeps its source.
-    pub fn upsert_stated(
-        &self,
-        topic: &str,
-        key: &str,
-        value: &str,
-        confidence: f64,
-        now: i64,
-        expires_at: i64,
-    ) -> Result<(), StoreError> {
-        self.upsert(topic, key, value, confidence, now, expires_at, Stated::Yes)
-    }
-
+    /// Set `key` of `topic`, live until `expires_at`. A conversation's value takes the row
+    /// over (it becomes the conversation's); a value the user asked to remember makes a new
+    /// row the user's and leaves an existing row's source alone.
     #[allow(clippy::too_many_arguments)]
-    fn upsert(
+    pub fn upsert(
         &self,
         topic: &str,
         key: &str,
@@ -99,12 +74,11 @@ impl FactsRepo<'_> {
         confidence: f64,
         now: i64,
         expires_at: i64,
-        stated: Stated,
+        origin: FactOrigin,
     ) -> Result<(), StoreError> {
-        // A conversation's value takes the row over; the user's note leaves its source alone.
-        let (source, take_source) = match stated {
-            Stated::No => ("conversation", "source = excluded.source, "),
-            Stated::Yes => ("user", ""),
+        let (source, take_source) = match origin {
+            FactOrigin::Conversation => ("conversation", "source = excluded.source, "),
+            FactOrigin::User => ("user", ""),
         };
         self.0.execute(
             &format!(
@@ -119,9 +93,10 @@ impl FactsRepo<'_> {
     }
 }
 
-/// Whether the user stated a fact (asked to remember it) or a conversation taught it.
-#[derive(Clone, Copy)]
-enum Stated {
-    Yes,
-    No,
+/// Where a fact came from: learned from the conversation, or stated by the user ("remember
+/// that …").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactOrigin {
+    Conversation,
+    User,
 }

@@ -87,7 +87,7 @@ pub use embedding_space::{
 };
 pub use episodes::{DecayingEpisode, EpisodesRepo, NewEpisode, PendingEpisode};
 pub use expiry::{ShortLived, delete_expired, expired_rows};
-pub use facts::{FactsRepo, LiveFact};
+pub use facts::{FactOrigin, FactsRepo, LiveFact};
 pub use focus_sessions::{FocusSessionsRepo, OpenSession};
 pub use fok::FokRepo;
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};

@@ -4,10 +4,6 @@
 
 use std::path::Path;
 
-/// Files allowed to hold statements for now, each with why. An entry whose file no longer
-/// holds one fails the test too, so an exemption is removed as soon as it is not needed.
-const EXEMPT: &[(&str, &str)] = &[("src/tui/highlight.rs", "a syntax-highlighting sample, not a statement")];
-
 /// Whether `line` holds the start of a SQL statement.
 fn has_statement(line: &str) -> bool {
     const OPENERS: [&str; 5] = ["SELECT ", "INSERT INTO ", "INSERT OR ", "DELETE FROM ", "REPLACE INTO "];
@@ -22,13 +18,12 @@ fn has_statement(line: &str) -> bool {
     })
 }
 
-/// `file:line: text` of every statement outside the store, and the exemptions that found none.
-fn violations(root: &Path) -> (Vec<String>, Vec<&'static str>) {
+/// `file:line: text` of every statement outside the store.
+fn violations(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
     crate::layering::rust_files(&root.join("src"), &mut files);
     files.sort();
     let mut found = Vec::new();
-    let mut used = vec![false; EXEMPT.len()];
     for path in files {
         let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
         if rel.starts_with("src/store/") {
@@ -37,24 +32,18 @@ fn violations(root: &Path) -> (Vec<String>, Vec<&'static str>) {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         for (n, line) in text.lines().enumerate() {
             let code = line.trim_start();
-            if code.starts_with("//") || !has_statement(code) {
-                continue;
-            }
-            match EXEMPT.iter().position(|(f, _)| *f == rel) {
-                Some(i) => used[i] = true,
-                None => found.push(format!("{rel}:{}: {}", n + 1, code)),
+            if !code.starts_with("//") && has_statement(code) {
+                found.push(format!("{rel}:{}: {}", n + 1, code));
             }
         }
     }
-    let stale = EXEMPT.iter().zip(used).filter(|(_, u)| !u).map(|((f, _), _)| *f).collect();
-    (found, stale)
+    found
 }
 
 #[test]
 fn sql_statements_live_only_in_the_store() {
-    let (found, stale) = violations(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let found = violations(Path::new(env!("CARGO_MANIFEST_DIR")));
     assert!(found.is_empty(), "SQL outside src/store/ (add a repository method instead):\n{}", found.join("\n"));
-    assert!(stale.is_empty(), "exemptions no longer needed, remove them: {stale:?}");
 }
 
 #[test]

@@ -465,8 +465,8 @@ mod tests {
     fn unknown_languages_and_multibyte_text_are_safe() {
         let text: String = styled("naïve → “quoted” # not a comment 12", "").into_iter().map(|(t, _)| t).collect();
         assert_eq!(text, "naïve → “quoted” # not a comment 12");
-        let sql = styled("SELECT * FROM t -- all", "sql");
-        assert_eq!(sql[0], ("SELECT".into(), theme::code_keyword()));
+        let sql = styled("CREATE TABLE t -- all", "sql");
+        assert_eq!(sql[0], ("CREATE".into(), theme::code_keyword()));
         let sh = styled("echo $# # count", "bash");
         assert_eq!(sh.last().unwrap(), &("# count".into(), theme::code_comment()));
     }

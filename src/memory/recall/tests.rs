@@ -120,7 +120,15 @@ fn reliability_recency_and_salience_rerank() {
 fn layers_and_keyword_source() {
     let c = open_in_memory().unwrap();
     crate::store::FactsRepo(&c)
-        .upsert_learned("t", "sister_city", "my sister lives in Porto", 0.9, NOW, NOW + DAY)
+        .upsert(
+            "t",
+            "sister_city",
+            "my sister lives in Porto",
+            0.9,
+            NOW,
+            NOW + DAY,
+            crate::store::FactOrigin::Conversation,
+        )
         .unwrap();
     let f = Fixture(&c);
     f.insert(

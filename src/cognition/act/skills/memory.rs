@@ -6,7 +6,8 @@
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
 use crate::memory::recall::{RecallRequest, query_terms, recall_with};
 use crate::store::{
-    CortexIterationsRepo, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, RemindersRepo, RoutingRepo, TurnRepo,
+    CortexIterationsRepo, FactOrigin, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, RemindersRepo, RoutingRepo,
+    TurnRepo,
 };
 use crate::text::{is_content_word, normalize, words};
 use rusqlite::Connection;
@@ -30,7 +31,7 @@ pub fn memorize(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> R
         let key =
             opt_str_param(obj, "key").map_or_else(|| slug(value), |k| if k == "note" { slug(value) } else { k.into() });
         let confidence = obj.get("confidence").and_then(Value::as_f64).unwrap_or(0.9).clamp(0.0, 1.0);
-        FactsRepo(c).upsert_stated(&ctx.topic, &key, value, confidence, now, now + FACT_TTL_S)?;
+        FactsRepo(c).upsert(&ctx.topic, &key, value, confidence, now, now + FACT_TTL_S, FactOrigin::User)?;
         if durable {
             TurnRepo(c).set_explicit_trait(&format!("note:{key}"), value, "note")?;
         }
