@@ -23,8 +23,8 @@ use chalie::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
 use chalie::cognition::topic::{self, ClassifierParams, Detector, Message, Topic};
 
 use super::{
-    Corpus, STEP_S, Score, Stream, System, T0, chat_first, default_data, evaluate, evaluate_with, load,
-    previous_classifier, previous_default, session_stream, window_k,
+    Corpus, STEP_S, Score, Stream, System, T0, before_greetings, chat_first, default_data, evaluate, evaluate_with,
+    load, previous_classifier, previous_default, session_stream, window_k,
 };
 
 const DATA_REL: &str = "../shared/data/chitchat/topic_shift_dev.jsonl";
@@ -51,6 +51,7 @@ pub fn main(args: &[String]) -> Result<()> {
         ("new detector (default)".into(), System::Adaptive(ClassifierParams::default(), BoundaryParams::default())),
         ("previous detector".into(), System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
         ("block rule, fixed refractory".into(), previous_default()),
+        ("before chat prior + greetings (c83f4a3)".into(), before_greetings()),
         ("chit-chat-first variant".into(), chat_first()),
         (
             "faithful published detector".into(),
@@ -151,15 +152,33 @@ fn predict_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<b
 /// the chatterbot dev half (user messages, the main evaluation's protocol) beside it.
 fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: &[Vec<f32>]) {
     let mut grid: Vec<(ClassifierParams, BoundaryParams)> = Vec::new();
-    // The last step of the calibration: the adaptive refractory period (threshold on the
-    // thread's mean line length, messages held) with the 8/2 blocks at 0.25. Those were chosen
-    // from block_left 4–12, block_right 2–4, floor 0.2–0.35 at 9 words / 4 messages, which had
-    // been found with 6/3 blocks over 0–10 words and 1–8 messages.
-    for long_line_words in [7.0, 8.0, 9.0, 10.0] {
-        for long_refractory in [3u32, 4, 6] {
-            let b =
-                BoundaryParams { long_line_words, long_refractory_msgs: long_refractory, ..BoundaryParams::default() };
-            grid.push((ClassifierParams::default(), b));
+    // The chat-gated settings (a thread of long lines: `long_line_words`): the similarity prior,
+    // content weights and refractory period, with the block floor. Earlier steps chose the 8/2
+    // blocks (block_left 4–12, block_right 2–4, floor 0.2–0.35) and the 9-word threshold with its
+    // 4-message refractory period (7–10 words, 3–6 messages).
+    for greeting_restart_after in [2u32, 3] {
+        for long_init_sim_ema in [Some(0.1), Some(0.18)] {
+            for long_full_weight_words in [0usize, 2, 3] {
+                for long_refractory_msgs in [2u32, 3] {
+                    for long_line_words in [7.0, 8.0, 9.0] {
+                        for block_floor in [0.25, 0.3] {
+                            let b = BoundaryParams {
+                                long_init_sim_ema,
+                                long_refractory_msgs,
+                                long_line_words,
+                                block_floor: Some(block_floor),
+                                ..BoundaryParams::default()
+                            };
+                            let c = ClassifierParams {
+                                long_full_weight_words,
+                                greeting_restart_after,
+                                ..ClassifierParams::default()
+                            };
+                            grid.push((c, b));
+                        }
+                    }
+                }
+            }
         }
     }
     let (k, bot_k) = (window_k(dev), window_k(bot_dev));
@@ -203,7 +222,7 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
         for (i, r) in rows.iter().enumerate() {
             let (c, b) = &grid[i];
             println!(
-                "ROW {:.4} {:.3} {:.2} {:.4} {:.3} {} {:?} {} {} {} {:?} {} {} {} {}",
+                "ROW {:.4} {:.3} {:.2} {:.4} {:.3} {} {:?} {} {} {} {:?} {} {} {} {} {:?} {} {:?} {:?} {} {}",
                 r.0,
                 r.1,
                 r.2,
@@ -218,7 +237,13 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
                 b.base,
                 b.floor_min_weight,
                 b.long_line_words,
-                b.long_refractory_msgs
+                b.long_refractory_msgs,
+                b.long_init_sim_ema,
+                c.long_full_weight_words,
+                b.long_base,
+                b.long_sim_floor,
+                c.greeting_restart_after,
+                c.greeting_restart_long_only
             );
         }
     }
@@ -229,7 +254,7 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
             let r = rows[i];
             println!(
                 "  chit Pk {:.4} F1 {:.3} fires {:.2} | bot Pk {:.4} F1 {:.3} | full_words {} sim_floor {:?} refr {} \
-                 block {}/{} < {:?} base {} long {} → {}",
+                 block {}/{} < {:?} base {} long {} → {} prior {:?} long_full {}",
                 r.0,
                 r.1,
                 r.2,
@@ -243,7 +268,9 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
                 b.block_floor,
                 b.base,
                 b.long_line_words,
-                b.long_refractory_msgs
+                b.long_refractory_msgs,
+                b.long_init_sim_ema,
+                c.long_full_weight_words
             );
         }
     }
