@@ -336,6 +336,7 @@ fn systems() -> Vec<(&'static str, System)> {
         ("calibrated detector, no gate", System::Adaptive(ClassifierParams::published(), BoundaryParams::default())),
         ("previous (chatterbot-only) + gate", System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
         ("block rule, fixed refractory + gate", previous_default()),
+        ("before the chat prior and greetings", before_greetings()),
         ("chit-chat-first variant + gate", chat_first()),
         ("faithful published detector", System::Adaptive(ClassifierParams::published(), BoundaryParams::published())),
         ("never fires", System::Never),
@@ -343,21 +344,37 @@ fn systems() -> Vec<(&'static str, System)> {
     ]
 }
 
-/// The classifier as it was before the real-chat calibration: the content gate, no content weights.
+/// The classifier as it was before the real-chat calibration: the content gate, no content
+/// weights, no greeting restart.
 fn previous_classifier() -> ClassifierParams {
-    ClassifierParams { full_weight_words: 0, ..ClassifierParams::default() }
+    ClassifierParams { full_weight_words: 0, greeting_restart_after: 0, ..ClassifierParams::default() }
+}
+
+/// The classifier of c83f4a3: content weights, no greeting restart.
+fn classifier_before_greetings() -> ClassifierParams {
+    ClassifierParams { greeting_restart_after: 0, ..ClassifierParams::default() }
+}
+
+/// The defaults of c83f4a3, before the chat-gated similarity prior and the greeting restart:
+/// four messages of refractory period in a thread of long lines.
+fn before_greetings() -> System {
+    System::Adaptive(
+        classifier_before_greetings(),
+        BoundaryParams { long_init_sim_ema: None, long_refractory_msgs: 4, ..BoundaryParams::default() },
+    )
 }
 
 /// The defaults of 4c72798 (block rule, content weights), before the refractory period adapted
 /// to the thread's line length: six messages against three at 0.2, no refractory period.
 fn previous_default() -> System {
     System::Adaptive(
-        ClassifierParams::default(),
+        classifier_before_greetings(),
         BoundaryParams {
             long_line_words: 0.0,
             block_left: 6,
             block_right: 3,
             block_floor: Some(0.2),
+            long_init_sim_ema: None,
             ..BoundaryParams::default()
         },
     )
@@ -365,8 +382,8 @@ fn previous_default() -> System {
 
 /// The best chit-chat configuration of the calibration grid (`--chitchat-sweep`), not the default
 /// because it costs the chatterbot sessions their gains: content weights over 3 words, one
-/// message of refractory period (four in a thread of long lines, as the default), the block rule
-/// at 0.25.
+/// message of refractory period (the default's in a thread of long lines), the block rule at 0.25,
+/// and the default's chat prior and greeting restart.
 fn chat_first() -> System {
     System::Adaptive(
         ClassifierParams { full_weight_words: 3, ..ClassifierParams::default() },

@@ -64,6 +64,11 @@ pub struct TextSignals {
     /// user has ([`reference::underspecified_request`]).
     #[serde(default)]
     pub underspecified_request: bool,
+    /// Addition: what kind of referent the message needs the conversation to hold
+    /// ([`reference::referent_need`]): the router reads how far working memory holds one of
+    /// that kind ([`reference::referent_support`]).
+    #[serde(default)]
+    pub referent_need: reference::ReferentNeed,
 }
 
 impl TextSignals {
@@ -230,6 +235,7 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
         [head, tail] => BARE_QUESTION_HEADS.contains(head) && BARE_QUESTION_TAILS.contains(tail),
         _ => false,
     };
+    let vague_reference = !ws.is_empty() && content_word_count == 0 && (anaphor || bare_question);
     TextSignals {
         prompt_token_count: total,
         has_question_mark: text.contains('?'),
@@ -239,8 +245,9 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
         explicit_feedback,
         information_density,
         content_word_count,
-        vague_reference: !ws.is_empty() && content_word_count == 0 && (anaphor || bare_question),
+        vague_reference,
         missing_object: reference::missing_object(lower, ws),
+        referent_need: reference::referent_need(lower, ws, vague_reference),
         correction: reference::correction(ws),
         underspecified_request: reference::underspecified_request(lower, ws),
     }

@@ -20,6 +20,7 @@ use crate::cognition::boundary::{BoundaryOutcome, BoundaryState, FocusLevel};
 pub use crate::store::Topic;
 
 mod content;
+mod greeting;
 
 use content::words;
 pub use content::{FILLERS, STOP_WORDS, content_weight, content_words, is_contentless, message_salience, topic_name};
@@ -97,6 +98,17 @@ pub struct ClassifierParams {
     /// Content weight of a question let through the gate by `question_min_words` without a
     /// content word ("what about you?", "Who are you?"). Not in the seed.
     pub question_weight: f32,
+    /// [`ClassifierParams::full_weight_words`] in a thread of long lines (the detector's
+    /// [`BoundaryState::long_lines`](crate::cognition::boundary::BoundaryState::long_lines)):
+    /// in a conversation between people a two-word line ("me too", "sounds fun") says less
+    /// about the topic than a two-word question to an assistant. 0: unchanged. Not in the seed.
+    pub long_full_weight_words: usize,
+    /// A message that opens with a greeting ("hey, how's it going?") starts a new topic once
+    /// the current one has held this many messages: people starting to talk again greet first,
+    /// and a greeting has no topic for the similarity rules to see. 0: off. Not in the seed.
+    pub greeting_restart_after: u32,
+    /// `greeting_restart_after` only in a thread of long lines (a conversation between people).
+    pub greeting_restart_long_only: bool,
 }
 
 impl Default for ClassifierParams {
@@ -106,6 +118,9 @@ impl Default for ClassifierParams {
             question_min_words: 3,
             full_weight_words: FULL_WEIGHT_WORDS,
             question_weight: QUESTION_WEIGHT,
+            long_full_weight_words: LONG_FULL_WEIGHT_WORDS,
+            greeting_restart_after: GREETING_RESTART_AFTER,
+            greeting_restart_long_only: GREETING_RESTART_LONG_ONLY,
             ..ClassifierParams::published()
         }
     }
@@ -128,6 +143,9 @@ impl ClassifierParams {
             question_min_words: 0,
             full_weight_words: 0,
             question_weight: 1.0,
+            long_full_weight_words: 0,
+            greeting_restart_after: 0,
+            greeting_restart_long_only: false,
         }
     }
 }
@@ -142,6 +160,12 @@ const FULL_WEIGHT_WORDS: usize = 1;
 /// word. Chosen, not swept: such a line ("Who are you?", "what about you?") can open a topic in
 /// an assistant but is as often small talk.
 const QUESTION_WEIGHT: f32 = 0.5;
+/// Default [`ClassifierParams::long_full_weight_words`]: see docs/cognition.md §5.5.
+const LONG_FULL_WEIGHT_WORDS: usize = 0;
+/// Default [`ClassifierParams::greeting_restart_after`]: see docs/cognition.md §5.5.
+const GREETING_RESTART_AFTER: u32 = 3;
+/// Default [`ClassifierParams::greeting_restart_long_only`]: see docs/cognition.md §5.5.
+const GREETING_RESTART_LONG_ONLY: bool = false;
 
 /// One message to classify.
 #[derive(Debug, Clone, Copy)]
@@ -281,6 +305,23 @@ pub fn classify(
         switch_score(sims[i], (msg.now_unix_s - t.updated_at) as f32, salience, t.avg_salience, params)
     };
 
+    // A greeting after a settled topic: a new conversation.
+    let detector = match detector {
+        Some(d) if greeting::restarts(msg.text, d.state, params) => {
+            return Classification {
+                topic_index: None,
+                is_new_topic: true,
+                confidence: best_sim,
+                switch_score: 1.0 - best_sim,
+                best_sim,
+                salience,
+                contentless,
+                diagnostics: Some(d.state.restart(msg.embedding, msg.now_unix_s, d.focus)),
+            };
+        }
+        other => other,
+    };
+
     // Contentless: stay with the current topic (or the closest); nothing is learnt from it.
     if contentless {
         let fresh_active = active.filter(|&i| msg.now_unix_s - topics[i].updated_at <= params.recency_window_s);
@@ -300,7 +341,14 @@ pub fn classify(
     // 3–4. Boundary test.
     let diagnostics = detector.map(|d| {
         d.state.observe_words(words(msg.text).count());
-        let weight = content_weight(msg.text, params);
+        let weight = if d.state.long_lines() && params.long_full_weight_words > 0 {
+            content_weight(
+                msg.text,
+                &ClassifierParams { full_weight_words: params.long_full_weight_words, ..params.clone() },
+            )
+        } else {
+            content_weight(msg.text, params)
+        };
         d.state.update_weighted(msg.embedding, best_sim, weight, msg.now_unix_s, d.focus)
     });
     let is_boundary = match &diagnostics {

@@ -73,3 +73,24 @@ fn the_join_of_two_chats_is_found_and_fillers_never_open_a_topic() {
         assert!(got.len() <= 2, "{}: fired at {got:?}", excerpt.source);
     }
 }
+
+/// Joins whose new conversation opens with a greeting (tests/data/chitchat_greeting_joins.jsonl:
+/// the 12 lines before the join, then 8 after, no fillers). Of the first 12 such joins in the
+/// even sessions with 12 lines before them, the c83f4a3 defaults missed these 3 by more than
+/// two lines and the greeting restart finds them where the greeting is; the other 9 both found.
+#[test]
+fn a_chat_that_opens_with_a_greeting_is_a_join() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/chitchat_greeting_joins.jsonl");
+    let raw = std::fs::read_to_string(path).unwrap();
+    let before_classifier = ClassifierParams { greeting_restart_after: 0, ..ClassifierParams::default() };
+    let before = BoundaryParams { long_init_sim_ema: None, long_refractory_msgs: 4, ..BoundaryParams::default() };
+    for line in raw.lines().filter(|l| !l.trim().is_empty()) {
+        let excerpt: Excerpt = serde_json::from_str(line).unwrap();
+        let lines = &excerpt.lines;
+        let join = lines.iter().position(|l| l.boundary_before).expect("each excerpt has its join");
+        let got = boundaries(lines, &ClassifierParams::default(), BoundaryParams::default());
+        assert!(got.contains(&join), "{}: join at {join}, fired at {got:?}", excerpt.source);
+        let old = boundaries(lines, &before_classifier, before.clone());
+        assert!(!old.iter().any(|&i| i.abs_diff(join) <= 2), "{}: c83f4a3 fired at {old:?}", excerpt.source);
+    }
+}

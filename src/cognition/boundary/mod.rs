@@ -106,6 +106,9 @@ pub struct BoundaryState {
     pub mean_words: f64,
     /// Messages counted in `mean_words`; saturates.
     pub words_seen: u32,
+    /// The thread has counted as one of long lines at least once, and the chat prior
+    /// ([`BoundaryParams::long_init_sim_ema`]) was applied.
+    pub chat_prior_applied: bool,
     #[serde(skip)]
     params: BoundaryParams,
 }
@@ -134,6 +137,7 @@ impl BoundaryState {
             since_boundary: u32::MAX,
             mean_words: 0.0,
             words_seen: 0,
+            chat_prior_applied: false,
             params,
         }
     }
@@ -171,6 +175,12 @@ impl BoundaryState {
         // dev Pk 0.352 with the EMA, 0.338 with the mean; chatterbot dev alike).
         self.words_seen = self.words_seen.saturating_add(1);
         self.mean_words += (words as f64 - self.mean_words) / f64::from(self.words_seen);
+        if self.long_lines() && !self.chat_prior_applied {
+            self.chat_prior_applied = true;
+            if let Some(prior) = self.params.long_init_sim_ema {
+                self.sim_ema = self.sim_ema.min(prior);
+            }
+        }
     }
 
     /// Whether the thread so far is one of long lines ([`BoundaryParams::long_line_words`]).
@@ -188,10 +198,11 @@ impl BoundaryState {
     pub fn bound(&self, focus: FocusLevel) -> f64 {
         let p = &self.params;
         let focus_mod = p.focus_modifier(focus);
+        let base = if self.long_lines() { p.long_base.unwrap_or(p.base) } else { p.base };
         let std = self.drift_var.sqrt().max(p.std_floor);
         // As published: a std at the floor counts as a ratio of 1.
         let ratio = if std > p.std_floor { self.drift_ema / std } else { 1.0 };
-        (p.base + p.drift_ratio_weight * ratio + focus_mod).clamp(p.bound_min, p.bound_max + focus_mod)
+        (base + p.drift_ratio_weight * ratio + focus_mod).clamp(p.bound_min, p.bound_max + focus_mod)
     }
 
     /// A message that must not move the statistics (contentless): nothing changes, not even
@@ -235,6 +246,15 @@ impl BoundaryState {
             }
         }
         BoundaryOutcome { just_reset, cold_start: self.msg_count < p.cold_start_msgs, held: false, ..self.hold(focus) }
+    }
+
+    /// A boundary decided outside the detector (a greeting after a settled topic,
+    /// [`crate::cognition::topic::ClassifierParams::greeting_restart_after`]): the message opens
+    /// the topic as the first one does ([`BoundaryState::prime`]), and the evidence gathered
+    /// against the old topic is dropped.
+    pub fn restart(&mut self, embedding: &[f32], now_unix_s: i64, focus: FocusLevel) -> BoundaryOutcome {
+        self.acc = 0.0;
+        BoundaryOutcome { is_boundary: true, ..self.prime(embedding, now_unix_s, focus) }
     }
 
     /// Step 1's reset: both EWMAs on `e`, the statistics back to their priors, sim_ema = `s`.
@@ -383,7 +403,8 @@ impl BoundaryState {
         // 7. The block rule: the last few messages against the few before them.
         self.remember(w, &e);
         let below_block = p.block_floor.is_some_and(|floor| self.block_similarity().is_some_and(|b| b < floor));
-        let below_floor = w >= p.floor_min_weight && p.sim_floor.is_some_and(|floor| s < floor);
+        let sim_floor = if self.long_lines() { p.long_sim_floor.or(p.sim_floor) } else { p.sim_floor };
+        let below_floor = w >= p.floor_min_weight && sim_floor.is_some_and(|floor| s < floor);
         let refractory = self.since_boundary <= self.refractory_msgs();
         let is_boundary = below_block || (!refractory && (acc >= bound || below_floor));
         // Evidence gathered against a topic still in its refractory period is not carried over.

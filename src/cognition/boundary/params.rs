@@ -47,7 +47,13 @@ const LONG_LINE_WORDS: f64 = 9.0;
 /// 0.172 / 0.803; 6 → 0.342 / 0.481, 0.171 / 0.804. First found with 6/3 blocks and an EMA of
 /// the length (1 → 0.371 / 0.444, 4 → 0.360 / 0.456, 8 → 0.347 / 0.456 but chatterbot 0.177 /
 /// 0.799).
-const LONG_REFRACTORY_MSGS: u32 = 4;
+const LONG_REFRACTORY_MSGS: u32 = 2;
+/// Default [`BoundaryParams::long_init_sim_ema`]: see the sweep in docs/cognition.md §5.5.
+const LONG_INIT_SIM_EMA: Option<f64> = Some(0.1);
+/// Default [`BoundaryParams::long_base`]: see docs/cognition.md §5.5.
+const LONG_BASE: Option<f64> = None;
+/// Default [`BoundaryParams::long_sim_floor`]: see docs/cognition.md §5.5.
+const LONG_SIM_FLOOR: Option<f64> = None;
 
 /// The detector's constants. The four regulator-owned tunables (`fast_window`, `slow_window`,
 /// `leak`, `base`) have bounds in [`BoundaryParams::clamped`]; the rest are fixed per version.
@@ -169,6 +175,17 @@ pub struct BoundaryParams {
     pub long_line_words: f64,
     /// See `long_line_words`. Seed: none.
     pub long_refractory_msgs: u32,
+    /// When a thread first counts as one of long lines ([`BoundaryParams::long_line_words`]),
+    /// the running mean similarity drops to at most this: two people's lines sit far lower on
+    /// every topic than an assistant user's questions do, and measured against the quiz prior
+    /// (`init_sim_ema`) every early line of a conversation looks like a surprise. None: kept.
+    /// Seed: none.
+    pub long_init_sim_ema: Option<f64>,
+    /// `base` in a thread of long lines: one line of a conversation is weak evidence, so the
+    /// accumulator needs more of it there. None: `base`. Seed: none.
+    pub long_base: Option<f64>,
+    /// `sim_floor` in a thread of long lines. None: `sim_floor`. Seed: none.
+    pub long_sim_floor: Option<f64>,
 }
 
 impl Default for BoundaryParams {
@@ -182,6 +199,9 @@ impl Default for BoundaryParams {
             block_floor: BLOCK_FLOOR,
             long_line_words: LONG_LINE_WORDS,
             long_refractory_msgs: LONG_REFRACTORY_MSGS,
+            long_init_sim_ema: LONG_INIT_SIM_EMA,
+            long_base: LONG_BASE,
+            long_sim_floor: LONG_SIM_FLOOR,
             ..BoundaryParams::chatterbot()
         }
     }
@@ -246,6 +266,9 @@ impl BoundaryParams {
             block_floor: None,
             long_line_words: 0.0,
             long_refractory_msgs: 0,
+            long_init_sim_ema: None,
+            long_base: None,
+            long_sim_floor: None,
         }
     }
 

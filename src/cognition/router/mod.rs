@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 
 use super::context::ContextSignals;
 use super::intent::{Complexity, IntentResult, IntentType};
+use super::signals::reference::ReferentNeed;
 use super::signals::{Correction, Feedback, TextSignals};
 
 // ───────────────────────────── modes and scores ─────────────────────────────
@@ -127,8 +128,9 @@ pub struct DerivedSignals {
     pub bare_negative_feedback: bool,
     /// Addition: intent greeting, or intent feedback with positive feedback (a wholly social turn).
     pub social_intent: bool,
-    /// Addition: the message leans on a referent (`vague_reference` or `missing_object`) and
-    /// this is how much of it working memory cannot supply: `1 − referent_support`, else 0.
+    /// Addition: the message leans on a referent (`vague_reference`, `missing_object`, or a
+    /// `referent_need` of a proposal or options) and this is how much of it working memory
+    /// cannot supply: `1 − referent_support`, else 0.
     #[serde(default)]
     pub unresolved_reference: f64,
     /// Addition: a correction that does not say what was meant, on an answer that exists.
@@ -192,7 +194,10 @@ impl RouterSignals {
                 && self.working_memory_turns > 0,
             social_intent: self.intent_type == IntentType::Greeting
                 || (self.intent_type == IntentType::Feedback && self.text.explicit_feedback == Feedback::Positive),
-            unresolved_reference: if self.text.vague_reference || self.text.missing_object {
+            unresolved_reference: if self.text.vague_reference
+                || self.text.missing_object
+                || matches!(self.text.referent_need, ReferentNeed::Proposal | ReferentNeed::Options)
+            {
                 let support =
                     if self.referent_support.is_finite() { self.referent_support.clamp(0.0, 1.0) } else { 0.0 };
                 1.0 - support

@@ -80,10 +80,13 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
 }
 
 /// The CLARIFY weight of an unnamed referent: a vague reference ("what about that one?") takes
-/// `vague_reference`, a request with a pointer for its object ("fix my code") `missing_object`;
+/// `vague_reference` (so does a pointer to a proposal or to options: "do it", "which is
+/// better?"), a request with a pointer for its object ("fix my code") `missing_object`;
 /// one message with both counts once, at the larger.
 fn pointer_weight(s: &RouterSignals, c: &ClarifyWeights) -> f64 {
-    let vague = if s.text.vague_reference { c.vague_reference } else { 0.0 };
+    // "do it" with nothing proposed, "which is better?" with no options: vague references too.
+    let pointing = matches!(s.text.referent_need, ReferentNeed::Proposal | ReferentNeed::Options);
+    let vague = if s.text.vague_reference || pointing { c.vague_reference } else { 0.0 };
     let missing = if s.text.missing_object { c.missing_object } else { 0.0 };
     vague.max(missing)
 }

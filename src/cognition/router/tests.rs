@@ -648,3 +648,33 @@ fn healthy_ranges_give_verdicts() {
     assert_eq!(HealthyRange::of(Mode::Ignore).verdict(0.0), "healthy", "no floor for IGNORE");
     assert_eq!(HealthyRange::of(Mode::Ignore).verdict(6.0), "RED FLAG");
 }
+
+#[test]
+fn router_clarifies_what_a_full_working_memory_does_not_hold() {
+    use crate::cognition::signals::reference::referent_support;
+    use crate::text::{normalize, words};
+    // Two exchanges about flights: full, but no options, no offer, no material.
+    let flights = [
+        "how long is the flight from London?",
+        "About twelve hours direct.",
+        "is it cheaper to fly in spring?",
+        "Usually a little, outside the holidays.",
+    ];
+    let offer = ["my fan is loud", "Want me to walk you through a BIOS update?", "ok", "Sure."];
+    let route_with = |t: &str, wm: &[&str]| {
+        let ctx = ContextSignals {
+            referent_support: Some(referent_support(&words(&normalize(t)), wm, false)),
+            working_memory_turns: wm.len(),
+            session_exchange_count: 2,
+            ..calibration::cold()
+        };
+        mode_of(t, &ctx, &RouterWeights::default())
+    };
+    for t in
+        ["which is better?", "do it", "set it up", "can you grade my answer?", "translate this recipe into English"]
+    {
+        assert_eq!(route_with(t, &flights), Mode::Clarify, "{t}");
+    }
+    assert_eq!(route_with("do it", &offer), Mode::Respond);
+    assert_eq!(route_with("why?", &flights), Mode::Respond, "a bare follow-up takes any recent turn");
+}

@@ -9,7 +9,9 @@
 //!   one ("that's not what I meant") is best met with a question.
 //! - [`referent_support`]: how far working memory can resolve such a pointer, 0–1. The router
 //!   scales the CLARIFY boost of a vague or missing referent by `1 − support`, so the boost fades
-//!   as the thread fills instead of switching off at the first remembered turn.
+//!   as the thread fills instead of switching off at the first remembered turn; and it is 0
+//!   when working memory holds nothing of the kind the message needs ([`referent`]: code,
+//!   material, options, a proposal), however full it is.
 //!
 //! - [`underspecified_request`]: a request to make something (an email, a plan) that gives none
 //!   of the details only the user has ("help me plan my week", "I need to write an email to my
@@ -126,19 +128,50 @@ fn quoted_span(text: &str) -> bool {
     opening.is_some_and(|o| b[o + 1..].contains(&b'\''))
 }
 
+/// How a [`request_object`] names the object it lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Object {
+    /// "it", "this", "that one".
+    Pointer,
+    /// A determiner and a noun: "my code", "this recipe", "the report".
+    Noun,
+}
+
+impl Object {
+    pub fn is_noun(self) -> bool {
+        self == Object::Noun
+    }
+}
+
 /// The object of a request is only a pointer: an [`OBJECT_VERBS`] verb followed by a bare pointer
 /// ("it", "this") or a determiner and a generic noun ("my code", "the email"), with no quote,
 /// code or pasted text in the message. What follows the object ("into French", "so it sounds
 /// friendlier") is an instruction about the material, not the material.
 pub fn missing_object(text: &str, ws: &[&str]) -> bool {
+    request_object(text, ws).is_some()
+}
+
+/// [`missing_object`], saying how the object is named. Besides the generic nouns, a verb that
+/// works on the user's own text ([`object::MATERIAL_VERBS`]) takes any noun after a possessive
+/// or demonstrative ("translate this recipe", "grade my answer"): see [`object::owned_noun`].
+pub fn request_object(text: &str, ws: &[&str]) -> Option<Object> {
     if has_inline_material(text) {
-        return false;
+        return None;
     }
-    (0..ws.len()).filter(|&v| OBJECT_VERBS.contains(&ws[v])).any(|v| {
+    let mut found = None;
+    for v in 0..ws.len() {
         // "fix up this", "look over my essay": one particle may sit between the verb and the object.
         let particle = ws.get(v + 1).is_some_and(|w| matches!(*w, "up" | "over" | "through"));
-        pointer_object(ws, if particle { v + 2 } else { v + 1 })
-    })
+        let at = if particle { v + 2 } else { v + 1 };
+        if OBJECT_VERBS.contains(&ws[v]) && pointer_object(ws, at) {
+            let noun = DETERMINERS.contains(&ws[at]) && ws.get(at + 1).is_some_and(|w| GENERIC_OBJECTS.contains(w));
+            return Some(if noun { Object::Noun } else { Object::Pointer });
+        }
+        if found.is_none() && object::owned_noun(ws, v) {
+            found = Some(Object::Noun);
+        }
+    }
+    found
 }
 
 /// The object named by a [`missing_object`] request is code ("fix my code", "debug this
@@ -148,16 +181,18 @@ pub fn names_code(ws: &[&str]) -> bool {
 }
 
 /// Whether a text looks like code: punctuation that prose rarely has, or a keyword of a common
-/// language at the start of a line.
+/// language at the start of a line. Brackets alone are not enough: "Reminder set: Saturday
+/// 10:00 (in 2 days) [#12]" is prose with a label.
 pub fn looks_like_code(text: &str) -> bool {
-    let punct = text.chars().filter(|c| matches!(c, '{' | '}' | ';' | '(' | ')' | '[' | ']' | '=' | '`')).count();
+    let strong = text.chars().filter(|c| matches!(c, '{' | '}' | ';' | '=' | '`')).count();
+    let brackets = text.chars().filter(|c| matches!(c, '(' | ')' | '[' | ']')).count();
     let keyword = text.lines().any(|l| {
         let l = l.trim_start();
         ["def ", "fn ", "for ", "if ", "class ", "import ", "let ", "const ", "function ", "return ", "print"]
             .iter()
             .any(|k| l.starts_with(k))
     });
-    punct >= 2 || (keyword && punct >= 1)
+    strong >= 2 || (strong >= 1 && brackets >= 2) || (keyword && strong + brackets >= 1)
 }
 
 /// Whether and how the message says the last answer missed the point.
@@ -274,14 +309,15 @@ const SUPPORT_FULL: f64 = 4.0;
 /// On a new topic, working memory belongs to the topic the user just left.
 const NEW_TOPIC_SUPPORT: f64 = 0.5;
 
-/// How far working memory can supply the referent the message points at, 0–1:
-/// [`fullness_support`], and 0 for a request about code when no entry of working memory looks
-/// like code ([`looks_like_code`]).
+/// How far working memory can supply the referent the message points at, 0–1: its
+/// [`fullness_support`] when it holds something of the kind the message needs
+/// ([`referent::referent_need`], [`referent::kind_support`]: code for "fix my code", options for
+/// "which is better?", an earlier offer or request for "do it"), else 0.
 pub fn referent_support(ws: &[&str], working_memory: &[&str], is_new_topic: bool) -> f64 {
-    if names_code(ws) && !working_memory.iter().any(|e| looks_like_code(e)) {
-        return 0.0;
-    }
-    fullness_support(working_memory.len(), is_new_topic)
+    // The words alone carry no quotes or code: a message that had them has no missing object,
+    // and its support is never read.
+    let need = referent::referent_need(&ws.join(" "), ws, false);
+    referent::kind_support(need, working_memory, fullness_support(working_memory.len(), is_new_topic))
 }
 
 /// Working memory's fullness (saturating at 4 entries), halved on a new topic: what is known of
@@ -291,7 +327,10 @@ pub fn fullness_support(working_memory_turns: usize, is_new_topic: bool) -> f64 
     if is_new_topic { full * NEW_TOPIC_SUPPORT } else { full }
 }
 
+mod object;
+pub mod referent;
 mod underspecified;
+pub use referent::{ReferentNeed, referent_need};
 pub use underspecified::underspecified_request;
 
 #[cfg(test)]

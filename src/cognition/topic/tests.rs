@@ -37,17 +37,19 @@ fn published_constants_match_the_sheet() {
     assert_eq!((p.decay_constant_s, p.w_semantic, p.w_freshness, p.w_salience), (300.0, 0.6, 0.3, 0.1));
     assert_eq!(p.min_content_words, 0, "no gate as published");
     let d = ClassifierParams::default();
-    // Changed deliberately with the real-chat calibration: the content weights differ too.
+    // Changed deliberately with the real-chat calibration: the content weights and the
+    // greeting restart differ too.
     assert_eq!(
         ClassifierParams {
             min_content_words: 0,
             question_min_words: 0,
             full_weight_words: 0,
             question_weight: 1.0,
+            greeting_restart_after: 0,
             ..d
         },
         p,
-        "only the gate and the content weights differ"
+        "only the gate, the content weights and the greeting restart differ"
     );
 }
 
@@ -341,4 +343,35 @@ fn mismatched_dimensions_never_match() {
     let mut t = topic(1, vec![1.0, 0.0], 3, 0.5, T0);
     t.absorb(&[0.0, 0.0, 2.0], 0.5, T0 + 1, 20);
     assert_eq!(t.centroid, vec![0.0, 0.0, 1.0], "restarted on the new model's vector");
+}
+
+/// Runs `texts` through one thread at one embedding; the messages that opened a topic.
+fn new_topics(texts: &[&str]) -> Vec<usize> {
+    let p = ClassifierParams::default();
+    let e = random_unit(77);
+    let mut state = crate::cognition::boundary::BoundaryState::new(BoundaryParams::default());
+    let mut topics: Vec<Topic> = Vec::new();
+    let mut active = None;
+    let mut out = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let msg = Message { text, embedding: &e, now_unix_s: T0 + 30 * i as i64 };
+        let c = classify(&topics, active, &msg, Some(Detector { state: &mut state, focus: FocusLevel::None }), &p);
+        if i > 0 && c.is_new_topic {
+            out.push(i);
+        }
+        let id = topics.len() as i64;
+        active = Some(apply(&mut topics, &c, &msg, id, &p));
+    }
+    out
+}
+
+#[test]
+fn a_greeting_after_a_settled_topic_starts_a_new_one() {
+    // Same embedding throughout: only the greeting can open a topic.
+    let talk = "I have been reading about old steam trains all week";
+    assert_eq!(new_topics(&[talk, talk, talk, talk, "Hey, how's it going?", talk]), vec![4]);
+    // Too soon after the topic opened (the answer to a greeting greets back), and a greeting
+    // word later in the line, are not restarts.
+    assert_eq!(new_topics(&[talk, talk, "hi there!", talk, "They said hello to the driver"]), Vec::<usize>::new());
+    assert_eq!(new_topics(&["hello", "hi!", talk, talk]), Vec::<usize>::new());
 }

@@ -119,8 +119,8 @@ fn far_lines_fired(words: usize) -> Vec<usize> {
 #[test]
 fn a_thread_of_long_lines_waits_longer_between_boundaries() {
     // Two people chatting (long lines): after a topic opens (the primed line, then each
-    // boundary) the next four lines may not fire.
-    assert_eq!(far_lines_fired(14), vec![4, 9]);
+    // boundary) the next two lines may not fire.
+    assert_eq!(far_lines_fired(14), vec![2, 5, 8, 11]);
     // A run of short questions keeps firing at every message, as the chatterbot topics need.
     assert_eq!(far_lines_fired(5), (0..12).collect::<Vec<_>>());
 }
@@ -130,7 +130,7 @@ fn the_thread_length_is_a_running_mean() {
     let mut state = BoundaryState::new(BoundaryParams::default());
     state.observe_words(12);
     assert_eq!(state.mean_words, 12.0, "the first line sets it");
-    assert!(state.long_lines() && state.refractory_msgs() == 4);
+    assert!(state.long_lines() && state.refractory_msgs() == 2);
     // A mean of all lines so far: 12, 3, 3, 3, 12, 12 → 7.5, a quiz-like thread.
     for n in [3, 3, 3, 12, 12] {
         state.observe_words(n);
@@ -163,4 +163,27 @@ fn the_classifier_reports_message_length_to_the_detector() {
         apply(&mut topics, &c, &msg, i as i64, &p);
     }
     assert_eq!(state.mean_words, 12.0, "the second line, the first one the detector decided");
+}
+
+#[test]
+fn a_conversation_starts_from_the_chat_prior_once() {
+    let mut state = BoundaryState::new(BoundaryParams::default());
+    assert_eq!(state.sim_ema, 0.5, "the quiz prior while nothing is known");
+    state.observe_words(5);
+    assert_eq!(state.sim_ema, 0.5, "short lines keep it");
+    state.observe_words(20);
+    assert_eq!(state.sim_ema, 0.1, "a conversation: the chat prior");
+    // Once learnt, the running mean is the thread's own: a later swing of the line length
+    // back and forth does not reset it.
+    state.sim_ema = 0.4;
+    state.observe_words(1);
+    state.observe_words(40);
+    assert!(state.long_lines());
+    assert_eq!(state.sim_ema, 0.4);
+    let loaded = BoundaryState::from_json(&state.to_json(), BoundaryParams::default()).expect("reads back");
+    assert!(loaded.chat_prior_applied);
+    // The chatterbot set has no chat prior.
+    let mut quiz = BoundaryState::new(BoundaryParams::chatterbot());
+    quiz.observe_words(20);
+    assert_eq!(quiz.sim_ema, 0.5);
 }

@@ -103,6 +103,7 @@ fn reference_code_detection() {
     assert!(looks_like_code("let x = vec![1, 2];"));
     assert!(!looks_like_code("the meeting is moved to Thursday afternoon"));
     assert!(!looks_like_code("how formal is that?"));
+    assert!(!looks_like_code("Reminder set: return the library book — 2026-11-28T10:00 (Saturday 10:00) [#12]"));
     assert!(names_code(&["fix", "my", "code"]));
     assert!(!names_code(&["translate", "this"]));
 }
