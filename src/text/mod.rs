@@ -4,6 +4,7 @@
 
 pub mod clip;
 mod content;
+pub mod privacy;
 mod scan;
 
 pub use content::is_content_word;

@@ -552,6 +552,7 @@ impl App {
                 );
                 self.status.pending = self.status.pending.saturating_sub(1);
             }
+            EngineEvent::Forgotten { exchanges, .. } => self.chat.forget(exchanges),
             EngineEvent::MemoryForgotten { id, error: None } => {
                 if let Some(m) = &mut self.memory {
                     m.forgotten(*id);

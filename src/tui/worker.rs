@@ -127,7 +127,13 @@ impl Worker {
                 let db = self.rt.db.clone();
                 tokio::spawn(async move {
                     let error = match db.call(move |c| Ok(store::forget(c, id))).await {
-                        Ok(Ok(_)) => None,
+                        Ok(Ok(f)) => {
+                            // The session log writer rewrites the logs when it sees the event.
+                            crate::text::privacy::hand_over(&f.needles);
+                            let rows = f.rows.values().sum();
+                            bus.emit(EngineEvent::Forgotten { exchanges: f.lines, rows });
+                            None
+                        }
                         Ok(Err(e)) => Some(crate::describe(&e)),
                         Err(e) => Some(crate::describe(&e)),
                     };
