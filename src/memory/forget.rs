@@ -28,7 +28,7 @@
 //!   deleted terms leave older segments, and a TRUNCATE checkpoint empties the WAL.
 //! - the process: the TUI's chat pane redacts the lines the `forgotten` event names.
 
-use crate::text::privacy::find_secrets;
+use crate::text::needles::{names, needles_of};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -56,7 +56,7 @@ static REMOVE_FROM_MEMORY: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:remove|delete|erase|wipe|drop)\s+(?P<s>.+?)\s+from\s+(?:your|the)\s+memory\b"));
 static ABOUT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:forget|delete|erase|remove|wipe)\s+(?P<all>all\s+|everything\s+)?(?:(?:of\s+)?what\s+i\s+(?:told\s+you|said|shared|mentioned)\s+|(?:that\s+)?i\s+(?:told\s+you|said)\s+)?about\s+(?P<s>.+)",
+        r"(?i)\b(?:forget|delete|erase|remove|wipe)\s+(?P<all>all\s+|everything\s+)?(?P<told>(?:of\s+)?what\s+i\s+(?:told\s+you|said|shared|mentioned)\s+|(?:that\s+)?i\s+(?:told\s+you|said)\s+)?about\s+(?P<s>.+)",
     )
 });
 static FORGET_THING: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bforget\s+(?:about\s+)?(?P<s>.+)"));
@@ -84,7 +84,8 @@ pub fn parse_request(text: &str) -> Option<Target> {
         return about(&c["s"], false, t);
     }
     if let Some(c) = ABOUT.captures(t) {
-        return about(&c["s"], true, t);
+        // "what I told you about X" is all of it; "forget about X" is one thing.
+        return about(&c["s"], c.name("all").is_some() || c.name("told").is_some(), t);
     }
     let c = FORGET_THING.captures(t)?;
     let s = c["s"].trim();
@@ -193,51 +194,6 @@ pub fn resolve(target: &Target, lines: &[Line], thread: &str) -> Resolution {
     needles.sort();
     needles.dedup();
     Resolution::Forget(Plan { exchanges: chosen.iter().map(|l| l.exchange_id.clone()).collect(), needles })
-}
-
-/// The strings of one forgotten line that must go everywhere: the line itself, its secrets,
-/// what it says something "is", and its distinctive tokens (with digits, e-mail addresses,
-/// names). Common words stay: forgetting a line must not erase every memory that shares a word.
-pub fn needles_of(text: &str) -> Vec<String> {
-    let mut out = vec![text.trim().to_string()];
-    out.extend(find_secrets(text).into_iter().filter_map(|(r, _)| text.get(r)).map(str::to_string));
-    static PREDICATE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)\b(?:is|are|was|:)\s+(?P<v>[^,;!?]{3,80}?)\s*(?:[,;!?]|\.(?:\s|$)|$)"));
-    for c in PREDICATE.captures_iter(text) {
-        let v = c["v"].trim();
-        // Only what names something specific: "is great" would erase every memory that is great.
-        let specific = v.chars().any(|ch| ch.is_ascii_digit() || ch == '@' || ch.is_uppercase());
-        if specific && v.split_whitespace().count() <= 4 {
-            out.push(v.to_string());
-        }
-    }
-    for w in text.split_whitespace() {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '@');
-        let has_digit = w.chars().any(|c| c.is_ascii_digit());
-        if w.chars().count() >= 3 && (has_digit || w.contains('@')) {
-            out.push(w.to_string());
-        }
-    }
-    out.extend(names(text, true));
-    out.retain(|n| n.chars().count() >= 3);
-    out
-}
-
-/// Capitalised words that are not sentence starts: names ("Jordan", "Okafor").
-fn names(text: &str, skip_first: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut start = skip_first;
-    for raw in text.split_whitespace() {
-        let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
-        let capital = w.chars().next().is_some_and(char::is_uppercase) && w.chars().skip(1).all(|c| c.is_lowercase());
-        if capital && !start && w.chars().count() >= 3 && !matches!(w, "The" | "This" | "That" | "And" | "But") {
-            out.push(w.to_string());
-        }
-        // "Dr." and "Mr." end no sentence.
-        let abbreviation = raw.ends_with('.') && raw.chars().count() <= 4;
-        start = raw.ends_with(['.', '!', '?']) && !abbreviation;
-    }
-    out
 }
 
 fn subject_words(subject: &str) -> Vec<String> {

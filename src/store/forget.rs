@@ -70,10 +70,16 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         MemoryLayer::Lists => text("name").into_iter().collect(),
         MemoryLayer::Reminders => text("message").into_iter().collect(),
     };
+    let mut needles = needles;
     let exchanges: Vec<String> = match id.layer {
         MemoryLayer::Episodes => text("exchange_id").into_iter().collect(),
         _ => Vec::new(),
     };
+    // An episode's exchange goes with it, and what the user said there is what its copies
+    // (topic names, traits, facts) were made of.
+    for line in super::purge::user_lines_of(conn, &exchanges)? {
+        needles.extend(crate::text::needles::needles_of(&line));
+    }
     let now = now_ts();
     let tx = conn.transaction()?;
     let table = id.layer.table();

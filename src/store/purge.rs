@@ -46,8 +46,10 @@ pub const TEXT_MAP: &[(&str, &[&str], Policy)] = &[
         &["gist", "action", "context", "outcome", "emotion", "intent", "open_loops"],
         Policy::Delete(Some(VecTable::Episodes)),
     ),
-    ("gists", &["content"], Policy::Delete(None)),
-    ("facts", &["key", "value"], Policy::Delete(None)),
+    ("gists", &["content", "topic"], Policy::Delete(None)),
+    ("facts", &["key", "value", "topic"], Policy::Delete(None)),
+    ("fok", &["topic"], Policy::Delete(None)),
+    ("kv_state", &["key", "value"], Policy::Delete(None)),
     ("user_traits", &["trait_key", "trait_value"], Policy::Delete(Some(VecTable::Traits))),
     ("semantic_concepts", &["name", "definition"], Policy::Delete(Some(VecTable::Concepts))),
     ("jobs", &["payload", "last_error"], Policy::Delete(None)),
@@ -55,10 +57,8 @@ pub const TEXT_MAP: &[(&str, &[&str], Policy)] = &[
     ("threads", &["title"], Policy::Replace),
     ("topics", &["name", "thread_id"], Policy::Replace),
     ("boundary_state", &["state"], Policy::Replace),
-    ("gists", &["topic"], Policy::Replace),
-    ("facts", &["topic", "source"], Policy::Replace),
+    ("facts", &["source"], Policy::Replace),
     ("world_state", &["key", "value"], Policy::Replace),
-    ("fok", &["topic"], Policy::Replace),
     ("episodes", &["topic", "salience_factors"], Policy::Replace),
     ("semantic_concepts", &["domain", "source_episodes"], Policy::Replace),
     ("semantic_relationships", &["rel_type"], Policy::Replace),
@@ -81,7 +81,6 @@ pub const TEXT_MAP: &[(&str, &[&str], Policy)] = &[
     ("persistent_tasks", &["goal", "scope", "plan", "progress"], Policy::Replace),
     ("drift_thoughts", &["content", "topic"], Policy::Replace),
     ("regulator_state", &["state"], Policy::Replace),
-    ("kv_state", &["value"], Policy::Replace),
 ];
 
 /// Tables whose text columns hold no user words: ids, enums, model names, JSON of numbers.
@@ -303,6 +302,18 @@ pub fn user_lines(c: &Connection, limit: usize) -> Result<Vec<(String, String, S
     let rows =
         stmt.query_map(rusqlite::params![FORGOTTEN_LINE, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The user's lines of `exchanges`.
+pub fn user_lines_of(c: &Connection, exchanges: &[String]) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    let mut stmt = c.prepare_cached("SELECT content FROM chat_history WHERE exchange_id = ?1 AND role = 'user'")?;
+    for x in exchanges {
+        for r in stmt.query_map([x], |r| r.get::<_, String>(0))? {
+            out.push(r?);
+        }
+    }
+    Ok(out)
 }
 
 /// The assistant's lines of `exchanges` (what it said back may repeat the statement).

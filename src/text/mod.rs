@@ -4,6 +4,7 @@
 
 pub mod clip;
 mod content;
+pub mod needles;
 pub mod privacy;
 mod scan;
 

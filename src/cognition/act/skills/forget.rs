@@ -35,10 +35,20 @@ pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result
     };
     let lines: Vec<Line> = crate::store::user_lines(c, CANDIDATE_LINES)?
         .into_iter()
-        .filter(|(x, _, _)| *x != ctx.exchange_id)
+        // Earlier forget requests are not things the user told: "forget about my sister" is
+        // no statement about the sister.
+        .filter(|(x, _, text)| *x != ctx.exchange_id && !crate::memory::forget::is_forget_request(text))
         .map(|(exchange_id, thread_id, text)| Line { exchange_id, thread_id, text })
         .collect();
-    match resolve(&target, &lines, &ctx.thread_id) {
+    let resolution = resolve(&target, &lines, &ctx.thread_id);
+    // Whatever comes of it, a forget request itself is never learned from: the engine blocks
+    // its exchange once the turn is committed (an empty plan does only that).
+    if !matches!(resolution, Resolution::Forget(_))
+        && let Ok(mut m) = PENDING.lock()
+    {
+        m.insert(ctx.exchange_id.clone(), crate::memory::forget::Plan { exchanges: Vec::new(), needles: Vec::new() });
+    }
+    match resolution {
         Resolution::Forget(plan) => {
             let n = plan.exchanges.len();
             if let Ok(mut m) = PENDING.lock() {
