@@ -81,8 +81,9 @@ impl VectorRepo<'_> {
     }
 
     /// [`VectorRepo::delete`] for a forget: the vector is first overwritten with zeros in
-    /// place, because vec0 keeps vectors packed in shared chunk blobs and a delete there only
-    /// clears the row's validity bit, leaving its floats readable in the file.
+    /// place. vec0 keeps vectors packed in shared chunk blobs; sqlite-vec 0.1.6 clears a
+    /// deleted row's slot itself (the purge test's byte search passes without this), but
+    /// whether a forgotten vector leaves the file should not hang on the extension's version.
     pub fn wipe(&self, table: VecTable, id: i64) -> Result<(), StoreError> {
         if self.contains(table, id)? {
             let zeros = vec![0u8; super::embedding_space::embedding_dim(self.0)? * 4];
