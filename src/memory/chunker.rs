@@ -103,9 +103,11 @@ pub fn store_chunk(
     }
     let (live_gists, live_facts) = load_topic(&tx, &input.topic, now)?;
     // A password, key, card or id number is never written into a gist, fact or trait.
+    // A key names what the value is ("password"), so each pair is read as one sentence too.
     let secret = crate::text::privacy::has_secret;
+    let pair = |k: &str, v: &str| secret(v) || secret(k) || secret(&format!("{} is {v}", k.replace('_', " ")));
     let gists: Vec<_> = ex.gists.iter().filter(|g| !secret(&g.content)).cloned().collect();
-    let facts: Vec<_> = ex.facts.iter().filter(|f| !secret(&f.value) && !secret(&f.key)).cloned().collect();
+    let facts: Vec<_> = ex.facts.iter().filter(|f| !pair(&f.key, &f.value)).cloned().collect();
     let gist_plan = plan_gists(&live_gists, &gists);
     let fact_plan = plan_facts(&live_facts, &facts);
     let (gists, facts) = apply(&tx, &input.topic, input.thread_id.as_deref(), &gist_plan, &fact_plan, now)?;
@@ -120,7 +122,7 @@ pub fn store_chunk(
     };
     let mut traits = Vec::with_capacity(ex.traits.len());
     for (i, t) in ex.traits.iter().enumerate() {
-        if secret(&t.value) || secret(&t.key) {
+        if pair(&t.key, &t.value) {
             continue;
         }
         let v = vectors.get(i).and_then(Option::as_deref);

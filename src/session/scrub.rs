@@ -65,27 +65,12 @@ pub fn scrub_line(line: &str, needles: &[String]) -> String {
     let (body, nl) = line.strip_suffix('\n').map_or((line, ""), |b| (b, "\n"));
     match serde_json::from_str::<Value>(body) {
         Ok(mut v) => {
-            if !redact_value(&mut v, needles) {
+            if !crate::text::needles::redact_json(&mut v, needles, REDACTED) {
                 return line.to_string();
             }
             format!("{}{nl}", serde_json::to_string(&v).unwrap_or_default())
         }
         Err(_) => replace_all_ci(line, needles, REDACTED).unwrap_or_else(|| line.to_string()),
-    }
-}
-
-fn redact_value(v: &mut Value, needles: &[String]) -> bool {
-    match v {
-        Value::String(s) => match replace_all_ci(s, needles, REDACTED) {
-            Some(new) => {
-                *s = new;
-                true
-            }
-            None => false,
-        },
-        Value::Array(a) => a.iter_mut().fold(false, |acc, x| redact_value(x, needles) | acc),
-        Value::Object(m) => m.values_mut().fold(false, |acc, x| redact_value(x, needles) | acc),
-        _ => false,
     }
 }
 

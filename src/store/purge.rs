@@ -13,7 +13,7 @@
 
 use super::vectors::{VecTable, VectorRepo};
 use super::{StoreError, now_ts};
-use crate::text::privacy::{contains_any_ci, replace_all_ci};
+use crate::text::privacy::contains_any_ci;
 use rusqlite::{Connection, params_from_iter};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -282,6 +282,53 @@ pub fn settle(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Mask the secrets (`text::privacy`) in the chat lines, working memory and job payloads
+/// written since the last pass, and purge every other copy of them: run when a session
+/// starts and when it ends, so a secret kept for its session (`[privacy]
+/// keep_secrets_in_history`) leaves with it, even after a crash. The pass remembers how far
+/// it got, so each row is read once. Returns the strings purged (for the caller to remove
+/// from the log files too).
+pub fn mask_secrets(conn: &mut Connection) -> Result<Vec<String>, StoreError> {
+    let tx = conn.transaction()?;
+    let mut found: Vec<String> = Vec::new();
+    for (table, col) in [("chat_history", "content"), ("working_memory", "content"), ("jobs", "payload")] {
+        let key = format!("masked_to.{table}");
+        let from: i64 = tx
+            .query_row("SELECT value FROM kv_state WHERE namespace = 'privacy' AND key = ?1", [&key], |r| {
+                r.get::<_, String>(0)
+            })
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let rows: Vec<(i64, String)> = {
+            let mut stmt = tx.prepare(&format!("SELECT rowid, {col} FROM {table} WHERE rowid > ?1 ORDER BY rowid"))?;
+            let rows = stmt.query_map([from], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let Some(last) = rows.last().map(|(id, _)| *id) else { continue };
+        for (id, text) in rows {
+            if let std::borrow::Cow::Owned(masked) = crate::text::privacy::mask(&text) {
+                tx.execute(&format!("UPDATE {table} SET {col} = ?2 WHERE rowid = ?1"), rusqlite::params![id, masked])?;
+                found.extend(crate::text::needles::secret_needles(&text));
+            }
+        }
+        tx.execute(
+            "INSERT INTO kv_state (namespace, key, value, updated_at) VALUES ('privacy', ?1, ?2, ?3)
+             ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            rusqlite::params![key, last.to_string(), now_ts()],
+        )?;
+    }
+    tx.commit()?;
+    found.sort();
+    found.dedup();
+    if !found.is_empty() {
+        // Copies made during the session (a topic name, an audit row) go the way of a forget.
+        let p = Purge { needles: found.clone(), kind: "secret".into(), ..Purge::default() };
+        purge(conn, &p)?;
+    }
+    Ok(found)
+}
+
 /// Whether a worker about to store `exchange_id` must not: the user forgot it meanwhile.
 pub fn exchange_forgotten(c: &Connection, exchange_id: &str) -> Result<bool, StoreError> {
     let salt = salt(c)?;
@@ -382,7 +429,7 @@ fn replace_in_row(c: &Connection, table: &str, cols: &[&str], id: i64, terms: &[
         let v: Option<String> =
             c.query_row(&format!("SELECT {col} FROM {table} WHERE rowid = ?1"), [id], |r| r.get(0))?;
         let Some(v) = v.filter(|v| contains_any_ci(v, terms)) else { continue };
-        let Some(new) = replace_all_ci(&v, terms, FORGOTTEN_WORDS) else { continue };
+        let Some(new) = crate::text::needles::redact_text(&v, terms, FORGOTTEN_WORDS) else { continue };
         c.execute(&format!("UPDATE {table} SET {col} = ?2 WHERE rowid = ?1"), rusqlite::params![id, new])?;
         changed = 1;
     }

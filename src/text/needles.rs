@@ -1,7 +1,7 @@
 //! Which strings of a forgotten line must disappear wherever they were copied. Pure text:
 //! the store (forgetting by id) and the memory layer (forgetting by request) derive the same.
 
-use super::privacy::find_secrets;
+use super::privacy::{find_secrets, replace_all_ci};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -55,4 +55,46 @@ pub fn names(text: &str, skip_first: bool) -> Vec<String> {
         start = raw.ends_with(['.', '!', '?']) && !abbreviation;
     }
     out
+}
+
+/// The strings to purge for the secrets of `text`: each secret, and its alphanumeric parts of
+/// five or more characters (a topic name or slug splits "Tr0ub4dor&3" at the "&").
+pub fn secret_needles(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (r, _) in find_secrets(text) {
+        let Some(s) = text.get(r) else { continue };
+        out.push(s.to_string());
+        out.extend(s.split(|c: char| !c.is_alphanumeric()).filter(|p| p.chars().count() >= 5).map(str::to_string));
+    }
+    out
+}
+
+/// Replace `needles` inside the string values of a JSON document only, so a number-shaped
+/// needle never cuts into a JSON number or key. True when something changed.
+pub fn redact_json(v: &mut serde_json::Value, needles: &[String], with: &str) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => match replace_all_ci(s, needles, with) {
+            Some(new) => {
+                *s = new;
+                true
+            }
+            None => false,
+        },
+        Value::Array(a) => a.iter_mut().fold(false, |acc, x| redact_json(x, needles, with) | acc),
+        Value::Object(m) => m.values_mut().fold(false, |acc, x| redact_json(x, needles, with) | acc),
+        _ => false,
+    }
+}
+
+/// [`replace_all_ci`] for a stored text that may be JSON: a JSON object or array is redacted
+/// in its string values and re-serialised; anything else as text.
+pub fn redact_text(text: &str, needles: &[String], with: &str) -> Option<String> {
+    let t = text.trim_start();
+    if (t.starts_with('{') || t.starts_with('['))
+        && let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text)
+    {
+        return redact_json(&mut v, needles, with).then(|| v.to_string());
+    }
+    replace_all_ci(text, needles, with)
 }

@@ -57,6 +57,7 @@ impl Worker {
         tokio::spawn(async move {
             let mut thread: Option<String> = None;
             while let Some(text) = intake_rx.recv().await {
+                let text = rt_in.admit(text);
                 match rt_in.intake(thread.clone(), text.clone()).await {
                     Ok((t, xid)) => {
                         thread = Some(t.clone());

@@ -127,9 +127,39 @@ fn forgets(statements: &[&str], forget: &str, secrets: &[&str]) -> (Session, Val
     (s, report)
 }
 
+/// [`forgets`] for secret-shaped statements, which the end of a session masks on its own
+/// (`[privacy] keep_secrets_in_history`): statements and request in one session (`--batch`),
+/// so it is the forget that removes them; that they were there is read from what the model
+/// was sent during the session.
+fn forgets_in_session(statements: &[&str], forget: &str, secrets: &[&str]) -> (Session, Value) {
+    let s = session();
+    let batch = s.dir.path().join("batch.txt");
+    std::fs::write(&batch, format!("{}\n{forget}\n", statements.join("\n"))).unwrap();
+    let out = chalie(s.dir.path(), &["ask", "--json", "--batch", batch.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::remove_file(&batch).unwrap();
+    let report = json_lines(&out).pop().unwrap();
+    let step = &report["act_iterations"][0]["results"][0];
+    assert_eq!(step["type"], "forget", "{report}");
+    assert_eq!(step["data"]["forgotten_messages"], 1, "{report}");
+    let sent = s.sent_since(0);
+    for secret in secrets {
+        assert!(sent.contains(&secret.to_lowercase()), "the test is void: {secret:?} was never seen");
+        let hits = s.files_with(secret);
+        assert!(hits.is_empty(), "{secret:?} is still on disk after {forget:?}: {hits:?}\n{}", s.where_is(secret));
+    }
+    let from = s.double.requests().len();
+    s.ask("b", "What do you know about me and what I told you before?");
+    let sent = s.sent_since(from);
+    for secret in secrets {
+        assert!(!sent.contains(&secret.to_lowercase()), "{secret:?} reached a later prompt");
+    }
+    (s, report)
+}
+
 #[test]
 fn a_pin_is_forgotten_when_asked() {
-    forgets(&["The PIN for my bank card is 4921"], "Actually, please forget that PIN.", &["4921"]);
+    forgets_in_session(&["The PIN for my bank card is 4921"], "Actually, please forget that PIN.", &["4921"]);
 }
 
 #[test]
@@ -176,7 +206,11 @@ fn the_last_thing_i_said() {
 
 #[test]
 fn a_card_number_and_a_later_fresh_mention() {
-    let (s, _) = forgets(&["my card number is 4111 1111 1111 1111"], "forget my card number", &["4111 1111 1111 1111"]);
+    let (s, _) = forgets_in_session(
+        &["my card number is 4111 1111 1111 1111"],
+        "forget my card number",
+        &["4111 1111 1111 1111"],
+    );
     // A later mention is new information, stored normally.
     s.ask("a", "My new locker is number 5521");
     assert!(!s.files_with("5521").is_empty());
@@ -209,4 +243,48 @@ fn memory_forget_by_id_goes_as_deep() {
     assert!(!text(&out.stdout).contains("X8841207"), "{}", text(&out.stdout));
     let hits = s.files_with("X8841207");
     assert!(hits.is_empty(), "still on disk: {hits:?}");
+}
+
+fn chat_lines(dir: &Path) -> Vec<String> {
+    let c = rusqlite::Connection::open(dir.join("chalie.db")).unwrap();
+    let mut s = c.prepare("SELECT content FROM chat_history WHERE role = 'user' ORDER BY id").unwrap();
+    s.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+fn memory_text(dir: &Path) -> String {
+    ["traits", "facts", "gists"]
+        .iter()
+        .map(|l| text(&chalie(dir, &["memory", "--json", l]).stdout))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn secrets_stay_for_their_session_then_are_masked_and_never_become_memories() {
+    let s = session();
+    let key = "sk-proj-Q7rT2mX9vB4nL8kP3wZ6";
+    s.ask("a", &format!("my api key is {key}"));
+    s.ask("a", "my password is Tr0ub4dor&3 for the router");
+    // `ask` ended each session: the lines are masked, the rest of the turn kept, and no
+    // copy is left anywhere (topic names, audit rows, session logs).
+    let lines = chat_lines(s.dir.path());
+    assert_eq!(lines, ["my api key is [secret]", "my password is [secret] for the router"]);
+    for secret in [key, "Tr0ub4dor"] {
+        assert!(s.files_with(secret).is_empty(), "{}", s.where_is(secret));
+    }
+    let mem = memory_text(s.dir.path());
+    assert!(!mem.contains(key) && !mem.contains("Tr0ub4dor"), "a secret became a memory: {mem}");
+}
+
+#[test]
+fn with_keep_secrets_off_a_secret_is_never_stored_nor_sent() {
+    let s = session();
+    let cfg = s.dir.path().join("config.toml");
+    let mut config = std::fs::read_to_string(&cfg).unwrap();
+    config.push_str("[privacy]\nkeep_secrets_in_history = false\n");
+    std::fs::write(&cfg, config).unwrap();
+    s.ask("a", "my ssn is 219-09-9999, keep it safe");
+    assert_eq!(chat_lines(s.dir.path()), ["my ssn is [secret], keep it safe"]);
+    assert!(s.files_with("219-09-9999").is_empty(), "{}", s.where_is("219-09-9999"));
+    assert!(!s.sent_since(0).contains("219-09-9999"), "the model saw it");
 }
