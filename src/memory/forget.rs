@@ -24,8 +24,9 @@
 //! - files: session logs under `sessions/` (rewritten through a temporary file and a rename)
 //!   and the diagnostics log `logs/chalie-tui.log` (rewritten in place; it is also masked for
 //!   secrets as written).
-//! - SQLite itself: `secure_delete` zeroes freed cells, every FTS index is optimized so
-//!   deleted terms leave older segments, and a TRUNCATE checkpoint empties the WAL.
+//! - SQLite itself: `secure_delete` zeroes freed cells, the FTS indexes delete with FTS5's
+//!   `secure-delete` option (terms leave the index at once, not at the next merge), and a
+//!   TRUNCATE checkpoint empties the WAL.
 //! - the process: the TUI's chat pane redacts the lines the `forgotten` event names.
 
 use crate::text::needles::{names, needles_of};

@@ -7,9 +7,10 @@
 //! and `exchanges` (exchange ids whose chat lines and derived memories go whole). Rows of the
 //! memory layers that hold a needle are deleted with their vectors and codes; chat lines are
 //! redacted in place so the conversation still reads; audit and state rows keep their shape
-//! with the needle replaced. Afterwards every FTS index is optimized (a deleted FTS5 row's
-//! terms otherwise stay in older segments until a merge), `secure_delete` (set at open)
-//! zeroes the freed cells, and a TRUNCATE checkpoint empties the WAL.
+//! with the needle replaced. The FTS indexes drop a deleted row's terms at once (their
+//! FTS5 `secure-delete` option, migration 5; otherwise the terms stay in older segments until
+//! a merge), `secure_delete` (set at open) zeroes the freed cells, and a TRUNCATE checkpoint
+//! empties the WAL.
 
 use super::vectors::{VecTable, VectorRepo};
 use super::{StoreError, now_ts};
@@ -96,7 +97,8 @@ pub const NO_USER_TEXT: &[&str] = &[
     "trait_vec_f32",
 ];
 
-/// The full-text indexes, all external-content: their terms live only in the index.
+/// The full-text indexes, all external-content: their terms live only in the index (each has
+/// FTS5 `secure-delete` on; a test checks).
 pub const FTS_TABLES: &[&str] =
     &["episodes_fts", "user_traits_trgm", "facts_trgm", "gists_trgm", "concepts_trgm", "chat_user_trgm"];
 
@@ -270,12 +272,11 @@ fn traits_learned_from(c: &Connection, exchanges: &[String]) -> Result<Vec<i64>,
     Ok(out)
 }
 
-/// Make deleted bytes unreadable: merge every FTS index down to live terms, then checkpoint
-/// the WAL into the (secure-deleting) database file and truncate it.
+/// Make deleted bytes unreadable: checkpoint the WAL into the (secure-deleting) database
+/// file and truncate it. The FTS indexes need no merge: their `secure-delete` option
+/// (migration 5) removes a deleted row's terms from the index pages at once; without it the
+/// terms stayed in older segments (the `forget` integration tests fail on it).
 pub fn settle(conn: &Connection) -> Result<(), StoreError> {
-    for t in FTS_TABLES {
-        conn.execute(&format!("INSERT INTO {t}({t}) VALUES ('optimize')"), [])?;
-    }
     // A busy reader makes the checkpoint partial; the next forget (or close) finishes it.
     let _: (i64, i64, i64) =
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;

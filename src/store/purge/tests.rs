@@ -182,3 +182,14 @@ fn a_purge_leaves_no_byte_of_the_secret_in_the_file_or_the_wal() {
     let vector = 1234.5678f32.to_le_bytes();
     assert!(file_bytes_contain(dir.path(), &vector).is_empty(), "a forgotten vector's floats are gone");
 }
+
+#[test]
+fn every_fts_index_deletes_securely() {
+    let c = crate::store::open_in_memory().unwrap();
+    for t in FTS_TABLES {
+        let on: i64 = c
+            .query_row(&format!("SELECT v FROM {t}_config WHERE k = 'secure-delete'"), [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{t}: {e}"));
+        assert_eq!(on, 1, "{t}");
+    }
+}
