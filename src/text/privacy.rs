@@ -81,7 +81,7 @@ pub fn luhn(s: &str) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Every secret in `text`: byte ranges (sorted, not overlapping) with their kind.
