@@ -552,7 +552,11 @@ impl App {
                 );
                 self.status.pending = self.status.pending.saturating_sub(1);
             }
-            EngineEvent::Forgotten { exchanges, .. } => self.chat.forget(exchanges),
+            EngineEvent::Forgotten { exchanges, .. } => {
+                self.chat.forget(exchanges);
+                // The routing pane's topic name may be made of the forgotten words.
+                self.routing.latest = None;
+            }
             EngineEvent::MemoryForgotten { id, error: None } => {
                 if let Some(m) = &mut self.memory {
                     m.forgotten(*id);

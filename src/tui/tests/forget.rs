@@ -38,6 +38,10 @@ fn the_chat_line_shows_the_redaction_and_f3_shows_nothing() {
     user(&mut a, 10, "x1", STATEMENT);
     done(&mut a, 11, "x1", Mode::Respond, "Noted.");
     user(&mut a, 20, "x2", "Actually, please forget that PIN.");
+    a.on_engine(&ev(
+        20,
+        routed("x2", Mode::Act, scores(0.2, 0.3, 0.9, 0.1, -0.5), None, false, "pin-bank-card-4921", false),
+    ));
     done(&mut a, 21, "x2", Mode::Act, &out.summary);
     assert!(draw(&mut a, 100, 30).contains("4921"), "on screen before the forget event");
     a.on_engine(&ev(30, EngineEvent::Forgotten { exchanges: purged.lines, rows: purged.rows.values().sum() }));
