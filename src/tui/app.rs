@@ -554,8 +554,9 @@ impl App {
             }
             EngineEvent::Forgotten { exchanges, .. } => {
                 self.chat.forget(exchanges);
-                // The routing pane's topic name may be made of the forgotten words.
+                // The panes' topic names may be made of the forgotten words.
                 self.routing.latest = None;
+                self.act.forget_topic();
             }
             EngineEvent::MemoryForgotten { id, error: None } => {
                 if let Some(m) = &mut self.memory {
