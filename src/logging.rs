@@ -74,3 +74,38 @@ pub fn init(file: &Path) -> std::io::Result<WorkerGuard> {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(Masking(writer)).with_ansi(false).try_init();
     Ok(guard)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forget_rewrites_the_diagnostics_log_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("chalie-tui.log");
+        std::fs::write(&f, "INFO turn topic=ex-jordan-texts\nINFO other\n").unwrap();
+        let mut appender = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+        assert!(scrub(&f, &["jordan".into()]).unwrap());
+        // The appender's handle still appends to the same file.
+        appender.write_all(b"INFO after\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            "INFO turn topic=ex-[forgotten]-texts\nINFO other\nINFO after\n"
+        );
+        assert!(!scrub(&f, &["jordan".into()]).unwrap());
+    }
+
+    #[test]
+    fn lines_are_masked_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, _guard) = tracing_appender::non_blocking(std::fs::File::create(dir.path().join("l")).unwrap());
+        let mut m = Masking(w).make_writer();
+        m.write_all(b"WARN parse failed on 'my pin is 4921'\n").unwrap();
+        drop(m);
+        drop(_guard);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("l")).unwrap(),
+            "WARN parse failed on 'my pin is [secret]'\n"
+        );
+    }
+}

@@ -164,7 +164,17 @@ fn a_pin_is_forgotten_when_asked() {
 
 #[test]
 fn a_passport_number() {
-    forgets(&["My passport number is X8841207", "I like green tea"], "forget my passport number", &["X8841207"]);
+    let (s, _) =
+        forgets(&["My passport number is X8841207", "I like green tea"], "forget my passport number", &["X8841207"]);
+    // The rewritten session logs still replay, turn for turn.
+    let logs: Vec<PathBuf> =
+        std::fs::read_dir(s.dir.path().join("sessions")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(logs.len(), 4, "one log per `ask`: {logs:?}");
+    for log in logs {
+        let out = chalie(s.dir.path(), &["--replay", log.to_str().unwrap(), "--headless"]);
+        assert!(out.status.success(), "{}: {}", log.display(), text(&out.stderr));
+        assert_eq!(json_lines(&out).len(), 1, "{}", text(&out.stdout));
+    }
 }
 
 #[test]
