@@ -70,3 +70,25 @@ fn needles_are_the_line_its_secrets_and_names_not_common_words() {
     assert!(n.contains(&"jane.doe@acme-corp.com".to_string()), "{n:?}");
     assert!(preview("my pin is 4921").contains("[secret]"));
 }
+
+#[test]
+fn a_job_queued_before_the_forget_stores_nothing_and_a_later_mention_is_learned() {
+    use crate::memory::episodic::{build_episode, store_episode};
+    use crate::store::{ENCODE_QUEUE, JobsRepo, MemoryLayer, Purge, list_layer, purge};
+    let mut c = crate::store::open_in_memory().unwrap();
+    let payload = |x: &str| {
+        serde_json::json!({"thread_id": "t", "exchange_id": x, "topic": "t", "user_text": "My PIN is 4921",
+                           "response": "Noted.", "mode": "RESPOND", "created_at": 1_800_000_000})
+    };
+    // The worker claimed the job, then the user forgot the exchange before it stored.
+    JobsRepo(&c).enqueue(ENCODE_QUEUE, &payload("x1"), 3).unwrap();
+    let job = JobsRepo(&c).claim(ENCODE_QUEUE).unwrap().unwrap();
+    purge(&mut c, &Purge { exchanges: vec!["x1".into()], needles: vec!["4921".into()], ..Purge::default() }).unwrap();
+    let stored = store_episode(&mut c, job.id, &build_episode(&payload("x1")).unwrap(), None).unwrap();
+    assert_eq!(stored, None);
+    assert!(list_layer(&c, MemoryLayer::Episodes, None, 10).unwrap().is_empty());
+    // Said again later: a new exchange, stored normally.
+    let job = JobsRepo(&c).enqueue(ENCODE_QUEUE, &payload("x2"), 3).unwrap();
+    JobsRepo(&c).claim(ENCODE_QUEUE).unwrap().unwrap();
+    assert!(store_episode(&mut c, job, &build_episode(&payload("x2")).unwrap(), None).unwrap().is_some());
+}
