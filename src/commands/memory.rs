@@ -12,19 +12,15 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
     if let Some(MemoryAction::Forget { id, json }) = args.action {
         let id: MemoryId = id.parse()?;
         let f = store::forget(&mut conn, id)?;
+        drop(conn);
+        // The files follow the database: every session log and the diagnostics log.
+        crate::session::scrub::scrub_logs(&paths.sessions_dir(), &f.needles)?;
+        crate::logging::scrub(&paths.log_file(), &f.needles)?;
         if json {
             println!("{}", serde_json::to_string(&f)?);
         } else {
-            let what = ["gist", "trait_value", "name", "content", "value", "message"]
-                .iter()
-                .find_map(|k| f.snapshot.get(*k).and_then(|v| v.as_str()))
-                .unwrap_or_default();
-            println!(
-                "Forgot {} ({}); recorded as deletion #{}.",
-                f.id,
-                crate::text::clip::clip(what, 60),
-                f.deletion_id
-            );
+            let rows: usize = f.rows.values().sum();
+            println!("Forgot {} ({rows} rows in all); recorded as deletion #{}.", f.id, f.deletion_id);
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -178,12 +178,21 @@ pub struct LlmSettings {
     pub max_retries: u32,
 }
 
+/// `[privacy]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PrivacySettings {
+    /// Whether a chat line keeps a password, key, card or id number it holds until the
+    /// session ends (true), or has it masked as it is stored, before the model sees it (false).
+    pub keep_secrets_in_history: bool,
+}
+
 /// The resolved configuration: defaults with the user's file merged over them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Config {
     pub providers: BTreeMap<String, Provider>,
     pub models: Models,
     pub llm: LlmSettings,
+    pub privacy: PrivacySettings,
     /// `[keys]`: key binding name → the keys that replace its defaults (checked against the
     /// TUI's key table when loaded).
     pub keys: BTreeMap<String, Located<Vec<String>>>,
@@ -210,6 +219,8 @@ struct Layer {
     models: ModelsLayer,
     #[serde(default)]
     llm: LlmLayer,
+    #[serde(default)]
+    privacy: PrivacyLayer,
     #[serde(default)]
     keys: BTreeMap<String, Spanned<KeyList>>,
     #[serde(default)]
@@ -282,6 +293,12 @@ struct LlmLayer {
     tiebreak_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
     max_retries: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrivacyLayer {
+    keep_secrets_in_history: Option<bool>,
 }
 
 /// One parsed file: its layer plus the text needed to turn spans into line numbers.
@@ -361,6 +378,7 @@ impl Config {
         let mut roles: [Option<Located<String>>; 4] = Default::default();
         let mut roles_from_user = false;
         let mut llm = LlmLayer::default();
+        let mut keep_secrets: Option<bool> = None;
         let mut keys = BTreeMap::new();
         let mut router_weights = BTreeMap::new();
         for (i, p) in layers.iter().enumerate() {
@@ -400,6 +418,7 @@ impl Config {
             llm.tiebreak_timeout_ms = l.tiebreak_timeout_ms.or(llm.tiebreak_timeout_ms);
             llm.request_timeout_ms = l.request_timeout_ms.or(llm.request_timeout_ms);
             llm.max_retries = l.max_retries.or(llm.max_retries);
+            keep_secrets = p.layer.privacy.keep_secrets_in_history.or(keep_secrets);
         }
 
         let [primary, lightweight, strong, embedding] = roles;
@@ -428,7 +447,13 @@ impl Config {
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,
             max_retries: llm.max_retries.ok_or_else(|| missing("max_retries"))?,
         };
-        Ok(Config { providers, models, llm, keys, router_weights, roles_from_user, source: None })
+        let privacy = PrivacySettings {
+            keep_secrets_in_history: keep_secrets.ok_or_else(|| ConfigError::Invalid {
+                at: Location { file: DEFAULTS_NAME.into(), line: 0 },
+                message: "missing [privacy] keep_secrets_in_history".into(),
+            })?,
+        };
+        Ok(Config { providers, models, llm, privacy, keys, router_weights, roles_from_user, source: None })
     }
 
     /// Every provider a role uses must have its API key variable set, if it names one.

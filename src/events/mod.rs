@@ -140,6 +140,10 @@ pub enum EngineEvent {
     /// A turn stopped without committing (the database failed mid-turn); the message itself
     /// was stored at intake.
     TurnFailed { exchange_id: String, error: String },
+    /// A forget purged the database: the exchanges whose chat lines now read as forgotten and
+    /// how many rows went or were redacted. Ids and counts only: what was forgotten is never
+    /// recorded (the session log rewrites itself when it sees this).
+    Forgotten { exchanges: Vec<String>, rows: usize },
     /// The memory browser's forget finished; `error` says why nothing was forgotten.
     MemoryForgotten {
         id: crate::store::MemoryId,

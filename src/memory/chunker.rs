@@ -93,9 +93,23 @@ pub fn store_chunk(
     now: i64,
 ) -> Result<ChunkSummary, StoreError> {
     let tx = c.transaction()?;
+    // The user asked to forget this exchange while its job waited: it is not learned again.
+    if let Some(x) = &input.exchange_id
+        && crate::store::exchange_forgotten(&tx, x)?
+    {
+        JobsRepo(&tx).complete(job_id)?;
+        tx.commit()?;
+        return Ok(ChunkSummary { gists: 0, facts: 0, traits: Vec::new(), style_observations: None });
+    }
     let (live_gists, live_facts) = load_topic(&tx, &input.topic, now)?;
-    let gist_plan = plan_gists(&live_gists, &ex.gists);
-    let fact_plan = plan_facts(&live_facts, &ex.facts);
+    // A password, key, card or id number is never written into a gist, fact or trait.
+    // A key names what the value is ("password"), so each pair is read as one sentence too.
+    let secret = crate::text::privacy::has_secret;
+    let pair = |k: &str, v: &str| secret(v) || secret(k) || secret(&format!("{} is {v}", k.replace('_', " ")));
+    let gists: Vec<_> = ex.gists.iter().filter(|g| !secret(&g.content)).cloned().collect();
+    let facts: Vec<_> = ex.facts.iter().filter(|f| !pair(&f.key, &f.value)).cloned().collect();
+    let gist_plan = plan_gists(&live_gists, &gists);
+    let fact_plan = plan_facts(&live_facts, &facts);
     let (gists, facts) = apply(&tx, &input.topic, input.thread_id.as_deref(), &gist_plan, &fact_plan, now)?;
     let style_observations = match &ex.style {
         Some(s) => Some(observe_and_save(&tx, s)?.observations),
@@ -108,6 +122,9 @@ pub fn store_chunk(
     };
     let mut traits = Vec::with_capacity(ex.traits.len());
     for (i, t) in ex.traits.iter().enumerate() {
+        if pair(&t.key, &t.value) {
+            continue;
+        }
         let v = vectors.get(i).and_then(Option::as_deref);
         let (_, decision) = store_trait(&tx, t, input.created_at, now, v, origin)?;
         traits.push((t.key.clone(), decision));

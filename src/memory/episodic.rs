@@ -317,6 +317,14 @@ pub fn store_episode(
     embedding: Option<&[f32]>,
 ) -> Result<Option<i64>, StoreError> {
     let tx = c.transaction()?;
+    // The user asked to forget this exchange while its job waited: it is not learned again.
+    if let Some(x) = &draft.exchange_id
+        && crate::store::exchange_forgotten(&tx, x)?
+    {
+        JobsRepo(&tx).complete(job_id)?;
+        tx.commit()?;
+        return Ok(None);
+    }
     let existing: Option<i64> = match &draft.exchange_id {
         Some(x) => EpisodesRepo(&tx).of_exchange(x)?,
         None => None,

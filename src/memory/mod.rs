@@ -9,6 +9,7 @@ pub mod concepts;
 pub mod decay;
 pub mod episodic;
 pub mod extract;
+pub mod forget;
 pub mod identity;
 pub mod patterns;
 pub mod recall;

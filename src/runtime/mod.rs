@@ -54,6 +54,13 @@ impl Runtime {
     /// `spawn_blocking`.
     pub fn start(paths: Paths, config: Config) -> anyhow::Result<Runtime> {
         let db = Db::open(&paths.db_file)?;
+        // Secrets a previous session kept in its chat lines leave now if it ended without
+        // masking them (a crash); before this session's log is opened, so logs can be rewritten.
+        let masked = db.call_blocking(crate::store::mask_secrets)?;
+        if !masked.is_empty() {
+            scrub_files(&paths, &masked);
+            tracing::info!("secrets masked in the history of an earlier session");
+        }
         let bus = EventBus::new();
         let header = Header::new(&config.digest());
         let writer = SessionWriter::create(&paths.sessions_dir(), &header)?;
@@ -113,6 +120,15 @@ impl Runtime {
             missing_builtin: names,
             missing_builtin_bytes: missing.iter().map(|f| f.size).sum(),
         });
+    }
+
+    /// A message as the program may keep it: with `[privacy] keep_secrets_in_history = false`
+    /// its secrets are masked before it is stored, logged or shown to a model.
+    pub fn admit(&self, text: String) -> String {
+        if self.config.privacy.keep_secrets_in_history {
+            return text;
+        }
+        crate::text::privacy::mask(&text).into_owned()
     }
 
     /// Take in a user message: it is stored and announced before any processing, so
@@ -222,6 +238,7 @@ impl Runtime {
         text: String,
         cancel: &CancellationToken,
     ) -> anyhow::Result<TurnReport> {
+        let text = self.admit(text);
         let (thread_id, exchange_id) = self.intake(thread, text.clone()).await?;
         Ok(engine.turn(&thread_id, &exchange_id, &text, cancel).await?)
     }
@@ -229,7 +246,7 @@ impl Runtime {
     /// Close this handle's end of the bus and wait (briefly) for the session log to
     /// write everything already emitted. Call last, after every other clone is gone.
     pub fn finish(self) {
-        let Runtime { bus, writer, engine_llm, .. } = self;
+        let Runtime { bus, writer, engine_llm, db, paths, .. } = self;
         // The models hold a bus handle too: let go of them, or the log never sees the bus close.
         engine_llm.send_replace(None);
         drop(engine_llm);
@@ -246,6 +263,25 @@ impl Runtime {
                 tracing::warn!("session log writer still busy at exit");
             }
         }
+        // The session ends: the secrets its chat lines kept for it are masked, and their
+        // copies purged, the session logs included now that the writer is done.
+        match db.call_blocking(crate::store::mask_secrets) {
+            Ok(found) => scrub_files(&paths, &found),
+            Err(e) => tracing::warn!("secrets could not be masked at the end of the session: {}", crate::describe(&e)),
+        }
+    }
+}
+
+/// Remove `needles` from the session logs and the diagnostics log (nothing is writing them).
+fn scrub_files(paths: &Paths, needles: &[String]) {
+    if needles.is_empty() {
+        return;
+    }
+    if let Err(e) = crate::session::scrub::scrub_logs(&paths.sessions_dir(), needles) {
+        tracing::warn!("session logs could not be rewritten: {}", crate::describe(&e));
+    }
+    if let Err(e) = crate::logging::scrub(&paths.log_file(), needles) {
+        tracing::warn!("the diagnostics log could not be rewritten: {e}");
     }
 }
 

@@ -5,6 +5,7 @@
 //! line being written, and the reader skips a torn last line with a warning.
 
 mod reader;
+pub mod scrub;
 mod turns;
 mod writer;
 
@@ -17,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped when what a log records changes. 2: embedding calls are logged (`llm_embedded`);
 /// a schema-1 log replays, but a rerun has no recorded vectors to answer embeddings with.
-pub const LOG_SCHEMA: u32 = 2;
+/// 3: a forget is logged (`forgotten`, ids and counts only); older logs read unchanged.
+pub const LOG_SCHEMA: u32 = 3;
 
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

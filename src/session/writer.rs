@@ -34,7 +34,32 @@ impl SessionWriter {
     }
 
     pub fn write(&mut self, event: &Stamped) -> Result<(), SessionError> {
-        self.write_json(event)
+        self.write_json(event)?;
+        if matches!(event.event, crate::events::EngineEvent::Forgotten { .. }) {
+            self.forget()?;
+        }
+        Ok(())
+    }
+
+    /// A forget happened: take the strings it removed from the database and remove them from
+    /// every session log in this log's directory (this one included, which is then reopened),
+    /// and from the diagnostics log.
+    fn forget(&mut self) -> Result<(), SessionError> {
+        let needles = crate::text::privacy::take_handed_over();
+        if needles.is_empty() {
+            return Ok(());
+        }
+        let err = |source| SessionError::Write { path: self.path.clone(), source };
+        self.out.flush().map_err(err)?;
+        if let Some(dir) = self.path.parent() {
+            super::scrub::scrub_logs(dir, &needles)?;
+        }
+        let file = OpenOptions::new().append(true).open(&self.path).map_err(err)?;
+        self.out = BufWriter::new(file);
+        if let Err(e) = crate::logging::scrub_current(&needles) {
+            tracing::warn!("the diagnostics log could not be rewritten after a forget: {e}");
+        }
+        Ok(())
     }
 
     fn write_json<T: serde::Serialize>(&mut self, value: &T) -> Result<(), SessionError> {

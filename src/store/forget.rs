@@ -1,11 +1,11 @@
-//! Forgetting one memory on the user's word, completely: the row, and whatever would bring it
-//! back into a reply (its embedding, which kNN recall would still find; a concept's graph
-//! edges, which spreading activation would still walk; open uncertainties about it, which
-//! would still be surfaced). All in one transaction, recorded in `memory_deletions` with a
-//! snapshot, so forgetting is auditable and never half done.
+//! Forgetting one memory by its id (`memory forget ID`, the F3 browser) as deeply as a
+//! forget asked for in conversation: the row, its vector and code, its FTS terms, the graph
+//! edges of a concept, open uncertainties about it, and every other place its words were
+//! copied to (through [`super::purge`]). The record in `memory_deletions` says which row and
+//! how many rows per table went, never what they said.
 
 use super::browse::{MemoryId, MemoryLayer, get_row};
-use super::vectors::{VecTable, VectorRepo};
+use super::purge::{Purge, PurgeCounts, purge};
 use super::{StoreError, now_ts};
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
@@ -27,7 +27,7 @@ impl From<rusqlite::Error> for ForgetError {
     }
 }
 
-/// What was forgotten.
+/// What was forgotten: counts only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Forgotten {
     pub id: MemoryId,
@@ -37,62 +37,92 @@ pub struct Forgotten {
     pub relationships: usize,
     /// Open uncertainties about it, closed as decayed.
     pub uncertainties: usize,
-    /// The row as it was.
-    pub snapshot: Value,
+    /// Rows removed or redacted, per table.
+    pub rows: PurgeCounts,
+    /// Exchanges with a chat line now forgotten (the TUI redacts them on screen).
+    pub lines: Vec<String>,
+    /// The words that were purged, for the caller to purge the files too (session logs,
+    /// diagnostics log). Never serialised.
+    #[serde(skip)]
+    pub needles: Vec<String>,
 }
 
-/// Forget `id`. Episodes and concepts are soft-deleted (other rows name them: a concept's
-/// `source_episodes`, the audit trail), every other layer's row is removed.
+/// Forget `id` and everything its words were copied to.
 pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetError> {
-    let tx = conn.transaction()?;
-    let Some(mut snapshot) = get_row(&tx, id)? else {
-        let recorded: bool = tx.query_row(
+    let Some(row) = get_row(conn, id)? else {
+        let recorded: bool = conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM memory_deletions WHERE layer = ?1 AND row_id = ?2)",
             params![id.layer.kind(), id.row.to_string()],
             |r| r.get(0),
         )?;
         return Err(if recorded { ForgetError::AlreadyForgotten { id } } else { ForgetError::NotFound { id } });
     };
-    if id.layer.soft_deleted() && !snapshot.get("deleted_at").is_none_or(Value::is_null) {
+    if id.layer.soft_deleted() && !row.get("deleted_at").is_none_or(Value::is_null) {
         return Err(ForgetError::AlreadyForgotten { id });
     }
+    let text = |k: &str| row.get(k).and_then(Value::as_str).map(str::to_string);
+    let needles: Vec<String> = match id.layer {
+        MemoryLayer::Episodes => text("gist").into_iter().collect(),
+        MemoryLayer::Traits => text("trait_value").into_iter().collect(),
+        MemoryLayer::Facts => text("value").into_iter().collect(),
+        MemoryLayer::Gists => text("content").into_iter().collect(),
+        MemoryLayer::Concepts => text("name").into_iter().collect(),
+        MemoryLayer::Lists => text("name").into_iter().collect(),
+        MemoryLayer::Reminders => text("message").into_iter().collect(),
+    };
+    let mut needles = needles;
+    let exchanges: Vec<String> = match id.layer {
+        MemoryLayer::Episodes => text("exchange_id").into_iter().collect(),
+        _ => Vec::new(),
+    };
+    // An episode's exchange goes with it, and what the user said there is what its copies
+    // (topic names, traits, facts) were made of.
+    for line in super::purge::user_lines_of(conn, &exchanges)? {
+        needles.extend(crate::text::needles::needles_of(&line));
+    }
     let now = now_ts();
+    let tx = conn.transaction()?;
     let table = id.layer.table();
     let mut relationships = 0;
     match id.layer {
-        MemoryLayer::Episodes | MemoryLayer::Concepts => {
-            // updated_at moves too: caches keyed on it (the autobiography) must notice.
-            tx.execute(
-                &format!("UPDATE {table} SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1"),
-                params![id.row, now],
-            )?;
-        }
-        MemoryLayer::Lists => {
-            let items = list_items(&tx, id.row)?;
-            snapshot.insert("items".into(), items);
-            // Items and history go with it (ON DELETE CASCADE).
-            tx.execute("DELETE FROM lists WHERE id = ?1", [id.row])?;
-        }
-        _ => {
+        // Items and history go with it (ON DELETE CASCADE).
+        MemoryLayer::Lists | MemoryLayer::Reminders | MemoryLayer::Gists | MemoryLayer::Facts => {
             tx.execute(&format!("DELETE FROM {table} WHERE id = ?1"), [id.row])?;
         }
-    }
-    match id.layer {
-        MemoryLayer::Episodes => VectorRepo(&tx).delete(VecTable::Episodes, id.row)?,
-        MemoryLayer::Traits => VectorRepo(&tx).delete(VecTable::Traits, id.row)?,
-        MemoryLayer::Concepts => {
-            VectorRepo(&tx).delete(VecTable::Concepts, id.row)?;
-            relationships = super::RelationshipsRepo(&tx).delete_of_concept(id.row)?;
+        MemoryLayer::Episodes => {
+            super::VectorRepo(&tx).wipe(super::VecTable::Episodes, id.row)?;
+            tx.execute("DELETE FROM episodes WHERE id = ?1", [id.row])?;
         }
-        _ => {}
+        MemoryLayer::Traits => {
+            super::VectorRepo(&tx).wipe(super::VecTable::Traits, id.row)?;
+            tx.execute("DELETE FROM user_traits WHERE id = ?1", [id.row])?;
+        }
+        MemoryLayer::Concepts => {
+            super::VectorRepo(&tx).wipe(super::VecTable::Concepts, id.row)?;
+            relationships = super::RelationshipsRepo(&tx).delete_of_concept(id.row)?;
+            tx.execute("DELETE FROM semantic_concepts WHERE id = ?1", [id.row])?;
+        }
     }
     let key = id.row.to_string();
     let detail = format!("the user asked to forget {id}");
     let uncertainties = close_uncertainties(&tx, id.layer.kind(), &key, "forgotten", &detail, now)?;
-    let snapshot = Value::Object(snapshot);
-    let deletion_id = record_deletion(&tx, id.layer.kind(), &key, "user", &snapshot, now)?;
     tx.commit()?;
-    Ok(Forgotten { id, deletion_id, relationships, uncertainties, snapshot })
+    let p = Purge {
+        needles: needles.clone(),
+        exchanges,
+        kind: id.layer.kind().to_string(),
+        row: Some(id.row),
+        block_only: Vec::new(),
+    };
+    let purged = purge(conn, &p)?;
+    let mut rows = purged.rows;
+    *rows.entry(table.to_string()).or_default() += 1;
+    let deletion_id: i64 = conn.query_row(
+        "SELECT id FROM memory_deletions WHERE layer = ?1 AND row_id = ?2 ORDER BY id DESC LIMIT 1",
+        params![id.layer.kind(), key],
+        |r| r.get(0),
+    )?;
+    Ok(Forgotten { id, deletion_id, relationships, uncertainties, rows, lines: purged.lines, needles })
 }
 
 /// Record one deletion (by the user or by decay) with a snapshot of what was deleted, so
@@ -128,12 +158,4 @@ pub fn close_uncertainties(
            AND ((memory_a_type = ?1 AND memory_a_id = ?2) OR (memory_b_type = ?1 AND memory_b_id = ?2))",
         params![kind, row_id, strategy, detail, now],
     )?)
-}
-
-fn list_items(conn: &Connection, list: i64) -> Result<Value, StoreError> {
-    let mut stmt = conn.prepare("SELECT content, checked FROM list_items WHERE list_id = ?1 ORDER BY id")?;
-    let items = stmt.query_map([list], |r| {
-        Ok(serde_json::json!({"content": r.get::<_, String>(0)?, "checked": r.get::<_, bool>(1)?}))
-    })?;
-    Ok(Value::Array(items.collect::<Result<_, _>>()?))
 }

@@ -33,12 +33,13 @@
 //! - `episode_vec`, `concept_vec`, `trait_vec` and their `_f32` copies → `vectors.rs` → [`VectorRepo`];
 //!   `vector_codes`, `vector_code_state` → `vector_codes.rs`
 //! - `embedding_space`, `reembed_pending` → `embedding_space.rs` (functions)
-//! - `memory_deletions`, `uncertainties` (closing) → `forget.rs`; `uncertainties`, `drift_thoughts` (UI reads) → `ui.rs`
+//! - `memory_deletions`, `uncertainties` (closing) → `forget.rs` (the block list of forgotten exchanges: `purge.rs`); `uncertainties`, `drift_thoughts` (UI reads) → `ui.rs`
 //!
-//! Three read models span tables on purpose, because their callers rank or show layers side
+//! Three read models and one write span tables on purpose, because their callers rank or show layers side
 //! by side: the memory browser ([`list_layer`], [`get_row`] in `browse.rs`), hybrid recall
-//! ([`RecallRepo`] in `recall.rs`) and the decay pass's expiry of the short-lived tables
-//! ([`expired_rows`] in `expiry.rs`).
+//! ([`RecallRepo`] in `recall.rs`), the decay pass's expiry of the short-lived tables
+//! ([`expired_rows`] in `expiry.rs`), and one write: the forget purge ([`purge::purge`] in
+//! `purge.rs`), which must reach every table a user's words were copied to.
 
 mod browse;
 mod chat;
@@ -61,6 +62,7 @@ mod kv_state;
 mod lists;
 mod migrate;
 mod profile;
+pub mod purge;
 mod recall;
 mod relationships;
 mod reminders;
@@ -98,6 +100,7 @@ pub use kv_state::KvStateRepo;
 pub use lists::{ListChange, ListEntry, ListsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
+pub use purge::{FORGOTTEN_LINE, Purge, PurgeCounts, Purged, exchange_forgotten, mask_secrets, purge, user_lines};
 pub use recall::{KeywordLayer, RecallRepo, RecallRow, TRIGRAM};
 pub use relationships::{EdgeRow, NewEdge, RelationshipsRepo};
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
@@ -179,6 +182,8 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // A forget must not leave the words in freed pages: deleted cells and pages are zeroed.
+    conn.pragma_update(None, "secure_delete", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(())
 }

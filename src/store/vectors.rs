@@ -80,6 +80,19 @@ impl VectorRepo<'_> {
         vector_codes::record(self.0, table.code_table(), id, None)
     }
 
+    /// [`VectorRepo::delete`] for a forget: the vector is first overwritten with zeros in
+    /// place. vec0 keeps vectors packed in shared chunk blobs; sqlite-vec 0.1.6 clears a
+    /// deleted row's slot itself (the purge test's byte search passes without this), but
+    /// whether a forgotten vector leaves the file should not hang on the extension's version.
+    pub fn wipe(&self, table: VecTable, id: i64) -> Result<(), StoreError> {
+        if self.contains(table, id)? {
+            let zeros = vec![0u8; super::embedding_space::embedding_dim(self.0)? * 4];
+            let sql = format!("UPDATE {} SET embedding = ?2 WHERE rowid = ?1", table.name());
+            self.0.execute(&sql, params![id, zeros])?;
+        }
+        self.delete(table, id)
+    }
+
     /// Whether row `id` has an embedding.
     pub fn contains(&self, table: VecTable, id: i64) -> Result<bool, StoreError> {
         let sql = format!("SELECT EXISTS (SELECT 1 FROM {} WHERE rowid = ?1)", table.name());

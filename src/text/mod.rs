@@ -4,6 +4,8 @@
 
 pub mod clip;
 mod content;
+pub mod needles;
+pub mod privacy;
 mod scan;
 
 pub use content::is_content_word;

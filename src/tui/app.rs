@@ -552,6 +552,12 @@ impl App {
                 );
                 self.status.pending = self.status.pending.saturating_sub(1);
             }
+            EngineEvent::Forgotten { exchanges, .. } => {
+                self.chat.forget(exchanges);
+                // The panes' topic names may be made of the forgotten words.
+                self.routing.latest = None;
+                self.act.forget_topic();
+            }
             EngineEvent::MemoryForgotten { id, error: None } => {
                 if let Some(m) = &mut self.memory {
                     m.forgotten(*id);

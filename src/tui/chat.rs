@@ -66,6 +66,17 @@ impl Chat {
         self.streaming().is_some()
     }
 
+    /// A forget redacted these exchanges' lines in the database: the screen follows, keeping
+    /// each turn in its place.
+    pub fn forget(&mut self, exchanges: &[String]) {
+        for m in &mut self.messages {
+            if m.exchange_id.as_ref().is_some_and(|x| exchanges.contains(x)) {
+                m.body = Doc::new(crate::store::FORGOTTEN_LINE, true);
+            }
+        }
+        self.total = 0;
+    }
+
     pub fn push(&mut self, role: ChatRole, text: &str, at: DateTime<Utc>) {
         let plain = role == ChatRole::User;
         self.messages.push(Message {

@@ -18,6 +18,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+mod forget;
 mod memory;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC

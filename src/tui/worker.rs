@@ -57,6 +57,7 @@ impl Worker {
         tokio::spawn(async move {
             let mut thread: Option<String> = None;
             while let Some(text) = intake_rx.recv().await {
+                let text = rt_in.admit(text);
                 match rt_in.intake(thread.clone(), text.clone()).await {
                     Ok((t, xid)) => {
                         thread = Some(t.clone());
@@ -127,7 +128,13 @@ impl Worker {
                 let db = self.rt.db.clone();
                 tokio::spawn(async move {
                     let error = match db.call(move |c| Ok(store::forget(c, id))).await {
-                        Ok(Ok(_)) => None,
+                        Ok(Ok(f)) => {
+                            // The session log writer rewrites the logs when it sees the event.
+                            crate::text::privacy::hand_over(&f.needles);
+                            let rows = f.rows.values().sum();
+                            bus.emit(EngineEvent::Forgotten { exchanges: f.lines, rows });
+                            None
+                        }
                         Ok(Err(e)) => Some(crate::describe(&e)),
                         Err(e) => Some(crate::describe(&e)),
                     };

@@ -41,7 +41,7 @@ const fn skill_row(name: &'static str, run: SkillFn, doc: &'static str, card: bo
 /// The skills this build can run, in the order the ACT prompt lists them.
 pub const SKILLS: &[Skill] = {
     use Consequence::{Except, Never, Only};
-    use skills::{associate, autobiography, focus, list, memory, schedule};
+    use skills::{associate, autobiography, focus, forget, list, memory, schedule};
     &[
         skill_row("recall", memory::recall, include_str!("../../../prompts/skills/recall.md"), false, Never),
         skill_row("memorize", memory::memorize, include_str!("../../../prompts/skills/memorize.md"), true, Never),
@@ -75,6 +75,8 @@ pub const SKILLS: &[Skill] = {
             Except(&["list"]),
         ),
         skill_row("focus", focus::run, include_str!("../../../prompts/skills/focus.md"), true, Never),
+        // Forgetting is never held back for confirmation: the user asked for it in so many words.
+        skill_row("forget", forget::run, include_str!("../../../prompts/skills/forget.md"), true, Never),
     ]
 };
 
@@ -228,11 +230,11 @@ mod tests {
         let names: Vec<&str> = SKILLS.iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["recall", "memorize", "introspect", "associate", "autobiography", "list", "schedule", "focus"],
+            ["recall", "memorize", "introspect", "associate", "autobiography", "list", "schedule", "focus", "forget"],
             "the planner prompt lists the skills in this order"
         );
         let cards: Vec<&str> = SKILLS.iter().filter(|s| s.card).map(|s| s.name).collect();
-        assert_eq!(cards, ["memorize", "list", "schedule", "focus"]);
+        assert_eq!(cards, ["memorize", "list", "schedule", "focus", "forget"]);
         for primitive in crate::cognition::intent::PRIMITIVES {
             assert!(skill(primitive).is_some(), "primitive `{primitive}` has no row");
         }

@@ -58,9 +58,24 @@ static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 
+/// The plan for a request to forget something, if `text` is one. Forgetting is planned
+/// deterministically on every model, before the model is asked: a model paraphrasing what to
+/// forget could widen or miss it, and its plan would carry the secret through one more call.
+pub fn forget_plan(text: &str) -> Option<Vec<Action>> {
+    use crate::memory::forget::{Target, parse_request};
+    let params = match parse_request(text)? {
+        Target::Last => json!({"target": "last"}),
+        Target::About { subject, all } => json!({"about": subject, "all": all}),
+    };
+    Some(vec![Action::new("forget", params)])
+}
+
 /// The plan for `text`, if it is one of the unambiguous commands.
 pub fn plan(text: &str, now: DateTime<Local>) -> Option<Vec<Action>> {
     let t = text.trim();
+    if let Some(p) = forget_plan(t) {
+        return Some(p);
+    }
     if let Some((what, when)) = split_reminder(t, now) {
         let mut params = json!({"action": "create", "message": what, "due_at": crate::when::iso(when.due)});
         if let Some(r) = when.recurrence {

@@ -420,6 +420,14 @@ fn detect_skills_in(ws: &[&str], url: bool) -> Vec<&'static str> {
     if !out.contains(&"memorize") && (phrase_at(ws, 0, "call me") || phrase_at(ws, 0, "you can call me")) {
         out.push("memorize");
     }
+    // "forget my passport number", "remove X from your memory" (not "don't forget to…").
+    if !out.contains(&"forget") && ws.iter().any(|w| matches!(*w, "forget" | "delete" | "remove" | "erase" | "wipe")) {
+        let text = ws.join(" ");
+        if crate::memory::forget::is_forget_request(&text) {
+            out.retain(|s| *s != "memorize");
+            out.push("forget");
+        }
+    }
     // "remember when…" only at the start ("I remember when I was a kid" is a statement).
     if !out.contains(&"recall") && phrase_at(ws, 0, "remember when") {
         out.push("recall");

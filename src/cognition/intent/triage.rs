@@ -7,7 +7,7 @@ pub use crate::vocab::triage::{Branch, Effort, TriageMode, TriageResult, TriageS
 /// The cognitive primitives, always injected for ACT (docs/cognition.md §3.2).
 pub const PRIMITIVES: [&str; 3] = ["recall", "memorize", "introspect"];
 /// docs/cognition.md §3.2 skill whitelist.
-pub const VALID_SKILLS: [&str; 11] = [
+pub const VALID_SKILLS: [&str; 12] = [
     "recall",
     "memorize",
     "introspect",
@@ -16,6 +16,7 @@ pub const VALID_SKILLS: [&str; 11] = [
     "list",
     "focus",
     "autobiography",
+    "forget",
     "persistent_task",
     "document",
     "read",
@@ -102,7 +103,9 @@ impl Effort {
 /// docs/cognition.md §3.2 skill effort tiers.
 pub fn skill_tier(skill: &str) -> Option<Effort> {
     match skill {
-        "recall" | "memorize" | "introspect" | "list" | "focus" | "moment" | "emit_card" => Some(Effort::Trivial),
+        "recall" | "memorize" | "introspect" | "list" | "focus" | "forget" | "moment" | "emit_card" => {
+            Some(Effort::Trivial)
+        }
         "associate" | "schedule" | "autobiography" | "document" | "read" | "reflect" => Some(Effort::Light),
         "persistent_task" => Some(Effort::Deep),
         _ => None,

@@ -203,6 +203,11 @@ impl Engine {
         ctx: &SkillContext,
         cancel: &CancellationToken,
     ) -> (Vec<Action>, &'static str, Option<Fallback>) {
+        if iteration == 0
+            && let Some(plan) = planner::forget_plan(text)
+        {
+            return (plan, "deterministic", None);
+        }
         let builtin = self.llm.route(Role::Primary).is_none_or(|r| r.builtin);
         if iteration == 0
             && builtin

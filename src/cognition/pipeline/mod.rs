@@ -129,7 +129,28 @@ impl Engine {
         let acted = turn.act(&context, &topic, &understood, &triage, &delivered).await?;
         let replied = turn.reply(&context, &topic, &understood, &triage, &delivered, acted).await;
         turn.commit(&topic, &triage, &delivered, &replied).await?;
+        if let Some(plan) = crate::cognition::act::skills::forget::take_pending(exchange_id) {
+            self.forget(exchange_id, plan).await?;
+        }
         Ok(turn.finish(context, topic, understood, triage, delivered, replied))
+    }
+
+    /// Carry out a forget the `forget` skill resolved, once the turn is committed: the
+    /// database first (the request's own audit rows included), then the files, through the
+    /// session-log writer, which the `forgotten` event tells to rewrite the logs.
+    async fn forget(&self, exchange_id: &str, plan: crate::memory::forget::Plan) -> Result<(), EngineError> {
+        let purge = crate::store::Purge {
+            needles: plan.needles.clone(),
+            exchanges: plan.exchanges,
+            kind: "statement".into(),
+            row: None,
+            block_only: vec![exchange_id.to_string()],
+        };
+        let purged = self.db.call(move |c| crate::store::purge(c, &purge)).await?;
+        crate::text::privacy::hand_over(&plan.needles);
+        self.bus
+            .emit(crate::events::EngineEvent::Forgotten { exchanges: purged.lines, rows: purged.rows.values().sum() });
+        Ok(())
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// `(schema, shape digest)` for every schema whose shape was pinned.
-const PINNED: &[(u32, &str)] = &[(2, "5f7ac39d6801f0df")];
+const PINNED: &[(u32, &str)] = &[(2, "5f7ac39d6801f0df"), (3, "14d6785b2e394f1a")];
 
 /// The recorded fixture session gives real examples of the events a turn emits; the rest are
 /// written here, every optional field present.
@@ -35,6 +35,7 @@ fn samples() -> Vec<EngineEvent> {
         r#""type":"uncertainty_changed","item":{"id":"u","kind":"contradiction","severity":"high","state":"open","memory_a":"trait:1","memory_b":"trait:2","reasoning":"r","created_at":1}"#,
         r#""type":"turn_failed","exchange_id":"x","error":"disk full""#,
         r#""type":"memory_forgotten","id":"episode:2","error":"already forgotten""#,
+        r#""type":"forgotten","exchanges":["x"],"rows":3"#,
     ] {
         lines.push(format!("{{{ts},{rest}}}"));
     }
@@ -66,9 +67,10 @@ fn variant(e: &EngineEvent) -> usize {
         EngineEvent::UncertaintyChanged { .. } => 18,
         EngineEvent::TurnFailed { .. } => 19,
         EngineEvent::MemoryForgotten { .. } => 20,
+        EngineEvent::Forgotten { .. } => 21,
     }
 }
-const VARIANTS: usize = 21;
+const VARIANTS: usize = 22;
 
 /// Every key path with its JSON kind ("routed.router.scores.ACT: number"), arrays by their
 /// first element.

@@ -40,6 +40,13 @@ impl ActPane {
         self.scroll.to_top();
     }
 
+    /// A forget happened: the run's topic name may be made of the forgotten words.
+    pub fn forget_topic(&mut self) {
+        if let Some(r) = &mut self.run {
+            r.topic.clear();
+        }
+    }
+
     pub fn iteration(&mut self, exchange_id: &str, it: Iteration) {
         let same = self.run.as_ref().is_some_and(|r| r.exchange_id == exchange_id);
         if !same {

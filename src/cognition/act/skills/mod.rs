@@ -3,6 +3,7 @@
 pub mod associate;
 pub mod autobiography;
 pub mod focus;
+pub mod forget;
 pub mod list;
 pub mod list_match;
 pub mod memory;

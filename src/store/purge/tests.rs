@@ -1,0 +1,195 @@
+//! The purge against a database file: every place a secret was copied to, then the file
+//! and its WAL searched byte by byte.
+
+use super::*;
+use crate::store::{ChatRepo, EMBEDDING_DIM, VecTable, VectorRepo, open};
+
+const SECRET: &str = "Zanzibar4921";
+
+fn file_bytes_contain(dir: &std::path::Path, needle: &[u8]) -> Vec<String> {
+    let mut hits = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let bytes = std::fs::read(&p).unwrap().to_ascii_lowercase();
+        let n = needle.to_ascii_lowercase();
+        if bytes.windows(n.len()).any(|w| w == n.as_slice()) {
+            hits.push(p.display().to_string());
+        }
+    }
+    hits
+}
+
+fn seed(c: &Connection) {
+    let chat = ChatRepo(c);
+    chat.append("t1", "x1", "user", &format!("my locker code is {SECRET}"), None, None).unwrap();
+    chat.append("t1", "x1", "assistant", "Noted.", None, None).unwrap();
+    chat.append("t1", "x2", "user", "what's the weather like?", None, None).unwrap();
+    let now = now_ts();
+    c.execute_batch(&format!(
+        "INSERT INTO working_memory (thread_id, role, content, created_at, expires_at) VALUES ('t1', 'user', 'my locker code is {SECRET}', {now}, {now} + 999);
+         INSERT INTO episodes (id, gist, action, topic, thread_id, exchange_id, salience, created_at, updated_at)
+           VALUES (1, 'User shared a locker code', 'sharing', 'locker', 't1', 'x1', 5, {now}, {now}),
+                  (2, 'Asked about the weather', 'asking', 'weather', 't1', 'x2', 5, {now}, {now});
+         INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
+           VALUES ('locker', 't1', 'fact', 'locker code {SECRET}', 5, {now}, {now} + 999);
+         INSERT INTO facts (topic, key, value, confidence, created_at, updated_at, expires_at)
+           VALUES ('locker', 'code', '{SECRET}', 0.9, {now}, {now}, {now} + 999);
+         INSERT INTO user_traits (id, trait_key, trait_value, confidence, created_at, updated_at)
+           VALUES (3, 'locker_code', '{SECRET}', 0.9, {now}, {now});
+         INSERT INTO semantic_concepts (id, name, definition, source_episodes, created_at, updated_at)
+           VALUES (4, 'locker', 'a place for things', '[1]', {now}, {now});
+         INSERT INTO interaction_log (thread_id, exchange_id, topic, event_type, payload, created_at)
+           VALUES ('t1', 'x1', 'locker', 'system_response', '{{\"text\": \"code {SECRET}\"}}', {now});
+         INSERT INTO jobs (queue, payload, state, run_after, created_at, updated_at)
+           VALUES ('encode', '{{\"exchange_id\": \"x1\", \"user_text\": \"{SECRET}\"}}', 'queued', 0, {now}, {now});"
+    ))
+    .unwrap();
+    let mut v = vec![0.0f32; EMBEDDING_DIM];
+    v[0] = 1234.5678;
+    VectorRepo(c).upsert(VecTable::Episodes, 1, &v).unwrap();
+    VectorRepo(c).upsert(VecTable::Concepts, 4, &v).unwrap();
+    let mut w = vec![0.0f32; EMBEDDING_DIM];
+    w[0] = 1.0;
+    VectorRepo(c).upsert(VecTable::Episodes, 2, &w).unwrap();
+}
+
+#[test]
+fn every_text_column_of_the_schema_is_mapped() {
+    let c = crate::store::open_in_memory().unwrap();
+    let mut stmt =
+        c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'").unwrap();
+    let tables: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let mut missing = Vec::new();
+    for t in tables
+        .iter()
+        .filter(|t| !t.starts_with("sqlite_") && !t.contains("_vec_") && !t.ends_with("_fts") && !t.contains("_trgm"))
+    {
+        if NO_USER_TEXT.contains(&t.as_str()) || FTS_TABLES.iter().any(|f| t.starts_with(f)) {
+            continue;
+        }
+        let mut s = c.prepare(&format!("PRAGMA table_info({t})")).unwrap();
+        let cols: Vec<(String, String)> =
+            s.query_map([], |r| Ok((r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+        for (col, ty) in cols.iter().filter(|(_, ty)| ty == "TEXT") {
+            let _ = ty;
+            let ids = matches!(
+                col.as_str(),
+                "id" | "exchange_id"
+                    | "thread_id"
+                    | "state"
+                    | "role"
+                    | "queue"
+                    | "namespace"
+                    | "key"
+                    | "layer"
+                    | "reason"
+                    | "created_at"
+            );
+            let mapped = TEXT_MAP.iter().any(|(tt, cc, _)| tt == t && cc.contains(&col.as_str()));
+            if !mapped && !ids {
+                missing.push(format!("{t}.{col}"));
+            }
+        }
+    }
+    // Enum-like columns the program writes itself carry no user words.
+    let allowed = [
+        "gists.gist_type",
+        "episodes.semantic_consolidation_status",
+        "episodes.reliability",
+        "semantic_concepts.concept_type",
+        "semantic_concepts.reliability",
+        "user_traits.category",
+        "user_traits.source",
+        "user_traits.reliability",
+        "uncertainties.memory_a_type",
+        "uncertainties.memory_a_id",
+        "uncertainties.memory_b_type",
+        "uncertainties.memory_b_id",
+        "uncertainties.uncertainty_type",
+        "uncertainties.severity",
+        "uncertainties.detection_context",
+        "uncertainties.resolution_strategy",
+        "routing_decisions.selected_mode",
+        "routing_decisions.scores",
+        "routing_decisions.weight_snapshot",
+        "routing_decisions.fallback",
+        "routing_decisions.previous_mode",
+        "routing_adjustments.parameter",
+        "routing_adjustments.pressure",
+        "triage_calibration.source",
+        "triage_calibration.fallback_reason",
+        "triage_calibration.branch",
+        "triage_calibration.mode",
+        "triage_calibration.effort_estimate",
+        "triage_calibration.routed_mode",
+        "cortex_iterations.routing_decision_id",
+        "cortex_iterations.planner",
+        "cortex_iterations.mode",
+        "cortex_iterations.termination_reason",
+        "interaction_log.event_type",
+        "list_history.action",
+        "reminders.due_at",
+        "reminders.item_type",
+        "reminders.recurrence",
+        "focus_sessions.source",
+        "drift_thoughts.thought_type",
+        "drift_thoughts.seed_strategy",
+        "drift_thoughts.action",
+        "regulator_state.user_id",
+        "world_state.key",
+        "memory_deletions.layer",
+        "working_memory.role",
+    ];
+    missing.retain(|m| !allowed.contains(&m.as_str()));
+    assert!(missing.is_empty(), "text columns no forget reaches: {missing:?}");
+}
+
+#[test]
+fn a_purge_leaves_no_byte_of_the_secret_in_the_file_or_the_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = open(&dir.path().join("chalie.db")).unwrap();
+    seed(&c);
+    assert!(!file_bytes_contain(dir.path(), SECRET.as_bytes()).is_empty(), "the seed is on disk");
+    let p = Purge {
+        needles: vec![SECRET.into()],
+        exchanges: vec!["x1".into()],
+        kind: "statement".into(),
+        row: None,
+        block_only: vec!["x9".into()],
+    };
+    let purged = purge(&mut c, &p).unwrap();
+    assert_eq!(purged.lines, ["x1"]);
+    let counts = purged.rows;
+    for t in
+        ["chat_history", "working_memory", "episodes", "gists", "facts", "user_traits", "jobs", "semantic_concepts"]
+    {
+        assert!(counts.get(t).is_some_and(|n| *n >= 1), "{t}: {counts:?}");
+    }
+    // The conversation still reads; the unrelated exchange is untouched.
+    let lines: Vec<String> = ChatRepo(&c).recent("t1", 10).unwrap().into_iter().map(|m| m.content).collect();
+    assert_eq!(lines, [FORGOTTEN_LINE, FORGOTTEN_LINE, "what's the weather like?"]);
+    assert!(VectorRepo(&c).contains(VecTable::Episodes, 2).unwrap());
+    assert!(!VectorRepo(&c).contains(VecTable::Episodes, 1).unwrap());
+    assert!(exchange_forgotten(&c, "x1").unwrap() && exchange_forgotten(&c, "x9").unwrap());
+    assert!(!exchange_forgotten(&c, "x2").unwrap());
+    let record: String =
+        c.query_row("SELECT detail FROM memory_deletions WHERE reason = 'user'", [], |r| r.get(0)).unwrap();
+    assert!(!record.to_lowercase().contains("zanzibar") && record.contains("chat_history"), "{record}");
+    drop(c);
+    let hits = file_bytes_contain(dir.path(), SECRET.as_bytes());
+    assert!(hits.is_empty(), "the secret is still on disk in {hits:?}");
+    assert!(file_bytes_contain(dir.path(), b"locker code").is_empty(), "the statement's words are gone too");
+    let vector = 1234.5678f32.to_le_bytes();
+    assert!(file_bytes_contain(dir.path(), &vector).is_empty(), "a forgotten vector's floats are gone");
+}
+
+#[test]
+fn every_fts_index_deletes_securely() {
+    let c = crate::store::open_in_memory().unwrap();
+    for t in FTS_TABLES {
+        let on: i64 = c
+            .query_row(&format!("SELECT v FROM {t}_config WHERE k = 'secure-delete'"), [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{t}: {e}"));
+        assert_eq!(on, 1, "{t}");
+    }
+}
