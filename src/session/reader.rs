@@ -215,7 +215,7 @@ fn parse_header(line: &str) -> Result<(Header, Vec<String>), String> {
             "written by chalie-tui {} (log schema {schema}; this version reads {LOG_SCHEMA}): events it added are skipped",
             header.version
         ));
-    } else if schema < LOG_SCHEMA {
+    } else if schema < 2 {
         warnings.push(format!(
             "written by chalie-tui {} (log schema {schema}, before embeddings were logged): playback is complete, \
              but a rerun answers embedding calls as failed",

@@ -23,6 +23,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0004_embedding_space",
         sql: include_str!("../../migrations/0004_embedding_space.sql"),
     },
+    Migration { version: 5, name: "0005_uncertainty", sql: include_str!("../../migrations/0005_uncertainty.sql") },
 ];
 
 pub fn latest_version() -> u32 {

@@ -224,6 +224,8 @@ fn populated() -> App {
             memory_a: "trait:3".into(),
             memory_b: Some("trait:9".into()),
             reasoning: Some("lives in Oslo vs lives in Bergen".into()),
+            surface_context: Some("home".into()),
+            surfaced_count: 1,
             created_at: T0 - 60,
         }],
     });
