@@ -36,3 +36,4 @@ mod tui_act_tmux;
 mod tui_memory_tmux;
 mod tui_replay_tmux;
 mod tui_tmux;
+mod uncertainty;

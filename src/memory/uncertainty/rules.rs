@@ -99,6 +99,9 @@ const VERB_SLOTS: &[(&str, &str)] = &[
     ("i started reading", "reading"),
     ("i'm currently reading", "reading"),
     ("now reading", "reading"),
+    ("started reading", "reading"),
+    ("started learning", "learning"),
+    ("now learning", "learning"),
     ("i'm learning", "learning"),
     ("i am learning", "learning"),
     ("i started learning", "learning"),
@@ -132,6 +135,10 @@ const VALUE_STOPS: &[&str] = &[
     "again",
     "too",
     "also",
+    "last",
+    "yesterday",
+    "today",
+    "recently",
 ];
 
 /// Verbs of a moved date or a changed value: "the deadline was pushed back to Monday".
@@ -227,8 +234,23 @@ struct Tok {
     lower: String,
 }
 
+/// Clause breaks: punctuation, except a '.' or ':' inside a token ("ana@mail.com", "7:40").
+fn breaks(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &ch) in chars.iter().enumerate() {
+        let inside = matches!(ch, '.' | ':')
+            && i > 0
+            && chars[i - 1].is_alphanumeric()
+            && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        out.push(if !inside && matches!(ch, '.' | ';' | '!' | '?' | ',' | ':' | '(' | ')') { '\n' } else { ch });
+    }
+    out
+}
+
 fn clauses(text: &str) -> Vec<Vec<Tok>> {
-    text.split(['.', ';', '!', '?', '\n', ',', ':', '(', ')'])
+    breaks(text)
+        .split('\n')
         .map(|c| {
             c.split_whitespace()
                 .map(|w| {
@@ -391,6 +413,13 @@ pub fn same_value(a: &str, b: &str) -> bool {
     !a.is_empty() && !b.is_empty() && (a == b || a.starts_with(&b) || b.starts_with(&a))
 }
 
+/// When to raise a record about `slot`: the slot and the words that name it.
+pub fn surface_words(slot: &str) -> String {
+    let mut out = vec![slot.replace('_', " ")];
+    out.extend(ALIASES.iter().filter(|(a, s)| *s == slot && a != s).map(|(a, _)| a.replace('_', " ")));
+    out.join(" ")
+}
+
 /// The verdict on a stored slot value against a new claim of the same slot.
 pub fn compare_claim(stored_value: &str, new: &Claim, marker: bool) -> Option<Verdict> {
     if new.past || same_value(stored_value, &new.value) {
@@ -405,7 +434,7 @@ pub fn compare_claim(stored_value: &str, new: &Claim, marker: bool) -> Option<Ve
             false,
             format!("two different values for the same {}", new.slot.replace('_', " ")),
         )
-        .with_surface(new.slot.replace('_', " "))
+        .with_surface(surface_words(&new.slot))
     })
 }
 

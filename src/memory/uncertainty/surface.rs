@@ -1,7 +1,7 @@
 //! Surfacing (docs/cognition.md §10.6): an open record is raised in a RESPOND reply only when the
 //! conversation is on its `surface_context`, as one natural question the model words fresh
-//! each time; after [`NAG_AFTER`] raisings its severity steps down, and below the tolerance's
-//! threshold it is left to decay.
+//! each time; after [`NAG_AFTER`] raisings it is not raised again and its severity steps
+//! down, so decay and drift handle it.
 
 use super::{severity_rank, tolerance};
 use crate::store::{StoreError, UncertaintiesRepo, UncertaintyItem, memory_text};
@@ -57,7 +57,7 @@ pub fn pick(
     let min = severity_rank(tolerance::surfacing_min_severity(tolerance_now));
     let repo = UncertaintiesRepo(c);
     for item in repo.open(CONSIDERED)? {
-        if severity_rank(&item.severity) < min {
+        if severity_rank(&item.severity) < min || item.surfaced_count >= NAG_AFTER {
             continue;
         }
         let Some(ctx) = item.surface_context.as_deref() else { continue };
