@@ -45,6 +45,9 @@ ALTER TABLE facts ADD COLUMN reliability TEXT NOT NULL DEFAULT 'reliable'
 ALTER TABLE gists ADD COLUMN reliability TEXT NOT NULL DEFAULT 'reliable'
     CHECK (reliability IN ('reliable', 'uncertain', 'contradicted', 'superseded'));
 
+-- The check looks facts up by key across topics.
+CREATE INDEX idx_facts_key ON facts(key);
+
 -- 3. Records are looked up by the memory they name and by state on every turn.
 CREATE INDEX IF NOT EXISTS idx_uncertainties_open_created ON uncertainties(state, created_at);
 
