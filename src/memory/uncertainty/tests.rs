@@ -153,3 +153,56 @@ fn rules_open_few_records_on_compatible_snli_pairs() {
     assert!(fired * 20 <= compatible, "{fired} of {compatible} compatible pairs opened a record");
     assert!(caught > 0, "the negation rule catches some contradictions");
 }
+
+#[test]
+fn consolidation_flags_a_concept_whose_definition_is_contradicted() {
+    use crate::memory::concepts::Concept;
+    use crate::memory::semantic_store::{check_definition, upsert_concept};
+    let c = crate::store::open_in_memory().unwrap();
+    let concept = |definition: &str| Concept {
+        name: "morning runs".into(),
+        concept_type: "fact".into(),
+        definition: definition.into(),
+        abstraction_level: 2,
+        domain: None,
+    };
+    let id = upsert_concept(&c, &concept("the user likes running in the morning"), None, 1, 10).unwrap().id();
+    assert!(!check_definition(&c, id, &concept("the user likes running in the morning"), 2, 20).unwrap());
+    upsert_concept(&c, &concept("the user does not like running in the morning"), None, 3, 30).unwrap();
+    let f = crate::store::fixtures::Fixture(&c);
+    assert_eq!(f.value::<String>("semantic_concepts", "reliability", "id = ?1", [id]), "contradicted");
+    let rec = crate::store::UncertaintiesRepo(&c).open(5).unwrap();
+    assert_eq!(rec.len(), 1);
+    assert_eq!(
+        (rec[0].memory_a.as_str(), rec[0].memory_b.as_deref(), rec[0].severity.as_str()),
+        (format!("concept:{id}").as_str(), Some("episode:3"), "medium")
+    );
+}
+
+#[test]
+fn the_ingestion_check_supersedes_contradicts_and_learns() {
+    let c = crate::store::open_in_memory().unwrap();
+    let run = |text: &str, now: i64| ingest::check(&c, text, None, 0.8, now).unwrap();
+    assert!(run("I live in Porto", 10).report.detected.is_empty(), "learned, nothing to doubt");
+    let rows = |c: &rusqlite::Connection| crate::store::TraitsRepo(c).rows_for_key("location").unwrap();
+    assert_eq!(rows(&c).len(), 1);
+    let moved = run("I moved to Lisbon", 20);
+    assert_eq!(moved.report.detected[0].state, "resolved");
+    assert!(moved.notes[0].contains("used to be Porto"), "{:?}", moved.notes);
+    let states: Vec<(String, String)> = rows(&c).into_iter().map(|(t, _)| (t.value, t.reliability)).collect();
+    assert_eq!(states, [("Lisbon".into(), "reliable".into()), ("Porto".into(), "superseded".into())]);
+    let clash = run("I live in Faro", 30);
+    let rec = &clash.report.detected[0];
+    assert_eq!((rec.kind.as_str(), rec.severity.as_str(), rec.state.as_str()), ("contradiction", "critical", "open"));
+    let states: Vec<String> = rows(&c).into_iter().map(|(t, _)| t.reliability).collect();
+    assert_eq!(states, ["contradicted", "contradicted", "superseded"], "both rivals doubtful, the past kept");
+    assert!(run("Where do I live?", 40).report.detected.is_empty(), "a question states nothing");
+    // The user settles it: the newer value is right.
+    let mut c = c;
+    let closed = resolve::resolve_by_user(&mut c, &rec.id, resolve::UserChoice::NewIsRight, 50).unwrap().unwrap();
+    assert_eq!(closed.state, "resolved");
+    let states: Vec<(String, String)> = rows(&c).into_iter().map(|(t, _)| (t.value, t.reliability)).collect();
+    assert_eq!(states[0], ("Faro".into(), "reliable".into()));
+    let t = crate::store::IdentityRepo(&c).current(tolerance::NAME).unwrap().unwrap();
+    assert!((t - 0.47).abs() < 1e-9, "a correction lowers the tolerance: {t}");
+}
