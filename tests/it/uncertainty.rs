@@ -228,3 +228,52 @@ async fn memory_answers_give_the_current_value() {
         assert!(!r.response.contains(old), "{question}: {}", r.response);
     }
 }
+
+/// With an endpoint (`[llm] memory_extraction` asks the model), a pre-screened pair the rules
+/// cannot judge goes to the lightweight model; its strict-JSON verdict opens the record before
+/// the reply (this message is answered from memory, so the weaving itself is checked on the
+/// rules' path above).
+#[tokio::test]
+async fn with_an_endpoint_the_model_classifies_what_the_rules_cannot() {
+    use chalie::store::{ConceptFields, ConceptsRepo, VecTable, VectorRepo};
+    let mut s = settings(ModelUse::Heuristic);
+    s.memory_extraction = ModelUse::Llm;
+    let verdict = serde_json::json!({
+        "classification": "true_contradiction", "confidence": 0.9, "temporal_signal": false,
+        "reasoning": "the usual evening drink differs", "surface_context": "evening drinks",
+        "recommended_resolution": "flag_response"
+    });
+    let mut script = vec![Reply::text(&verdict.to_string())];
+    script.extend(replies(6));
+    let h = start_custom(script, s, &[]).await;
+    h.double.set_embedding_dim(chalie::store::EMBEDDING_DIM);
+    let message = "These days it is black coffee every evening for me";
+    let v = crate::support::openai_double::embedding_of_size(message, chalie::store::EMBEDDING_DIM);
+    let concept = h
+        .read(move |c| {
+            let f = ConceptFields {
+                name: "evening drink",
+                concept_type: "fact",
+                definition: "green tea every evening",
+                abstraction_level: 2,
+                domain: None,
+            };
+            let id = ConceptsRepo(c).insert(&f, "[]", 1)?;
+            VectorRepo(c).upsert(VecTable::Concepts, id, &v)?;
+            Ok(id)
+        })
+        .await;
+    let r = h.say("t", message).await;
+    let requests = h.double.chat_requests();
+    assert!(
+        system_prompt(&requests[0]).starts_with(chalie::memory::uncertainty::classifier::PROMPT.trim()),
+        "the classifier is asked first"
+    );
+    let rec = r.uncertainty.detected.first().expect("the model's hit opens a record");
+    assert_eq!(rec.memory_a, format!("concept:{concept}"));
+    assert_eq!(rec.reasoning.as_deref(), Some("the usual evening drink differs"));
+    assert_eq!(rec.surface_context.as_deref(), Some("evening drinks"));
+    let state =
+        h.read(move |c| Ok(chalie::store::memory_text(c, &format!("concept:{concept}"))?.and_then(|x| x.1))).await;
+    assert_eq!(state.as_deref(), Some("contradicted"));
+}

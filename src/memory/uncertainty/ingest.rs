@@ -330,19 +330,72 @@ pub fn check(
     Ok(applied)
 }
 
-/// The check as the turn runs it, on the database thread: the tolerance steers which temporal
-/// changes resolve silently.
+/// The model is given this long per pair (the turn waits [`TIME_BOX`] in all; a later answer
+/// is still written, for surfacing and drift).
+pub const MODEL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the database read for one check: the message's claims, the candidates, the rules'
+/// findings and the tolerance-steered auto-resolution confidence.
+type Prepared = (Vec<Claim>, Vec<Candidate>, Vec<Finding>, f64);
+
+/// The check as the turn runs it: the rules on the database thread; when they find nothing
+/// and the memory workers ask the model (`[llm] memory_extraction`), the lightweight model
+/// classifies up to [`MAX_MODEL_PAIRS`] pre-screened pairs (strict JSON, the layer's bounded
+/// repairs; a failure or a low-confidence answer falls back to no finding); then the writes.
 pub async fn run(
     db: crate::store::Db,
+    llm: std::sync::Arc<crate::llm::Llm>,
     message: String,
     embedding: Option<Vec<f32>>,
     now: i64,
 ) -> Result<Applied, StoreError> {
+    if message.trim_end().ends_with('?') {
+        return Ok(Applied::default());
+    }
+    let text = message.clone();
+    let (claims, cands, mut findings, auto_min): Prepared = db
+        .call(move |c| {
+            let t =
+                crate::store::IdentityRepo(c).current(super::tolerance::NAME)?.unwrap_or(super::tolerance::BASELINE);
+            let claims = rules::claims(&text);
+            let cands = candidates(c, &claims, embedding.as_deref(), now)?;
+            let findings = judge(&text, &claims, &cands);
+            Ok((claims, cands, findings, super::tolerance::auto_resolve_confidence(t)))
+        })
+        .await?;
+    if findings.is_empty() && llm.memory_uses_model() {
+        findings.extend(classify(&llm, &message, &cands).await);
+    }
+    if findings.is_empty() && claims.is_empty() {
+        return Ok(Applied::default());
+    }
     db.call(move |c| {
-        let t = crate::store::IdentityRepo(c).current(super::tolerance::NAME)?.unwrap_or(super::tolerance::BASELINE);
-        check(c, &message, embedding.as_deref(), super::tolerance::auto_resolve_confidence(t), now)
+        let tx = c.transaction()?;
+        let applied = apply(&tx, &claims, &findings, auto_min, now)?;
+        tx.commit()?;
+        Ok(applied)
     })
     .await
+}
+
+/// The model's verdicts on the pre-screened candidates the rules could not judge: the first
+/// hit wins.
+pub async fn classify(llm: &crate::llm::Llm, message: &str, cands: &[Candidate]) -> Option<Finding> {
+    use super::classifier::{Side, parse, request, schema};
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let incoming = Side { text: message, kind: "incoming", age_days: 0.0, established: false };
+    for cand in cands.iter().filter(|c| c.slot.is_none()).take(MAX_MODEL_PAIRS) {
+        let stored = Side { text: &cand.text, kind: cand.kind, age_days: 0.0, established: false };
+        let req = request(&incoming, &stored, message);
+        let reply = llm.structured(crate::config::Role::Lightweight, &req, &schema(), MODEL_TIMEOUT, &cancel).await;
+        match reply.ok().and_then(|v| parse(&v)) {
+            Some(verdict) if verdict.classification.is_hit() => {
+                return Some(Finding { candidate: cand.clone(), claim: None, verdict });
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The record to raise in this reply (see [`super::surface::pick`]).

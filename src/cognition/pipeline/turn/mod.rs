@@ -123,7 +123,8 @@ impl<'t> Turn<'t> {
         let embedding = if self.msg.words.is_empty() { None } else { self.embed().await };
         self.timings.embedding = ms(clock);
         if self.msg.social.is_none() && !self.msg.words.is_empty() {
-            let check = ingest::run(self.engine.db.clone(), self.msg.text.to_string(), embedding.clone(), self.now);
+            let (db, llm) = (self.engine.db.clone(), self.engine.llm.clone());
+            let check = ingest::run(db, llm, self.msg.text.to_string(), embedding.clone(), self.now);
             self.uncertainty_check = Some((Instant::now(), tokio::spawn(check)));
         }
         let clock = Instant::now();
