@@ -240,7 +240,7 @@ pub fn apply(
         if temporal {
             for r in records.open_about(cand.kind, &a_id)? {
                 records.resolve(&r.item.id, "resolved", "temporal_supersede", "the memory was superseded", now)?;
-                out.report.resolved.push(r.item);
+                out.report.resolved.extend(records.get(&r.item.id)?.map(|x| x.item));
             }
         }
         let rec = NewUncertainty {

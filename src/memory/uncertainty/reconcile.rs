@@ -107,3 +107,53 @@ pub fn plan(
     }
     out
 }
+
+/// Write one pass's plan: a temporal change with a winner is created and resolved at once
+/// (`temporal_supersede`: winner reliable, loser superseded); any other hit marks both
+/// memories contradicted and opens a record for surfacing. Returns the records' ids.
+pub fn apply(c: &rusqlite::Connection, planned: &[Planned], now: i64) -> Result<Vec<String>, crate::store::StoreError> {
+    use crate::store::{ConceptsRepo, FactsRepo, NewUncertainty, TraitsRepo, UncertaintiesRepo};
+    let set = |(kind, id): (&str, i64), state: &str, force: bool| -> Result<(), crate::store::StoreError> {
+        match kind {
+            "trait" => {
+                TraitsRepo(c).set_reliability(id, state, force, now)?;
+            }
+            "fact" => {
+                FactsRepo(c).set_reliability(id, state, force)?;
+            }
+            "concept" => {
+                ConceptsRepo(c).set_reliability(id, state, force)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    };
+    let mut ids = Vec::with_capacity(planned.len());
+    for p in planned {
+        let temporal = p.winner.filter(|_| p.verdict.classification == Class::TemporalChange);
+        match temporal {
+            Some(w) => {
+                let loser = if w == p.a { p.b } else { p.a };
+                set(w, "reliable", true)?;
+                set(loser, "superseded", true)?;
+            }
+            None => {
+                set(p.a, "contradicted", false)?;
+                set(p.b, "contradicted", false)?;
+            }
+        }
+        let rec = NewUncertainty {
+            a: (p.a.0, p.a.1.to_string()),
+            b: Some((p.b.0, p.b.1.to_string())),
+            kind: p.verdict.record_kind(),
+            severity: super::severity(p.a.0, Some(p.b.0)),
+            context: "drift",
+            reasoning: Some(&p.verdict.reasoning),
+            temporal_signal: p.verdict.temporal_signal,
+            surface_context: p.verdict.surface_context.as_deref(),
+            resolved: temporal.map(|_| ("temporal_supersede", "the newer memory replaced the older one")),
+        };
+        ids.push(UncertaintiesRepo(c).insert(&rec, now)?);
+    }
+    Ok(ids)
+}

@@ -203,6 +203,56 @@ fn the_ingestion_check_supersedes_contradicts_and_learns() {
     assert_eq!(closed.state, "resolved");
     let states: Vec<(String, String)> = rows(&c).into_iter().map(|(t, _)| (t.value, t.reliability)).collect();
     assert_eq!(states[0], ("Faro".into(), "reliable".into()));
+
     let t = crate::store::IdentityRepo(&c).current(tolerance::NAME).unwrap().unwrap();
     assert!((t - 0.47).abs() < 1e-9, "a correction lowers the tolerance: {t}");
+}
+
+#[test]
+fn reconcile_writes_its_plan() {
+    use crate::store::{TraitWrite, TraitsRepo, UncertaintiesRepo};
+    let c = crate::store::open_in_memory().unwrap();
+    let w = |key: &'static str, value: &'static str| TraitWrite {
+        key,
+        value,
+        category: "core",
+        confidence: 0.8,
+        source: "explicit",
+        is_literal: true,
+        observed_at: 1,
+    };
+    let porto = TraitsRepo(&c).insert(&w("home_city", "Porto"), 1).unwrap();
+    let lisbon = TraitsRepo(&c).insert(&w("current_city", "Lisbon"), 2).unwrap();
+    let mem = |id: i64, text: &str, at: i64| reconcile::Memory {
+        kind: "trait",
+        id,
+        text: text.into(),
+        confidence: 0.8,
+        reinforcement_count: id as u32,
+        domain: "personal",
+        created_at: at,
+        embedding: vec![1.0, 0.0],
+    };
+    let pool = [mem(porto, "I live in Porto", 1), mem(lisbon, "I moved to Lisbon", 2)];
+    let plan = reconcile::plan(&pool[1..], &pool, "personal", |_, _| false, 5);
+    let ids = reconcile::apply(&c, &plan, 10).unwrap();
+    let r = UncertaintiesRepo(&c).get(&ids[0]).unwrap().unwrap();
+    assert_eq!((r.item.state.as_str(), r.resolution_strategy.as_deref()), ("resolved", Some("temporal_supersede")));
+    let state = |id: i64| TraitsRepo(&c).describe(id).unwrap().unwrap().2;
+    assert_eq!((state(porto), state(lisbon)), ("superseded".to_string(), "reliable".to_string()));
+}
+
+#[test]
+fn a_move_settles_what_was_open_about_the_old_value() {
+    let c = crate::store::open_in_memory().unwrap();
+    for (text, now) in [("My gym is Iron Works", 10), ("My gym is PureGym", 20)] {
+        ingest::check(&c, text, None, 0.8, now).unwrap();
+    }
+    assert_eq!(crate::store::UncertaintiesRepo(&c).open(5).unwrap().len(), 1, "a contradiction");
+    let moved = ingest::check(&c, "I switched gyms, I go to Anytime Fitness now", None, 0.8, 30).unwrap();
+    assert!(!moved.report.resolved.is_empty());
+    assert!(moved.report.resolved.iter().all(|r| r.state == "resolved"), "{:?}", moved.report.resolved);
+    assert!(crate::store::UncertaintiesRepo(&c).open(5).unwrap().is_empty());
+    let current = crate::store::TraitsRepo(&c).find("gym").unwrap().unwrap();
+    assert_eq!((current.value.as_str(), current.reliability.as_str()), ("Anytime Fitness", "reliable"));
 }

@@ -98,7 +98,7 @@ impl Turn<'_> {
         let left = ingest::TIME_BOX.saturating_sub(started.elapsed());
         match tokio::time::timeout(left, handle).await {
             Ok(Ok(Ok(applied))) => {
-                for item in &applied.report.detected {
+                for item in applied.report.detected.iter().chain(&applied.report.resolved) {
                     self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });
                 }
                 self.uncertainty = applied.report;
