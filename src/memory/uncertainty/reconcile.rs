@@ -136,6 +136,18 @@ pub fn apply(c: &rusqlite::Connection, planned: &[Planned], now: i64) -> Result<
                 let loser = if w == p.a { p.b } else { p.a };
                 set(w, "reliable", true)?;
                 set(loser, "superseded", true)?;
+                // Two concepts: the graph keeps the change as an edge, old → new.
+                if loser.0 == "concept" && w.0 == "concept" {
+                    let edge = crate::store::NewEdge {
+                        source: loser.1,
+                        target: w.1,
+                        rel_type: "temporal_evolution",
+                        strength: 0.5,
+                        weight: 0.5,
+                        bidirectional: false,
+                    };
+                    crate::store::RelationshipsRepo(c).upsert(&edge, now)?;
+                }
             }
             None => {
                 set(p.a, "contradicted", false)?;

@@ -240,6 +240,30 @@ fn reconcile_writes_its_plan() {
     assert_eq!((r.item.state.as_str(), r.resolution_strategy.as_deref()), ("resolved", Some("temporal_supersede")));
     let state = |id: i64| TraitsRepo(&c).describe(id).unwrap().unwrap().2;
     assert_eq!((state(porto), state(lisbon)), ("superseded".to_string(), "reliable".to_string()));
+
+    // Between two concepts the change is also kept as a temporal_evolution edge.
+    let concept = |name: &str| {
+        let f = crate::store::ConceptFields {
+            name,
+            concept_type: "fact",
+            definition: "",
+            abstraction_level: 2,
+            domain: None,
+        };
+        crate::store::ConceptsRepo(&c).insert(&f, "[]", 1).unwrap()
+    };
+    let (old, new) = (concept("home porto"), concept("home lisbon"));
+    let as_concept = |m: reconcile::Memory, id: i64| reconcile::Memory { kind: "concept", id, ..m };
+    let pool = [as_concept(pool[0].clone(), old), as_concept(pool[1].clone(), new)];
+    let plan = reconcile::plan(&pool[1..], &pool, "personal", |_, _| false, 5);
+    reconcile::apply(&c, &plan, 20).unwrap();
+    let f = crate::store::fixtures::Fixture(&c);
+    let edges = f.count(
+        "semantic_relationships",
+        "rel_type = 'temporal_evolution' AND source_id = ?1 AND target_id = ?2",
+        [old, new],
+    );
+    assert_eq!(edges, 1);
 }
 
 #[test]
