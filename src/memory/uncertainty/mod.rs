@@ -16,6 +16,7 @@ pub mod reconcile;
 pub mod resolve;
 pub mod rules;
 pub mod surface;
+mod words;
 
 use serde::{Deserialize, Serialize};
 
