@@ -156,6 +156,8 @@ fn populated() -> App {
                 memory_a: format!("trait:{i}"),
                 memory_b: Some(format!("trait:{}", i + 10)),
                 reasoning: Some("two memories disagree".into()),
+                surface_context: Some("home".into()),
+                surfaced_count: 0,
                 created_at: now,
             })
             .collect(),

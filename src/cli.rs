@@ -104,11 +104,41 @@ pub struct MemoryArgs {
     /// How many rows to show
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
-    /// Which layer to list
+    /// Which layer to list, or `uncertainties` (what the memories disagree about)
     #[arg(value_enum, required = true)]
-    pub kind: Option<crate::store::MemoryLayer>,
+    pub kind: Option<MemoryListing>,
     #[command(subcommand)]
     pub action: Option<MemoryAction>,
+}
+
+/// What `memory` lists: a layer, or the uncertainty records about them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MemoryListing {
+    Traits,
+    Episodes,
+    Concepts,
+    Gists,
+    Facts,
+    Lists,
+    Reminders,
+    Uncertainties,
+}
+
+impl MemoryListing {
+    /// The layer listed; `None` for the uncertainty records.
+    pub fn layer(self) -> Option<crate::store::MemoryLayer> {
+        use crate::store::MemoryLayer as L;
+        Some(match self {
+            MemoryListing::Traits => L::Traits,
+            MemoryListing::Episodes => L::Episodes,
+            MemoryListing::Concepts => L::Concepts,
+            MemoryListing::Gists => L::Gists,
+            MemoryListing::Facts => L::Facts,
+            MemoryListing::Lists => L::Lists,
+            MemoryListing::Reminders => L::Reminders,
+            MemoryListing::Uncertainties => return None,
+        })
+    }
 }
 
 #[derive(Debug, Subcommand)]

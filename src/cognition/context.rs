@@ -103,6 +103,31 @@ pub fn assembly_weight_for(kind: MemoryKind, importance: f64, reliability: Relia
     assembly_weight(kind.type_weight(), importance, reliability.assembly_factor())
 }
 
+impl Reliability {
+    /// The stored state's name; anything unknown counts as uncertain.
+    pub fn parse(state: &str) -> Reliability {
+        match state {
+            "reliable" => Reliability::Reliable,
+            "contradicted" => Reliability::Contradicted,
+            "superseded" => Reliability::Superseded,
+            _ => Reliability::Uncertain,
+        }
+    }
+}
+
+/// Order memories for the prompt by [`assembly_weight_for`], heaviest first; superseded ones
+/// (shown only as past) always after the rest. Stable, so equal weights keep their order.
+pub fn order_for_assembly<T>(items: &mut [T], weigh: impl Fn(&T) -> (MemoryKind, f64, Reliability)) {
+    let key = |t: &T| {
+        let (kind, importance, r) = weigh(t);
+        (r == Reliability::Superseded, -assembly_weight_for(kind, importance, r))
+    };
+    items.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
+}
+
 /// The context half of the router's signals (docs/cognition.md §6.1), as Phase A assembled it for one message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextSignals {
@@ -236,6 +261,19 @@ mod tests {
         // Floor at 0.3: superseded (0.2) counts as 0.3.
         assert!(close(assembly_weight(1.0, 1.0, 0.2), 0.3));
         assert!(close(assembly_weight_for(MemoryKind::Episode, 0.8, Reliability::Uncertain), 0.7 * 0.8 * 0.6));
+        let mut items = [
+            ("past", 1.0, "superseded"),
+            ("doubt", 0.9, "contradicted"),
+            ("weak", 0.5, "reliable"),
+            ("now", 0.9, "reliable"),
+        ];
+        order_for_assembly(&mut items, |t| (MemoryKind::Fact, t.1, Reliability::parse(t.2)));
+        let order: Vec<&str> = items.iter().map(|t| t.0).collect();
+        assert_eq!(
+            order,
+            ["now", "weak", "doubt", "past"],
+            "0.9 > 0.5 > 0.9·0.4 (floored at 0.3: 0.36); the past last"
+        );
         assert!(close(assembly_weight_for(MemoryKind::Fact, 1.0, Reliability::Superseded), 0.9 * 0.3));
         assert!(close(assembly_weight_for(MemoryKind::Fact, 1.0, Reliability::Contradicted), 0.9 * 0.4));
     }

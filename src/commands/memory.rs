@@ -24,7 +24,11 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(kind) = args.kind else { anyhow::bail!("name a layer to list, or `memory forget ID`") };
+    let Some(listing) = args.kind else { anyhow::bail!("name a layer to list, or `memory forget ID`") };
+    let Some(kind) = listing.layer() else {
+        println!("{}", uncertainties(&conn, args.limit, args.json)?);
+        return Ok(ExitCode::SUCCESS);
+    };
     let rows = store::list_layer(&conn, kind, args.search.as_deref(), args.limit)?;
     if args.json {
         println!("{}", serde_json::to_string(&rows)?);
@@ -43,6 +47,48 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         println!("{}", memory_table(&rows, *chrono::Local::now().offset(), width));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `memory uncertainties`: every record, unresolved first. The memories' text is read now
+/// (records name them and never copy them); a forgotten one reads as null.
+pub fn uncertainties(conn: &rusqlite::Connection, limit: usize, json: bool) -> anyhow::Result<String> {
+    let records = store::UncertaintiesRepo(conn).all(limit)?;
+    let text = |m: Option<&str>| -> anyhow::Result<Option<String>> {
+        Ok(match m {
+            Some(m) => store::memory_text(conn, m)?.map(|x| x.0),
+            None => None,
+        })
+    };
+    if json {
+        let mut out = Vec::with_capacity(records.len());
+        for r in &records {
+            let i = &r.item;
+            out.push(serde_json::json!({
+                "id": i.id, "kind": i.kind, "severity": i.severity, "state": i.state,
+                "memory_a": i.memory_a, "memory_b": i.memory_b,
+                "memory_a_text": text(Some(&i.memory_a))?, "memory_b_text": text(i.memory_b.as_deref())?,
+                "reasoning": i.reasoning, "surface_context": i.surface_context,
+                "surfaced_count": i.surfaced_count, "temporal_signal": r.temporal_signal,
+                "resolution_strategy": r.resolution_strategy, "resolution_detail": r.resolution_detail,
+                "created_at": i.created_at,
+            }));
+        }
+        return Ok(serde_json::to_string(&out)?);
+    }
+    if records.is_empty() {
+        return Ok("No uncertainties: nothing stored disagrees.".into());
+    }
+    let mut lines = Vec::new();
+    for r in &records {
+        let i = &r.item;
+        let a = text(Some(&i.memory_a))?.unwrap_or_else(|| "(gone)".into());
+        let b = match &i.memory_b {
+            Some(_) => format!(" vs {}", text(i.memory_b.as_deref())?.unwrap_or_else(|| "(gone)".into())),
+            None => String::new(),
+        };
+        lines.push(format!("{}  {:<13} {:<8} {:<9} {a}{b}", i.id, i.kind, i.severity, i.state));
+    }
+    Ok(lines.join("\n"))
 }
 
 /// `memory KIND` as an aligned table: typed id, reliability, confidence, date, a per-layer

@@ -139,13 +139,21 @@ pub struct Line {
 }
 
 /// A clear-cut forget.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// The exchanges whose lines and derived memories go.
     pub exchanges: Vec<String>,
     /// The strings that must disappear wherever they were copied.
     pub needles: Vec<String>,
+    /// The slots the chosen lines stated, as `(key, value)`: the turn learns them as traits
+    /// with no link back to the exchange ("I'm vegetarian" → diet = vegetarian), so they go by
+    /// slot and value, exactly — a bare value like "home" is too common to hunt as a needle.
+    pub slots: Vec<(String, String)>,
 }
+
+/// The shortest stated slot value hunted as a string everywhere; shorter ones go only from
+/// the trait rows that hold them as `(key, value)`.
+const SLOT_NEEDLE_MIN_CHARS: usize = 5;
 
 /// What a request resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,9 +200,20 @@ pub fn resolve(target: &Target, lines: &[Line], thread: &str) -> Resolution {
     if let Target::About { subject, .. } = target {
         needles.extend(names(subject, false));
     }
+    let mut slots: Vec<(String, String)> = chosen
+        .iter()
+        .flat_map(|l| crate::memory::uncertainty::rules::claims(&l.text))
+        .map(|c| (c.slot, c.value))
+        .collect();
+    slots.sort();
+    slots.dedup();
+    // What a forgotten line stated is the thing to forget: its value goes wherever it was
+    // copied (topic names, working memory, the request's own line), unless it is too short
+    // to be told apart from ordinary words ("home", "gym").
+    needles.extend(slots.iter().map(|(_, v)| v.clone()).filter(|v| v.chars().count() >= SLOT_NEEDLE_MIN_CHARS));
     needles.sort();
     needles.dedup();
-    Resolution::Forget(Plan { exchanges: chosen.iter().map(|l| l.exchange_id.clone()).collect(), needles })
+    Resolution::Forget(Plan { exchanges: chosen.iter().map(|l| l.exchange_id.clone()).collect(), needles, slots })
 }
 
 fn subject_words(subject: &str) -> Vec<String> {

@@ -19,6 +19,7 @@ pub mod semantic_store;
 pub mod shortterm;
 pub mod style;
 pub mod traits;
+pub mod uncertainty;
 pub mod warmth;
 pub mod workers;
 

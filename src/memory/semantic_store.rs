@@ -96,6 +96,45 @@ fn find_match(conn: &Connection, c: &Concept, embedding: Option<&[f32]>) -> Resu
     Ok(concepts.is_live(id)?.then_some(id))
 }
 
+/// The consolidation contradiction check (docs/cognition.md §10.4): a matched concept whose stored
+/// definition the new one contradicts (by the deterministic rules) is marked contradicted and
+/// a record names it and the episode the new definition came from. Returns whether it did.
+pub fn check_definition(
+    conn: &Connection,
+    id: i64,
+    c: &Concept,
+    episode_id: i64,
+    now: i64,
+) -> Result<bool, StoreError> {
+    use crate::memory::uncertainty::{rules, severity};
+    let (_, old) = ConceptsRepo(conn).name_and_definition(id)?;
+    if old.trim().eq_ignore_ascii_case(c.definition.trim()) || c.definition.trim().is_empty() {
+        return Ok(false);
+    }
+    let Some(v) = rules::compare_texts(&old, &c.definition, rules::NEGATION_OVERLAP) else { return Ok(false) };
+    if !v.classification.is_hit() {
+        return Ok(false);
+    }
+    let records = crate::store::UncertaintiesRepo(conn);
+    if !records.open_about("concept", &id.to_string())?.is_empty() {
+        return Ok(false);
+    }
+    ConceptsRepo(conn).set_reliability(id, "contradicted", false)?;
+    let rec = crate::store::NewUncertainty {
+        a: ("concept", id.to_string()),
+        b: Some(("episode", episode_id.to_string())),
+        kind: v.record_kind(),
+        severity: severity("concept", Some("episode")),
+        context: "consolidation",
+        reasoning: Some(&v.reasoning),
+        temporal_signal: v.temporal_signal,
+        surface_context: Some(&c.name),
+        resolved: None,
+    };
+    records.insert(&rec, now)?;
+    Ok(true)
+}
+
 /// Match-or-create `c`, mentioned by `episode_id`, at time `now`.
 pub fn upsert_concept(
     conn: &Connection,
@@ -106,6 +145,7 @@ pub fn upsert_concept(
 ) -> Result<Upserted, StoreError> {
     let concepts = ConceptsRepo(conn);
     if let Some(id) = find_match(conn, c, embedding)? {
+        check_definition(conn, id, c, episode_id, now)?;
         let old = concepts.strength(id)?;
         let mut episodes: Vec<i64> = serde_json::from_str(&old.source_episodes).unwrap_or_default();
         if !episodes.contains(&episode_id) {

@@ -1,15 +1,14 @@
 //! User traits (docs/cognition.md §9.5): the store rules as a pure function ([`decide`]) and the
 //! write ([`store_trait`]) that applies them inside the chunker's transaction.
 //!
-//! The uncertainty engine (docs/cognition.md §10) is not built yet. Where it would "open a contradiction",
-//! the conflict is recorded instead on the trait row (`last_conflict_at`) and as an
-//! `interaction_log` row of type [`CONFLICT_EVENT`] carrying both values and confidences, so the
-//! engine can open its contradictions from that log when it arrives.
+//! A conflict opens an uncertainty record (docs/cognition.md §10) naming both rows: a value more than
+//! twice as confident supersedes the old one (kept as past; the record is resolved at once as
+//! `confidence_dominance`); a weaker one is stored beside it, both contradicted, the record
+//! open for the reply to raise. A reinforcement can settle an open record by evidence.
 
-use crate::store::{InteractionLogRepo, StoreError, TraitWrite, TraitsRepo, VecTable, VectorRepo};
+use crate::store::{NewUncertainty, StoreError, TraitWrite, TraitsRepo, UncertaintiesRepo, VecTable, VectorRepo};
 use rusqlite::Connection;
 use serde::Serialize;
-use serde_json::json;
 
 /// docs/cognition.md §9.5 extraction categories plus the adaptive layer's two.
 pub const CATEGORIES: [&str; 8] = [
@@ -22,8 +21,6 @@ pub const CATEGORIES: [&str; 8] = [
     "micro_preference",
     "behavioral_pattern",
 ];
-/// The `interaction_log.event_type` of a recorded trait conflict.
-pub const CONFLICT_EVENT: &str = "trait_conflict";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -126,8 +123,13 @@ pub fn decide(existing: Option<&StoredTrait>, obs: &TraitObservation, observed_a
     if new > 2.0 * old.confidence { TraitDecision::Overwrite { confidence: new } } else { TraitDecision::KeepOld }
 }
 
-/// The trait stored under `key`, if any.
-pub fn find(c: &Connection, key: &str) -> Result<Option<StoredTrait>, StoreError> {
+/// The trait stored under `key`, if any: a non-superseded row holding `value` first (one of
+/// two contradicted rivals), else the current one.
+pub fn find(c: &Connection, key: &str, value: &str) -> Result<Option<StoredTrait>, StoreError> {
+    let rows = TraitsRepo(c).rows_for_key(key)?;
+    if let Some((t, _)) = rows.iter().find(|(t, _)| t.reliability != "superseded" && same_value(&t.value, value)) {
+        return Ok(Some(t.clone()));
+    }
     TraitsRepo(c).find(key)
 }
 
@@ -145,7 +147,7 @@ pub fn store_trait(
     embedding: Option<&[f32]>,
     origin: Origin<'_>,
 ) -> Result<(Option<i64>, TraitDecision), StoreError> {
-    let existing = find(c, &obs.key)?;
+    let existing = find(c, &obs.key, &obs.value)?;
     let decision = decide(existing.as_ref(), obs, observed_at);
     let repo = TraitsRepo(c);
     let write = |confidence: f64| TraitWrite {
@@ -162,17 +164,26 @@ pub fn store_trait(
         (TraitDecision::Insert { confidence }, _) => repo.insert(&write(*confidence), now)?,
         (TraitDecision::Reinforce { confidence, count }, Some(old)) => {
             repo.reinforce(old.id, *confidence, *count, obs.source.as_str(), observed_at, now)?;
+            crate::memory::uncertainty::resolve::after_reinforcement(c, old.id, *confidence, now)?;
             old.id
         }
         (TraitDecision::Overwrite { confidence }, Some(old)) => {
-            repo.overwrite(old.id, &write(*confidence), now)?;
-            log_conflict(c, old, obs, "overwritten", now, origin)?;
-            old.id
+            let new = repo.supersede_with(old.id, &write(*confidence), now)?;
+            open_record(
+                c,
+                old.id,
+                new,
+                Some(("confidence_dominance", "the new value was more than twice as confident")),
+                now,
+                origin,
+            )?;
+            new
         }
         (TraitDecision::KeepOld, Some(old)) => {
-            repo.stamp_conflict(old.id, now)?;
-            log_conflict(c, old, obs, "kept_old", now, origin)?;
-            old.id
+            let rival =
+                repo.insert_rival(old.id, &write(adjusted_confidence(obs.confidence, obs.source).unwrap_or(0.0)), now)?;
+            open_record(c, old.id, rival, None, now, origin)?;
+            rival
         }
         (TraitDecision::AlreadyCounted, Some(old)) => old.id,
         // decide() only reinforces, overwrites or keeps what exists.
@@ -187,22 +198,28 @@ pub fn store_trait(
     Ok((Some(id), decision))
 }
 
-fn log_conflict(
+/// The record of a trait conflict: `old` against `new`, both traits (critical), resolved at
+/// once when `resolved` says how.
+fn open_record(
     c: &Connection,
-    old: &StoredTrait,
-    obs: &TraitObservation,
-    action: &str,
+    old: i64,
+    new: i64,
+    resolved: Option<(&str, &str)>,
     now: i64,
     origin: Origin<'_>,
-) -> Result<(), StoreError> {
-    let payload = json!({
-        "trait_id": old.id, "trait_key": obs.key, "action": action,
-        "old_value": old.value, "old_confidence": old.confidence,
-        "new_value": obs.value, "new_confidence": adjusted_confidence(obs.confidence, obs.source),
-        "source": obs.source.as_str(),
-    });
-    InteractionLogRepo(c).append(origin, CONFLICT_EVENT, &payload, now)?;
-    Ok(())
+) -> Result<String, StoreError> {
+    let rec = NewUncertainty {
+        a: ("trait", old.to_string()),
+        b: Some(("trait", new.to_string())),
+        kind: "contradiction",
+        severity: crate::memory::uncertainty::severity("trait", Some("trait")),
+        context: "consolidation",
+        reasoning: Some("the same trait was given two different values"),
+        temporal_signal: false,
+        surface_context: origin.topic,
+        resolved,
+    };
+    UncertaintiesRepo(c).insert(&rec, now)
 }
 
 #[cfg(test)]
@@ -228,6 +245,7 @@ mod tests {
             confidence,
             reinforcement_count: count,
             last_reinforced_at: Some(100),
+            reliability: "reliable".into(),
         }
     }
 
@@ -271,7 +289,7 @@ mod tests {
     }
 
     #[test]
-    fn store_applies_each_branch_and_logs_conflicts() {
+    fn store_applies_each_branch_and_records_conflicts() {
         let c = crate::store::open_in_memory().unwrap();
         let v = vec![1.0 / (crate::store::EMBEDDING_DIM as f32).sqrt(); crate::store::EMBEDDING_DIM];
         let o = Origin { thread_id: Some("t"), exchange_id: Some("x"), topic: Some("home") };
@@ -299,11 +317,25 @@ mod tests {
         let (value, conf, count, conflict, _) = row(&c);
         assert_eq!((value.as_str(), count, conflict), ("Porto", 2, Some(130)));
         assert!((conf - (0.2 + 0.05 / 3f64.log2())).abs() < 1e-9);
-        let (_, d) = store_trait(&c, &obs("Lisbon", 0.95, Source::Explicit), 140, 140, Some(&v), o).unwrap();
+        let f = Fixture(&c);
+        let reliability = |id: i64| -> String { Fixture(&c).value("user_traits", "reliability", "id = ?1", [id]) };
+        assert_eq!(reliability(id), "contradicted", "a weaker rival makes the old value doubtful");
+        assert_eq!(f.count("user_traits", "trait_value = 'Lisbon' AND reliability = 'contradicted'", []), 1);
+        assert_eq!(f.count("uncertainties", "state = 'open' AND severity = 'critical'", []), 1);
+        assert_eq!(f.count("interaction_log", "event_type = 'trait_conflict'", []), 0, "records, not log rows");
+
+        // On another key: a value more than twice as confident supersedes; the old is kept.
+        let job = |value: &str, conf: f64| TraitObservation { key: "job".into(), ..obs(value, conf, Source::Explicit) };
+        let (old, _) = store_trait(&c, &job("clerk", 0.4), 150, 150, Some(&v), o).unwrap();
+        let (new, d) = store_trait(&c, &job("pilot", 0.95), 160, 160, Some(&v), o).unwrap();
         assert_eq!(d, TraitDecision::Overwrite { confidence: 0.95 });
-        assert_eq!(row(&c), ("Lisbon".into(), 0.95, 1, Some(140), "explicit".into()));
-        assert_eq!(vectors(&c), 1, "replaced, not added");
-        let logged = InteractionLogRepo(&c).payload_field(CONFLICT_EVENT, "action").unwrap();
-        assert_eq!(logged, [Some("kept_old".to_string()), Some("overwritten".to_string())]);
+        let (old, new) = (old.unwrap(), new.unwrap());
+        assert_ne!(old, new, "a new row, the old one kept as past");
+        assert_eq!((reliability(old), reliability(new)), ("superseded".to_string(), "reliable".to_string()));
+        assert_eq!(
+            f.count("uncertainties", "state = 'resolved' AND resolution_strategy = 'confidence_dominance'", []),
+            1
+        );
+        assert_eq!(find(&c, "job", "anything").unwrap().map(|t| t.value), Some("pilot".to_string()));
     }
 }

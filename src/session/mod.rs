@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped when what a log records changes. 2: embedding calls are logged (`llm_embedded`);
 /// a schema-1 log replays, but a rerun has no recorded vectors to answer embeddings with.
-/// 3: a forget is logged (`forgotten`, ids and counts only); older logs read unchanged.
+/// 3: a forget is logged (`forgotten`, ids and counts only), and `uncertainty_changed` items
+/// carry `surface_context` and `surfaced_count` (older logs read them as absent and 0).
 pub const LOG_SCHEMA: u32 = 3;
 
 /// The first line of every session log.

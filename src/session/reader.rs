@@ -216,7 +216,7 @@ fn parse_header(line: &str) -> Result<(Header, Vec<String>), String> {
             header.version
         ));
     } else if schema < 2 {
-        // Schema 3 only added an event (`forgotten`): a schema-2 log reads and reruns whole.
+        // Schema 3 only added an event and two defaulted fields: a schema-2 log reads and reruns whole.
         warnings.push(format!(
             "written by chalie-tui {} (log schema {schema}, before embeddings were logged): playback is complete, \
              but a rerun answers embedding calls as failed",

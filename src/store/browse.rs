@@ -287,6 +287,25 @@ pub fn list_layer(
 }
 
 /// One memory by id, whether or not a listing would still show it (None when no row has it).
+/// What a memory named as `layer:id` says, on one line, with its reliability: read where it is
+/// shown (an uncertainty record names its memories and never copies them). `None` when the
+/// name is not a memory or the memory is gone.
+pub fn memory_text(conn: &Connection, name: &str) -> Result<Option<(String, Option<String>)>, StoreError> {
+    use rusqlite::OptionalExtension;
+    let Ok(id) = MemoryId::from_str(name) else { return Ok(None) };
+    let sql = match id.layer {
+        MemoryLayer::Traits => "SELECT trait_key || ': ' || trait_value, reliability FROM user_traits WHERE id = ?1",
+        MemoryLayer::Episodes => "SELECT gist, reliability FROM episodes WHERE id = ?1 AND deleted_at IS NULL",
+        MemoryLayer::Concepts => {
+            "SELECT name || ': ' || definition, reliability FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL"
+        }
+        MemoryLayer::Gists => "SELECT content, reliability FROM gists WHERE id = ?1",
+        MemoryLayer::Facts => "SELECT key || ': ' || value, reliability FROM facts WHERE id = ?1",
+        MemoryLayer::Lists | MemoryLayer::Reminders => return Ok(None),
+    };
+    Ok(conn.query_row(sql, [id.row], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
+}
+
 pub fn get_row(conn: &Connection, id: MemoryId) -> Result<Option<Map<String, Value>>, StoreError> {
     let sql = format!("SELECT * FROM {} WHERE id = ?1", id.layer.table());
     let mut stmt = conn.prepare(&sql)?;

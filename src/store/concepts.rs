@@ -135,6 +135,11 @@ impl ConceptsRepo<'_> {
         Ok(self.0.last_insert_rowid())
     }
 
+    /// Set a concept's reliability; `force` for a resolution, otherwise only downwards (the rank guard).
+    pub fn set_reliability(&self, id: i64, state: &str, force: bool) -> Result<bool, StoreError> {
+        Ok(self.0.execute(&super::traits::guarded_update("semantic_concepts"), params![id, state, force])? > 0)
+    }
+
     /// `(name, definition)` of a concept.
     pub fn name_and_definition(&self, id: i64) -> Result<(String, String), StoreError> {
         Ok(self

@@ -20,7 +20,10 @@ impl FactsRepo<'_> {
     /// `(key, value)` of the topic's live facts, newest first, at most `limit`.
     pub fn for_context(&self, topic: &str, now: i64, limit: usize) -> Result<Vec<(String, String)>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT key, value FROM facts WHERE topic = ?1 AND expires_at > ?2 ORDER BY updated_at DESC, id DESC LIMIT ?3",
+            "SELECT key, CASE reliability WHEN 'contradicted' THEN value || ' (contradicted by another memory: do not assert it)'
+                    ELSE value END
+             FROM facts WHERE topic = ?1 AND expires_at > ?2 AND reliability != 'superseded'
+             ORDER BY updated_at DESC, id DESC LIMIT ?3",
         )?;
         let rows = stmt.query_map(params![topic, now, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -29,11 +32,28 @@ impl FactsRepo<'_> {
     /// Unexpired facts of every topic, newest first (a changed fact wins over the old one).
     pub fn unexpired(&self, now: i64, limit: i64) -> Result<Vec<FactRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT id, key, value FROM facts WHERE expires_at > ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2",
+            "SELECT id, key, value FROM facts WHERE expires_at > ?1 AND reliability != 'superseded'
+             ORDER BY updated_at DESC, id DESC LIMIT ?2",
         )?;
         let rows =
             stmt.query_map(params![now, limit], |r| Ok(FactRow { id: r.get(0)?, key: r.get(1)?, value: r.get(2)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// `(id, value, reliability)` of the unexpired, not superseded facts stored under `key`
+    /// in any topic, newest first (the uncertainty check's slot lookup).
+    pub fn live_by_key(&self, key: &str, now: i64) -> Result<Vec<(i64, String, String)>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, value, reliability FROM facts WHERE key = ?1 AND expires_at > ?2 AND reliability != 'superseded'
+             ORDER BY updated_at DESC, id DESC LIMIT 5",
+        )?;
+        let rows = stmt.query_map(params![key, now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Set a fact's reliability; `force` for a resolution, otherwise only downwards (the rank guard).
+    pub fn set_reliability(&self, id: i64, state: &str, force: bool) -> Result<bool, StoreError> {
+        Ok(self.0.execute(&super::traits::guarded_update("facts"), params![id, state, force])? > 0)
     }
 
     /// Drop the topic's expired facts.

@@ -113,6 +113,7 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         kind: id.layer.kind().to_string(),
         row: Some(id.row),
         block_only: Vec::new(),
+        trait_slots: Vec::new(),
     };
     let purged = purge(conn, &p)?;
     let mut rows = purged.rows;

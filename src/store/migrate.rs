@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0004_embedding_space.sql"),
     },
     Migration { version: 5, name: "0005_forget", sql: include_str!("../../migrations/0005_forget.sql") },
+    Migration { version: 6, name: "0006_uncertainty", sql: include_str!("../../migrations/0006_uncertainty.sql") },
 ];
 
 pub fn latest_version() -> u32 {

@@ -33,7 +33,10 @@
 //! - `episode_vec`, `concept_vec`, `trait_vec` and their `_f32` copies → `vectors.rs` → [`VectorRepo`];
 //!   `vector_codes`, `vector_code_state` → `vector_codes.rs`
 //! - `embedding_space`, `reembed_pending` → `embedding_space.rs` (functions)
-//! - `memory_deletions`, `uncertainties` (closing) → `forget.rs` (the block list of forgotten exchanges: `purge.rs`); `uncertainties`, `drift_thoughts` (UI reads) → `ui.rs`
+//! - `uncertainties` → `uncertainties.rs` → [`UncertaintiesRepo`] (closing on forget: `forget.rs`; the
+//!   UI's startup read: `ui.rs`)
+//! - `identity_vectors` → `identity.rs` → [`IdentityRepo`]
+//! - `memory_deletions` → `forget.rs` (the block list of forgotten exchanges: `purge.rs`); `drift_thoughts` (UI reads) → `ui.rs`
 //!
 //! Three read models and one write span tables on purpose, because their callers rank or show layers side
 //! by side: the memory browser ([`list_layer`], [`get_row`] in `browse.rs`), hybrid recall
@@ -56,6 +59,7 @@ mod focus_sessions;
 mod fok;
 mod forget;
 mod gists;
+mod identity;
 mod interaction_log;
 mod jobs;
 mod kv_state;
@@ -73,12 +77,13 @@ mod sql_boundary;
 mod traits;
 mod turn;
 mod ui;
+mod uncertainties;
 pub mod vector_codes;
 mod vectors;
 mod working_memory;
 mod world_state;
 
-pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, row_object};
+pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, row_object};
 pub use chat::{ChatMessage, ChatRepo};
 pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
@@ -94,6 +99,7 @@ pub use focus_sessions::{FocusSessionsRepo, OpenSession};
 pub use fok::FokRepo;
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
 pub use gists::{GistsRepo, LiveGist, NewGist};
+pub use identity::IdentityRepo;
 pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use jobs::{Job, JobKind, JobState, JobsRepo, QueueActivity, wait_for_exchange_job};
 pub use kv_state::KvStateRepo;
@@ -106,9 +112,10 @@ pub use relationships::{EdgeRow, NewEdge, RelationshipsRepo};
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
-pub use traits::{DecayingTrait, StoredTrait, TraitWrite, TraitsRepo};
+pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;
 pub use ui::*;
+pub use uncertainties::{NewUncertainty, UncertaintiesRepo};
 pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};
 pub use working_memory::WorkingMemoryRepo;
 pub use world_state::WorldStateRepo;

@@ -114,6 +114,8 @@ pub struct Purge {
     /// Exchanges never to be learned from (their queued jobs go, a worker holding one stores
     /// nothing) whose lines stay unless they hold a needle: the forget request itself.
     pub block_only: Vec<String>,
+    /// Trait rows to delete by `(key, value)`, the value compared without case.
+    pub trait_slots: Vec<(String, String)>,
 }
 
 /// What a purge did: rows per table, and the exchanges with a chat line now forgotten.
@@ -136,7 +138,11 @@ pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
     let mut deleted_episodes: BTreeSet<i64> = BTreeSet::new();
     let mut lines: Vec<String> = Vec::new();
     // Traits the chunker learned from a forgotten exchange, by the keys its log row names.
-    for id in traits_learned_from(&tx, &p.exchanges)? {
+    let mut learned = traits_learned_from(&tx, &p.exchanges)?;
+    learned.extend(traits_with_slots(&tx, &p.trait_slots)?);
+    learned.sort_unstable();
+    learned.dedup();
+    for id in learned {
         VectorRepo(&tx).wipe(VecTable::Traits, id)?;
         tx.execute("DELETE FROM user_traits WHERE id = ?1", [id])?;
         *counts.entry("user_traits".into()).or_default() += 1;
@@ -269,6 +275,20 @@ fn traits_learned_from(c: &Connection, exchanges: &[String]) -> Result<Vec<i64>,
     }
     out.sort_unstable();
     out.dedup();
+    Ok(out)
+}
+
+/// Trait rows holding one of `slots` (key, value), whatever their reliability: a superseded
+/// "used to" row of a forgotten statement goes as surely as the current one.
+fn traits_with_slots(c: &Connection, slots: &[(String, String)]) -> Result<Vec<i64>, StoreError> {
+    let mut find =
+        c.prepare_cached("SELECT id FROM user_traits WHERE trait_key = ?1 AND lower(trait_value) = lower(?2)")?;
+    let mut out = Vec::new();
+    for (key, value) in slots {
+        for id in find.query_map([key, value], |r| r.get::<_, i64>(0))? {
+            out.push(id?);
+        }
+    }
     Ok(out)
 }
 

@@ -71,12 +71,12 @@ impl KeywordLayer {
             ),
             KeywordLayer::Facts => (
                 "facts_trgm",
-                "SELECT id, key || ': ' || value, updated_at, 'reliable', confidence FROM facts
-                 WHERE {ix} (value LIKE ?1 OR key LIKE ?1) AND expires_at > ?2 LIMIT 50",
+                "SELECT id, key || ': ' || value, updated_at, reliability, confidence FROM facts
+                 WHERE {ix} (value LIKE ?1 OR key LIKE ?1) AND expires_at > ?2 AND reliability != 'superseded' LIMIT 50",
             ),
             KeywordLayer::Gists => (
                 "gists_trgm",
-                "SELECT id, content, created_at, 'reliable', confidence / 10.0 FROM gists
+                "SELECT id, content, created_at, reliability, confidence / 10.0 FROM gists
                  WHERE {ix} content LIKE ?1 AND expires_at > ?2 AND is_cold_start = 0 LIMIT 50",
             ),
             KeywordLayer::Concepts => (

@@ -259,7 +259,7 @@ async fn async_handle_runs_on_its_own_thread() {
 }
 
 #[test]
-fn context_traits_skip_weak_and_contradicted_ones_and_put_statements_first() {
+fn context_traits_skip_weak_ones_put_statements_first_and_flag_the_rest() {
     let conn = open_in_memory().unwrap();
     let add = |key: &str, conf: f64, source: &str, reliability: &str| {
         conn.execute(
@@ -273,6 +273,19 @@ fn context_traits_skip_weak_and_contradicted_ones_and_put_statements_first() {
     add("stated_city", 0.6, "explicit", "reliable");
     add("faint", 0.29, "inferred", "reliable");
     add("disputed", 0.95, "explicit", "contradicted");
-    let keys: Vec<String> = TurnRepo(&conn).traits().unwrap().into_iter().map(|t| t.key).collect();
-    assert_eq!(keys, ["stated_city", "guessed_hobby"]);
+    add("stated_city", 0.9, "explicit", "superseded");
+    add("gone", 0.9, "explicit", "superseded");
+    let rows: Vec<(String, String)> =
+        TurnRepo(&conn).traits().unwrap().into_iter().map(|t| (t.key, t.reliability)).collect();
+    let want = [
+        ("stated_city", "reliable"),
+        ("guessed_hobby", "reliable"),
+        ("disputed", "contradicted"),
+        ("stated_city", "superseded"),
+    ];
+    assert_eq!(
+        rows,
+        want.map(|(k, r)| (k.to_string(), r.to_string())),
+        "current first, contradicted flagged, past last"
+    );
 }

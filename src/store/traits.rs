@@ -12,7 +12,23 @@ pub struct StoredTrait {
     pub confidence: f64,
     pub reinforcement_count: u32,
     pub last_reinforced_at: Option<i64>,
+    /// reliable | uncertain | contradicted | superseded.
+    pub reliability: String,
 }
+
+/// What [`TraitsRepo::set_explicit`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplicitWrite {
+    /// No current value under the key: a new row.
+    Inserted(i64),
+    /// The same value again: counted (its reliability untouched: the rank guard).
+    Reinforced(i64),
+    /// A different value: the old row is superseded (kept for "used to"), the new one is current.
+    Superseded { old: i64, new: i64 },
+}
+
+/// SQL for a reliability state's rank (docs/cognition.md §10.1): reliable 4 … superseded 1.
+const RANK: &str = "CASE {} WHEN 'reliable' THEN 4 WHEN 'uncertain' THEN 3 WHEN 'contradicted' THEN 2 ELSE 1 END";
 
 /// A trait to insert or overwrite with: the values an observation carries once its confidence
 /// was adjusted.
@@ -41,16 +57,39 @@ pub struct DecayingTrait {
     pub at_floor_since: Option<i64>,
 }
 
+/// `UPDATE {table} SET reliability = ?2 WHERE id = ?1` under the rank guard: unless `?3`
+/// (a resolution) the new state must rank lower.
+pub(super) fn guarded_update(table: &str) -> String {
+    format!(
+        "UPDATE {table} SET reliability = ?2 WHERE id = ?1 AND reliability != ?2 AND (?3 OR {} < {})",
+        RANK.replace("{}", "?2"),
+        RANK.replace("{}", "reliability")
+    )
+}
+
 pub struct TraitsRepo<'c>(pub &'c Connection);
 
+fn stored(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTrait> {
+    Ok(StoredTrait {
+        id: r.get(0)?,
+        value: r.get(1)?,
+        confidence: r.get(2)?,
+        reinforcement_count: r.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32,
+        last_reinforced_at: r.get(4)?,
+        reliability: r.get(5)?,
+    })
+}
+
 impl TraitsRepo<'_> {
-    /// The traits context assembly injects: at least `min_confidence`, not contradicted or
-    /// superseded, the user's own statements first, at most `limit`.
+    /// The traits context assembly injects: at least `min_confidence`, not superseded (the
+    /// past is [`Self::past_values`]); contradicted rows come too, for the prompt to flag; the
+    /// user's own statements first, at most `limit`.
     pub fn for_context(&self, limit: usize, min_confidence: f64) -> Result<Vec<TraitRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(
             "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
-             WHERE reliability IN ('reliable', 'uncertain') AND confidence >= ?2
-             ORDER BY (source = 'explicit') DESC, confidence DESC, updated_at DESC LIMIT ?1",
+             WHERE reliability != 'superseded' AND confidence >= ?2
+             ORDER BY reliability = 'contradicted', (source = 'explicit') DESC, confidence DESC, updated_at DESC
+             LIMIT ?1",
         )?;
         let rows = stmt.query_map(params![limit as i64, min_confidence], TraitRow::from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -66,43 +105,123 @@ impl TraitsRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Store a trait the user stated: full confidence, reliable, reinforced when repeated,
-    /// replacing an older value.
-    pub fn set_explicit(&self, key: &str, value: &str, category: &str, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
-            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
-                                      reinforcement_count, last_reinforced_at, created_at, updated_at, reliability)
-             VALUES (?1, ?2, ?3, 1.0, 'explicit', 1, 1, ?4, ?4, ?4, 'reliable')
-             ON CONFLICT(trait_key) DO UPDATE SET
-                 reinforcement_count = CASE WHEN trait_value = excluded.trait_value
-                                            THEN reinforcement_count + 1 ELSE 1 END,
-                 last_conflict_at = CASE WHEN trait_value = excluded.trait_value
-                                         THEN last_conflict_at ELSE excluded.updated_at END,
-                 trait_value = excluded.trait_value, category = excluded.category, confidence = 1.0,
-                 source = 'explicit', last_reinforced_at = excluded.updated_at,
-                 updated_at = excluded.updated_at, reliability = 'reliable', at_floor_since = NULL",
-            params![key, value, category, now],
-        )?;
-        Ok(())
+    /// Store a trait the user stated: full confidence, reinforced when repeated. A different
+    /// value never overwrites in place: the old row is superseded and kept (the "used to"
+    /// value), the new row is current. A restatement does not raise a contradicted row's
+    /// reliability (only a resolution does: the rank guard).
+    pub fn set_explicit(&self, key: &str, value: &str, category: &str, now: i64) -> Result<ExplicitWrite, StoreError> {
+        let write = TraitWrite {
+            key,
+            value,
+            category,
+            confidence: 1.0,
+            source: "explicit",
+            is_literal: true,
+            observed_at: now,
+        };
+        match self.find(key)? {
+            Some(old) if old.value.trim().eq_ignore_ascii_case(value.trim()) => {
+                let count = old.reinforcement_count.saturating_add(1);
+                self.reinforce(old.id, 1.0, count, "explicit", now, now)?;
+                Ok(ExplicitWrite::Reinforced(old.id))
+            }
+            Some(old) => {
+                let new = self.supersede_with(old.id, &write, now)?;
+                Ok(ExplicitWrite::Superseded { old: old.id, new })
+            }
+            None => Ok(ExplicitWrite::Inserted(self.insert(&write, now)?)),
+        }
     }
 
-    /// The trait stored under `key`, if any.
+    /// Every row stored under `key`, current first, superseded last, newest first within.
+    pub fn rows_for_key(&self, key: &str) -> Result<Vec<(StoredTrait, String)>, StoreError> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "SELECT id, trait_value, confidence, reinforcement_count, last_reinforced_at, reliability, source
+             FROM user_traits WHERE trait_key = ?1 ORDER BY {} DESC, updated_at DESC, id DESC",
+            RANK.replace("{}", "reliability")
+        ))?;
+        let rows = stmt.query_map(params![key], |r| Ok((stored(r)?, r.get(6)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Set a row's reliability. An ordinary update (`force` false) may only lower the rank;
+    /// a resolution (`force` true) sets it either way (docs/cognition.md §10.1). Returns whether it changed.
+    pub fn set_reliability(&self, id: i64, state: &str, force: bool, now: i64) -> Result<bool, StoreError> {
+        let sql = format!(
+            "UPDATE user_traits SET reliability = ?2, updated_at = ?4
+             WHERE id = ?1 AND reliability != ?2 AND (?3 OR {} < {})",
+            RANK.replace("{}", "?2"),
+            RANK.replace("{}", "reliability")
+        );
+        Ok(self.0.execute(&sql, params![id, state, force, now])? > 0)
+    }
+
+    /// A new value taking over from row `old_id`: the old row becomes superseded (forced: a
+    /// resolution), the new one is inserted current. Returns the new id.
+    pub fn supersede_with(&self, old_id: i64, t: &TraitWrite<'_>, now: i64) -> Result<i64, StoreError> {
+        self.set_reliability(old_id, "superseded", true, now)?;
+        self.insert(t, now)
+    }
+
+    /// A rival value stored beside a current one, both marked contradicted (docs/cognition.md §10.3).
+    /// Returns the rival's id.
+    pub fn insert_rival(&self, current_id: i64, t: &TraitWrite<'_>, now: i64) -> Result<i64, StoreError> {
+        self.set_reliability(current_id, "contradicted", false, now)?;
+        self.0.execute("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![current_id, now])?;
+        self.0.execute(
+            "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
+                 reinforcement_count, last_reinforced_at, last_conflict_at, created_at, updated_at, reliability)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?8, ?8, 'contradicted')",
+            params![t.key, t.value, t.category, t.confidence, t.source, t.is_literal, t.observed_at, now],
+        )?;
+        Ok(self.0.last_insert_rowid())
+    }
+
+    /// The confidence of row `id`.
+    pub fn confidence_of(&self, id: i64) -> Result<Option<f64>, StoreError> {
+        Ok(self
+            .0
+            .query_row("SELECT confidence FROM user_traits WHERE id = ?1", params![id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// `(key, value, reliability)` of one row.
+    pub fn describe(&self, id: i64) -> Result<Option<(String, String, String)>, StoreError> {
+        Ok(self
+            .0
+            .query_row("SELECT trait_key, trait_value, reliability FROM user_traits WHERE id = ?1", params![id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?)
+    }
+
+    /// Superseded values whose key has a current value, newest first: the "used to" lines
+    /// context assembly shows as past.
+    pub fn past_values(&self, limit: usize) -> Result<Vec<TraitRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT s.trait_key, s.trait_value, s.category, s.confidence, s.reliability FROM user_traits s
+             WHERE s.reliability = 'superseded'
+               AND EXISTS (SELECT 1 FROM user_traits c WHERE c.trait_key = s.trait_key AND c.reliability != 'superseded')
+             ORDER BY s.updated_at DESC, s.id DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![limit as i64], TraitRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The value held under `key`: the current row, else the newest contradicted one; never a
+    /// superseded one (that is the past).
     pub fn find(&self, key: &str) -> Result<Option<StoredTrait>, StoreError> {
         Ok(self
             .0
             .query_row(
-                "SELECT id, trait_value, confidence, reinforcement_count, last_reinforced_at FROM user_traits
-                 WHERE trait_key = ?1",
+                &format!(
+                    "SELECT id, trait_value, confidence, reinforcement_count, last_reinforced_at, reliability
+                     FROM user_traits WHERE trait_key = ?1 AND reliability != 'superseded'
+                     ORDER BY {} DESC, updated_at DESC, id DESC LIMIT 1",
+                    RANK.replace("{}", "reliability")
+                ),
                 params![key],
-                |r| {
-                    Ok(StoredTrait {
-                        id: r.get(0)?,
-                        value: r.get(1)?,
-                        confidence: r.get(2)?,
-                        reinforcement_count: r.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32,
-                        last_reinforced_at: r.get(4)?,
-                    })
-                },
+                stored,
             )
             .optional()?)
     }
@@ -139,7 +258,9 @@ impl TraitsRepo<'_> {
         Ok(())
     }
 
-    /// A new value replacing the old one (the conflict is stamped).
+    /// A new value replacing the old one in place (the conflict is stamped). Kept for rows
+    /// with nothing worth remembering as past; a user's changed value goes through
+    /// [`Self::supersede_with`].
     pub fn overwrite(&self, id: i64, t: &TraitWrite<'_>, now: i64) -> Result<(), StoreError> {
         self.0.execute(
             "UPDATE user_traits SET trait_value = ?2, category = ?3, confidence = ?4, source = ?5, is_literal = ?6,

@@ -39,6 +39,8 @@ pub const BOUNDARY_TTL_S: i64 = 86_400;
 pub const TOPICS_CONSIDERED: usize = 64;
 /// Traits shown to the frontal cortex.
 pub const TRAITS_IN_CONTEXT: usize = 12;
+/// Superseded values shown as past ("used to …"), at most one per key.
+pub const PAST_TRAITS_IN_CONTEXT: usize = 4;
 /// Traits below this confidence are not injected (docs/cognition.md §4.4).
 pub const TRAIT_INJECT_CONFIDENCE: f64 = 0.3;
 
@@ -174,15 +176,28 @@ impl TurnRepo<'_> {
         Ok(TopicContext { gists, facts, world_state, fok: fok.unwrap_or(0).clamp(0, 5) as f64 })
     }
 
-    /// The traits context assembly injects: confident enough (docs/cognition.md §4.4), not
-    /// contradicted or superseded, the user's own statements first.
+    /// The traits context assembly injects: confident enough (docs/cognition.md §4.4), the
+    /// user's own statements first; contradicted ones come flagged by their reliability, and
+    /// then the superseded values whose key has a current one (shown as past, "used to").
     pub fn traits(&self) -> Result<Vec<TraitRow>, StoreError> {
-        super::TraitsRepo(self.0).for_context(TRAITS_IN_CONTEXT, TRAIT_INJECT_CONFIDENCE)
+        let repo = super::TraitsRepo(self.0);
+        let mut rows = repo.for_context(TRAITS_IN_CONTEXT, TRAIT_INJECT_CONFIDENCE)?;
+        let mut past = repo.past_values(PAST_TRAITS_IN_CONTEXT)?;
+        past.retain(|p| rows.iter().any(|r| r.key == p.key));
+        let mut seen = std::collections::HashSet::new();
+        past.retain(|p| seen.insert(p.key.clone()));
+        rows.extend(past);
+        Ok(rows)
     }
 
-    /// Store an explicit trait the user stated ("my name is …"): full confidence, reliable,
-    /// reinforced when repeated, replacing an older value.
-    pub fn set_explicit_trait(&self, key: &str, value: &str, category: &str) -> Result<(), StoreError> {
+    /// Store an explicit trait the user stated ("my name is …"): full confidence, reinforced
+    /// when repeated; a different value supersedes the older one (kept as past).
+    pub fn set_explicit_trait(
+        &self,
+        key: &str,
+        value: &str,
+        category: &str,
+    ) -> Result<super::ExplicitWrite, StoreError> {
         super::TraitsRepo(self.0).set_explicit(key, value, category, now_ts())
     }
 

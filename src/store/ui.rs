@@ -54,6 +54,12 @@ pub struct UncertaintyItem {
     pub memory_a: String,
     pub memory_b: Option<String>,
     pub reasoning: Option<String>,
+    /// What the conversation should be about for the record to be raised.
+    #[serde(default)]
+    pub surface_context: Option<String>,
+    /// How often it was raised in a reply.
+    #[serde(default)]
+    pub surfaced_count: i64,
     pub created_at: i64,
 }
 
@@ -167,29 +173,7 @@ pub fn recent_drift(conn: &Connection, limit: usize) -> Result<Vec<DriftItem>, S
 
 /// Open (and surfaced, unresolved) uncertainties, most severe first, then newest.
 pub fn open_uncertainties(conn: &Connection, limit: usize) -> Result<Vec<UncertaintyItem>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, uncertainty_type, severity, state, memory_a_type, memory_a_id, memory_b_type, memory_b_id,
-                reasoning, created_at
-         FROM uncertainties WHERE state IN ('open', 'surfaced')
-         ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END,
-                  created_at DESC
-         LIMIT ?1",
-    )?;
-    let rows = stmt.query_map(params![limit as i64], |r| {
-        let b_type: Option<String> = r.get(6)?;
-        let b_id: Option<String> = r.get(7)?;
-        Ok(UncertaintyItem {
-            id: r.get(0)?,
-            kind: r.get(1)?,
-            severity: r.get(2)?,
-            state: r.get(3)?,
-            memory_a: format!("{}:{}", r.get::<_, String>(4)?, r.get::<_, String>(5)?),
-            memory_b: b_type.zip(b_id).map(|(t, i)| format!("{t}:{i}")),
-            reasoning: r.get(8)?,
-            created_at: r.get(9)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    super::UncertaintiesRepo(conn).open(limit)
 }
 
 #[cfg(test)]

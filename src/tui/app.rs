@@ -48,6 +48,13 @@ pub enum Action {
     },
     /// Forget one memory (the browser has asked the user first).
     ForgetMemory(crate::store::MemoryId),
+    /// Read what these memories (`layer:id`) say, for the Uncertainties pane.
+    LoadMemoryTexts(Vec<String>),
+    /// The user settled an uncertainty record (`choice` indexes `panes::uncertainties::CHOICES`).
+    ResolveUncertainty {
+        id: String,
+        choice: usize,
+    },
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -88,6 +95,8 @@ pub struct App {
     pub act: ActPane,
     pub drift: DriftPane,
     pub uncertainties: UncertaintiesPane,
+    /// The uncertainty record open in its detail popup (Enter on the pane).
+    pub uncertainty: Option<String>,
     pub audit: Option<Audit>,
     pub memory: Option<MemoryBrowser>,
     pub help: Option<Help>,
@@ -118,6 +127,7 @@ impl App {
             act: ActPane::default(),
             drift: DriftPane::default(),
             uncertainties: UncertaintiesPane::default(),
+            uncertainty: None,
             audit: None,
             memory: None,
             help: None,
@@ -140,6 +150,8 @@ impl App {
             if a.detail.is_some() { Context::Detail } else { Context::Audit }
         } else if let Some(m) = &self.memory {
             m.context()
+        } else if self.uncertainty.is_some() {
+            Context::Uncertainty
         } else if self.focus == Focus::Input {
             Context::Input
         } else {
@@ -264,6 +276,7 @@ impl App {
             }
             Command::Close => match ctx {
                 Context::Help => self.help = None,
+                Context::Uncertainty => self.uncertainty = None,
                 Context::Setup => self.setup.dismiss(),
                 Context::Audit | Context::Detail => {
                     if let Some(a) = &mut self.audit
@@ -275,6 +288,21 @@ impl App {
                 _ => {}
             },
             Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
+            Command::ResolveNew | Command::ResolveBoth | Command::ResolveForget if ctx == Context::Uncertainty => {
+                let id = self.uncertainty.take()?;
+                let choice = match cmd {
+                    Command::ResolveNew => 0,
+                    Command::ResolveBoth => 1,
+                    _ => 2,
+                };
+                return Some(Action::ResolveUncertainty { id, choice });
+            }
+            Command::Open if ctx == Context::View && self.focus == Focus::Uncertainties => {
+                self.uncertainty = self.uncertainties.selected_item().map(|u| u.id.clone());
+            }
+            Command::Up | Command::Down if ctx == Context::View && self.focus == Focus::Uncertainties => {
+                self.uncertainties.select(if cmd == Command::Up { -1 } else { 1 });
+            }
             Command::PageUp | Command::PageDown | Command::Up | Command::Down | Command::Top | Command::Bottom => {
                 self.scroll(cmd, ctx);
             }
@@ -393,7 +421,8 @@ impl App {
             | Context::Memory
             | Context::MemoryDetail
             | Context::MemorySearch
-            | Context::MemoryConfirm => {}
+            | Context::MemoryConfirm
+            | Context::Uncertainty => {}
             // PageUp/PageDown from the message box scroll the chat.
             Context::Input => self.scroll_focus(Focus::Chat, cmd),
             Context::View => self.scroll_focus(self.focus, cmd),
@@ -543,7 +572,10 @@ impl App {
                 );
             }
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
-            EngineEvent::UncertaintyChanged { item } => self.uncertainties.changed(item),
+            EngineEvent::UncertaintyChanged { item } => {
+                self.uncertainties.now = self.uncertainties.now.max(at.timestamp());
+                self.uncertainties.changed(item);
+            }
             EngineEvent::TurnFailed { error, .. } => {
                 self.chat.push(
                     ChatRole::System,
@@ -591,6 +623,7 @@ impl App {
             }
             ViewAnswer::Drift { thoughts } => self.drift.loaded(&thoughts),
             ViewAnswer::Uncertainties { items } => self.uncertainties.loaded(&items),
+            ViewAnswer::MemoryTexts { texts } => self.uncertainties.texts_loaded(&texts),
             ViewAnswer::Failed { what, error } => {
                 self.status.notice(NoticeLevel::Error, &format!("could not read {what}: {error}"));
             }
@@ -613,6 +646,12 @@ impl App {
     }
 
     /// An audit reload is due (decisions arrived while it was open): returns the action.
+    /// The Uncertainties pane's memories whose text has not been read yet.
+    pub fn take_memory_texts(&mut self) -> Option<Action> {
+        let missing = self.uncertainties.take_missing();
+        (!missing.is_empty()).then_some(Action::LoadMemoryTexts(missing))
+    }
+
     pub fn take_audit_refresh(&mut self) -> Option<Action> {
         let a = self.audit.as_mut()?;
         if a.stale && a.detail.is_none() {

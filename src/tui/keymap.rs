@@ -55,6 +55,8 @@ pub enum Context {
     MemorySearch,
     /// "Forget this memory?"
     MemoryConfirm,
+    /// One uncertainty record with its choices.
+    Uncertainty,
 }
 
 impl Context {
@@ -80,7 +82,7 @@ pub enum Scope {
 
 impl Scope {
     /// Help popup order.
-    pub const ORDER: [Scope; 12] = [
+    pub const ORDER: [Scope; 13] = [
         Scope::Global,
         Scope::Only(Context::Input),
         Scope::Only(Context::View),
@@ -91,6 +93,7 @@ impl Scope {
         Scope::Only(Context::MemorySearch),
         Scope::Only(Context::MemoryDetail),
         Scope::Only(Context::MemoryConfirm),
+        Scope::Only(Context::Uncertainty),
         Scope::Only(Context::Help),
         Scope::Only(Context::Setup),
     ];
@@ -118,6 +121,7 @@ impl Scope {
             Scope::Only(Context::MemorySearch) => "Memory search box",
             Scope::Only(Context::MemoryDetail) => "One memory",
             Scope::Only(Context::MemoryConfirm) => "Forget a memory?",
+            Scope::Only(Context::Uncertainty) => "An uncertainty",
         }
     }
 }
@@ -169,6 +173,10 @@ pub enum Command {
     Search,
     Forget,
     Confirm,
+    // An uncertainty record's choices.
+    ResolveNew,
+    ResolveBoth,
+    ResolveForget,
 }
 
 /// One entry of the default table. `name` is what `[keys]` in the config refers to.
@@ -230,6 +238,7 @@ pub const BINDINGS: &[Binding] = &[
     b("scroll_down", Only(C::View), Command::Down, &["down", "j"], "scroll", false),
     b("scroll_top", Only(C::View), Command::Top, &["home", "g"], "to the top", false),
     b("scroll_bottom", Only(C::View), Command::Bottom, &["end", "G"], "to the bottom (follow)", false),
+    b("pane_open", Only(C::View), Command::Open, &["enter"], "open the selected uncertainty", false),
     // Routing audit.
     b("audit_up", Only(C::Audit), Command::Up, &["up", "k"], "previous decision", false),
     b("audit_down", Only(C::Audit), Command::Down, &["down", "j"], "next decision", false),
@@ -265,6 +274,11 @@ pub const BINDINGS: &[Binding] = &[
     b("memory_detail_back", Only(C::MemoryDetail), Command::Close, &["esc", "backspace", "q"], "back to list", true),
     b("memory_confirm_yes", Only(C::MemoryConfirm), Command::Confirm, &["y"], "yes, forget it", true),
     b("memory_confirm_no", Only(C::MemoryConfirm), Command::Close, &["n", "esc"], "no, keep it", true),
+    // An uncertainty.
+    b("uncertainty_new", Only(C::Uncertainty), Command::ResolveNew, &["1"], "the new one is right", true),
+    b("uncertainty_both", Only(C::Uncertainty), Command::ResolveBoth, &["2"], "both are true", true),
+    b("uncertainty_forget", Only(C::Uncertainty), Command::ResolveForget, &["3"], "forget both", true),
+    b("uncertainty_close", Only(C::Uncertainty), Command::Close, &["esc", "q"], "close", true),
     // Help.
     b("help_up", Only(C::Help), Command::Up, &["up", "k"], "scroll", false),
     b("help_down", Only(C::Help), Command::Down, &["down", "j"], "scroll", false),

@@ -188,6 +188,11 @@ where
         {
             return Ok(());
         }
+        if let Some(action) = app.take_memory_texts()
+            && !on_action(action)
+        {
+            return Ok(());
+        }
     }
 }
 

@@ -30,6 +30,8 @@ pub enum ViewAnswer {
     Drift { thoughts: Vec<DriftItem> },
     /// Open uncertainties, most severe first, read at start.
     Uncertainties { items: Vec<UncertaintyItem> },
+    /// What memories named `layer:id` say now (`None`: gone), for the Uncertainties pane.
+    MemoryTexts { texts: Vec<(String, Option<String>)> },
     /// A read failed; `what` names it for the status line ("the audit").
     Failed { what: &'static str, error: String },
 }
@@ -39,6 +41,7 @@ pub struct Queries {
     audit: watch::Sender<Option<Option<Mode>>>,
     decision: watch::Sender<Option<String>>,
     memory: watch::Sender<Option<(MemoryLayer, Option<String>)>>,
+    texts: watch::Sender<Option<Vec<String>>>,
 }
 
 impl Queries {
@@ -49,6 +52,15 @@ impl Queries {
         let (audit, audit_rx) = watch::channel(None);
         let (decision, decision_rx) = watch::channel(None);
         let (memory, memory_rx) = watch::channel(None);
+        let (texts, texts_rx) = watch::channel(None);
+        serve(texts_rx, answers.clone(), db.clone(), |db, names: Vec<String>| async move {
+            let read = db
+                .call(move |c| {
+                    names.into_iter().map(|n| Ok((n.clone(), store::memory_text(c, &n)?.map(|x| x.0)))).collect()
+                })
+                .await;
+            answer("memories", read.map(|texts| ViewAnswer::MemoryTexts { texts }))
+        });
 
         serve(audit_rx, answers.clone(), db.clone(), |db, mode: Option<Mode>| async move {
             let filter = mode.map(|m| m.as_str());
@@ -90,7 +102,7 @@ impl Queries {
                 }
             }
         });
-        (Queries { audit, decision, memory }, rx)
+        (Queries { audit, decision, memory, texts }, rx)
     }
 
     pub fn audit(&self, mode: Option<Mode>) {
@@ -99,6 +111,10 @@ impl Queries {
 
     pub fn decision(&self, id: String) {
         self.decision.send_replace(Some(id));
+    }
+
+    pub fn memory_texts(&self, names: Vec<String>) {
+        self.texts.send_replace(Some(names));
     }
 
     pub fn memory(&self, layer: MemoryLayer, search: Option<String>) {

@@ -225,6 +225,8 @@ fn populated() -> App {
             memory_a: "trait:3".into(),
             memory_b: Some("trait:9".into()),
             reasoning: Some("lives in Oslo vs lives in Bergen".into()),
+            surface_context: Some("home".into()),
+            surfaced_count: 1,
             created_at: T0 - 60,
         }],
     });
@@ -735,4 +737,54 @@ fn re_embedding_progress_shows_in_the_status_bar() {
     assert!(draw(&mut a, 100, 24).contains("re-embedding memories 120/450"));
     a.on_engine(&ev(2, reembed(450, 450)));
     assert!(draw(&mut a, 100, 24).contains("re-embedded 450 memories"));
+}
+
+#[test]
+fn the_uncertainties_pane_lists_records_live_and_opens_one_to_resolve() {
+    let mut a = populated();
+    assert_eq!(
+        a.take_memory_texts(),
+        Some(Action::LoadMemoryTexts(vec!["trait:3".into(), "trait:9".into()])),
+        "the memories' text is read, not carried"
+    );
+    assert_eq!(a.take_memory_texts(), None, "asked once");
+    a.on_view(ViewAnswer::MemoryTexts {
+        texts: vec![
+            ("trait:3".into(), Some("location: Oslo".into())),
+            ("trait:9".into(), Some("location: Bergen".into())),
+        ],
+    });
+    let live = UncertaintyItem {
+        id: "u2".into(),
+        kind: "contradiction".into(),
+        severity: "critical".into(),
+        state: "open".into(),
+        memory_a: "trait:4".into(),
+        memory_b: Some("trait:5".into()),
+        reasoning: Some("two values for the same gym".into()),
+        surface_context: Some("gym".into()),
+        surfaced_count: 0,
+        created_at: T0 - 7200,
+    };
+    a.on_engine(&ev(0, EngineEvent::UncertaintyChanged { item: live.clone() }));
+    assert_eq!(a.uncertainties.items[0].id, "u2", "critical first");
+    a.on_view(ViewAnswer::MemoryTexts {
+        texts: vec![("trait:4".into(), Some("gym: Fitness First".into())), ("trait:5".into(), None)],
+    });
+    a.focus = Focus::Uncertainties;
+    a.on_terminal(key(KeyCode::Down));
+    assert_eq!(a.uncertainties.selected, 1);
+    insta::assert_snapshot!("uncertainties_pane_120x40", draw(&mut a, 120, 40));
+    assert_eq!(a.on_terminal(key(KeyCode::Enter)), None);
+    assert_eq!(a.uncertainty.as_deref(), Some("u1"));
+    insta::assert_snapshot!("uncertainty_detail_120x40", draw(&mut a, 120, 40));
+    assert_eq!(
+        a.on_terminal(key(KeyCode::Char('1'))),
+        Some(Action::ResolveUncertainty { id: "u1".into(), choice: 0 }),
+        "the new one is right"
+    );
+    assert!(a.uncertainty.is_none());
+    let resolved = UncertaintyItem { state: "resolved".into(), ..live };
+    a.on_engine(&ev(1, EngineEvent::UncertaintyChanged { item: resolved }));
+    assert_eq!(a.uncertainties.items.len(), 1, "a resolved record leaves the list");
 }

@@ -126,9 +126,25 @@ pub fn render(app: &App, frame: &mut Frame) {
     if let Some(audit) = &app.audit {
         audit.render(frame, Audit::area(a.main), app.offset);
     }
+    if let Some(id) = &app.uncertainty {
+        uncertainty_popup(frame, a.main, &app.uncertainties.detail(id));
+    }
     if let Some(help) = &app.help {
         help.render(frame, a.main, &app.keymap);
     }
+}
+
+/// One uncertainty record over the middle of the screen.
+fn uncertainty_popup(frame: &mut Frame, screen: Rect, text: &Text<'static>) {
+    let width = screen.width.saturating_sub(4).min(90);
+    let height = (text.lines.len() as u16 + 2).min(screen.height);
+    let area =
+        Rect { x: screen.x + (screen.width - width) / 2, y: screen.y + (screen.height - height) / 2, width, height };
+    frame.render_widget(ratatui::widgets::Clear, area);
+    let p = ratatui::widgets::Paragraph::new(text.clone())
+        .wrap(ratatui::widgets::Wrap { trim: false })
+        .block(super::theme::pane("Uncertainty", true));
+    frame.render_widget(p, area);
 }
 
 fn side(frame: &mut Frame, area: Rect, title: &str, focused: bool, text: Text<'static>, scroll: &Scroll) {

@@ -141,6 +141,25 @@ impl Worker {
                     bus.emit(EngineEvent::MemoryForgotten { id, error });
                 });
             }
+            Action::LoadMemoryTexts(names) => self.queries.memory_texts(names),
+            Action::ResolveUncertainty { id, choice } => {
+                use crate::memory::uncertainty::resolve::{UserChoice, resolve_by_user};
+                let db = self.rt.db.clone();
+                let choice = UserChoice::ALL[choice.min(UserChoice::ALL.len() - 1)];
+                tokio::spawn(async move {
+                    let now = store::now_ts();
+                    match db.call(move |c| resolve_by_user(c, &id, choice, now)).await {
+                        Ok(Some(item)) => {
+                            bus.notice(NoticeLevel::Info, format!("Settled: {}.", choice.label()));
+                            bus.emit(EngineEvent::UncertaintyChanged { item });
+                        }
+                        Ok(None) => bus.notice(NoticeLevel::Info, "That uncertainty was already settled."),
+                        Err(e) => {
+                            bus.notice(NoticeLevel::Error, format!("could not settle it: {}", crate::describe(&e)))
+                        }
+                    }
+                });
+            }
         }
         true
     }

@@ -121,6 +121,9 @@ fn ask_json_runs_the_pipeline_and_prints_the_turn_report() {
     assert_eq!(r["triage"]["source"], "model");
     assert!(r["act_iterations"].is_array());
     assert!(r["regulator"].is_array());
+    for k in ["detected", "surfaced", "resolved"] {
+        assert!(r["uncertainty"][k].is_array(), "uncertainty.{k}: {}", r["uncertainty"]);
+    }
     let timings = r["timings_ms"].as_object().expect("timings_ms");
     for stage in ["embedding", "topic", "triage", "routing", "generation", "commit", "total"] {
         assert!(timings[stage].is_f64(), "timings_ms.{stage}: {timings:?}");

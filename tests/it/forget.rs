@@ -226,6 +226,20 @@ fn a_card_number_and_a_later_fresh_mention() {
     assert!(!s.files_with("5521").is_empty());
 }
 
+/// A slot learned during the turn ("I'm vegetarian" → diet) has no link to its exchange and a
+/// value too common to hunt as a string: it goes by slot and value, the superseded row too.
+#[test]
+fn a_slot_learned_from_a_forgotten_line_goes_with_it() {
+    let s = session();
+    s.ask("a", "I'm vegetarian");
+    s.ask("a", "I'm vegan now");
+    assert!(memory_text(s.dir.path()).contains("vegetarian"), "learned as a trait: {}", memory_text(s.dir.path()));
+    let r = s.ask("a", "forget what I told you about being vegetarian");
+    assert_eq!(r["act_iterations"][0]["results"][0]["data"]["forgotten_messages"], 1, "{r}");
+    assert!(s.files_with("vegetarian").is_empty(), "{}", s.where_is("vegetarian"));
+    assert!(memory_text(s.dir.path()).contains("vegan"), "the current value stays");
+}
+
 #[test]
 fn an_unclear_request_asks_and_forgets_nothing() {
     let s = session();

@@ -37,3 +37,4 @@ mod tui_act_tmux;
 mod tui_memory_tmux;
 mod tui_replay_tmux;
 mod tui_tmux;
+mod uncertainty;

@@ -12,7 +12,7 @@ use chalie::llm::openai::OpenAiProvider;
 use chalie::llm::{Llm, Provider, Route};
 use chalie::memory::chunker::{Processed, process_next, run_chunker_worker, wait_for_chunk};
 use chalie::memory::recall::{RecallRequest, recall_with};
-use chalie::memory::traits::{CONFLICT_EVENT, TraitDecision};
+use chalie::memory::traits::TraitDecision;
 use chalie::store::{CHUNK_QUEUE, Db, JobState, JobsRepo, StoreError, now_ts};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -185,14 +185,22 @@ async fn heuristic_extraction_makes_no_model_call_and_records_conflicts() {
     s.enqueue("I live in Lisbon").await;
     let Processed::Stored { summary, .. } = s.process().await else { panic!() };
     assert_eq!(summary.traits, [("location".to_string(), TraitDecision::KeepOld)]);
-    let row =
-        s.rows("SELECT trait_value, last_conflict_at IS NOT NULL FROM user_traits WHERE trait_key = 'location'").await;
-    assert_eq!(row, [vec![json!("Porto"), json!(1)]]);
-    let conflicts = s
-        .rows("SELECT json_extract(payload, '$.new_value') FROM interaction_log WHERE event_type = 'trait_conflict'")
+    let rows = s
+        .rows("SELECT trait_value, reliability, last_conflict_at IS NOT NULL FROM user_traits WHERE trait_key = 'location' ORDER BY id")
         .await;
-    assert_eq!(conflicts, [vec![json!("Lisbon")]]);
-    assert_eq!(CONFLICT_EVENT, "trait_conflict");
+    assert_eq!(
+        rows,
+        [vec![json!("Porto"), json!("contradicted"), json!(1)], vec![json!("Lisbon"), json!("contradicted"), json!(1)]],
+        "the rival is kept beside the old value, both doubtful"
+    );
+    let records =
+        s.rows("SELECT uncertainty_type, severity, state, memory_a_type, memory_b_type FROM uncertainties").await;
+    assert_eq!(
+        records,
+        [vec![json!("contradiction"), json!("critical"), json!("open"), json!("trait"), json!("trait")]],
+        "a trait conflict is a record, not a log line"
+    );
+    assert!(s.rows("SELECT id FROM interaction_log WHERE event_type = 'trait_conflict'").await.is_empty());
     let style = s.rows("SELECT json_extract(value, '$.observations') FROM kv_state WHERE namespace = 'adaptive'").await;
     assert_eq!(style, [vec![json!(3)]], "one style observation per exchange");
 }

@@ -152,3 +152,46 @@ fn status_lists_every_worker_with_its_queue_depth() {
     let episodic = lines.iter().find(|l| l.starts_with("episodic")).unwrap();
     assert!(episodic.contains("queue 0"), "{episodic}");
 }
+
+#[test]
+fn lists_uncertainty_records_reading_their_memories_at_display_time() {
+    let dir = seeded();
+    {
+        let conn = chalie::store::open(&dir.path().join("chalie.db")).unwrap();
+        let rec = chalie::store::NewUncertainty {
+            a: ("trait", "7".into()),
+            b: Some(("fact", "5".into())),
+            kind: "contradiction",
+            severity: "critical",
+            context: "ingestion",
+            reasoning: Some("two values for one slot"),
+            temporal_signal: false,
+            surface_context: Some("family"),
+            resolved: None,
+        };
+        chalie::store::UncertaintiesRepo(&conn).insert(&rec, 100).unwrap();
+    }
+    let rows = json(&chalie(dir.path(), &["memory", "--json", "uncertainties"]));
+    let r = &rows.as_array().expect("an array")[0];
+    for (k, v) in [
+        ("kind", "contradiction"),
+        ("severity", "critical"),
+        ("state", "open"),
+        ("memory_a", "trait:7"),
+        ("memory_b", "fact:5"),
+        ("reasoning", "two values for one slot"),
+        ("surface_context", "family"),
+        ("memory_a_text", "sister: Maria"),
+        ("memory_b_text", "destination: Chamonix"),
+    ] {
+        assert_eq!(r[k], v, "{k}");
+    }
+    assert!(r["id"].is_string() && r["created_at"] == 100);
+    // Forgetting a memory leaves no copy of its text in the record.
+    assert!(chalie(dir.path(), &["memory", "forget", "trait:7"]).status.success());
+    let rows = json(&chalie(dir.path(), &["memory", "--json", "uncertainties"]));
+    assert_eq!(rows[0]["memory_a_text"], Value::Null);
+    assert_eq!(rows[0]["state"], "decayed");
+    let plain = chalie(dir.path(), &["memory", "uncertainties"]);
+    assert!(text(&plain.stdout).contains("(gone) vs destination: Chamonix"), "{}", text(&plain.stdout));
+}

@@ -161,7 +161,8 @@ fn damaged_newer_older_and_foreign_logs_replay_what_can_be_read() {
 
     // Event types from a newer version, and a header saying so: warned about, skipped.
     let newer = edited(dir.path(), &log, "newer.jsonl", |mut lines| {
-        lines[0] = lines[0].replace(&format!("\"schema\":{}", chalie::session::LOG_SCHEMA), "\"schema\":9");
+        let current = format!("\"schema\":{}", chalie::session::LOG_SCHEMA);
+        lines[0] = lines[0].replace(&current, "\"schema\":9");
         lines.insert(2, r#"{"ts":"2026-11-21T08:00:00Z","type":"hologram","beams":3}"#.into());
         lines
     });

@@ -107,6 +107,37 @@ pub fn unreliable_basis<'a>(history: impl IntoIterator<Item = &'a ActionResult>)
     })
 }
 
+/// How much an action's confidence is cut when it rests on a doubtful memory (docs/cognition.md §10.4).
+pub const UNRELIABLE_CONFIDENCE_CUT: f64 = 0.4;
+
+/// The pre-action reliability check (docs/cognition.md §10.4): an action after a recall that returned
+/// a doubtful memory either asks first (consequential) or runs with its confidence cut by
+/// 40 % and a warning attached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PreAction {
+    Proceed,
+    AskFirst(String),
+    Warn { basis: String, confidence: f64 },
+}
+
+pub fn pre_action(action: &Action, basis: Option<String>) -> PreAction {
+    match basis {
+        None => PreAction::Proceed,
+        Some(b) if is_consequential(action) => PreAction::AskFirst(b),
+        Some(basis) => PreAction::Warn { basis, confidence: 1.0 - UNRELIABLE_CONFIDENCE_CUT },
+    }
+}
+
+/// Attach a [`PreAction::Warn`] to what the action did: the reply hedges on it.
+pub fn with_warning(mut r: ActionResult, basis: &str, confidence: f64) -> ActionResult {
+    r.summary = format!("{} (rests on a doubtful memory: {basis})", r.summary);
+    if let Some(obj) = r.data.as_object_mut() {
+        obj.insert("reliability_warning".into(), Value::String(basis.to_string()));
+        obj.insert("confidence".into(), serde_json::json!(confidence));
+    }
+    r
+}
+
 /// What one action did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionResult {
@@ -208,6 +239,15 @@ mod tests {
         crate::store::fixtures::Fixture(&c).set("user_traits", "reliability = 'contradicted'", "", []);
         let doubtful = dispatch(&c, &recall, &ctx, None);
         assert_eq!(unreliable_basis([&doubtful]).as_deref(), Some("dentist: Tuesday at 10 (contradicted)"));
+        let create = Action::new("schedule", json!({"action": "create"}));
+        let list = Action::new("schedule", json!({"action": "list"}));
+        let basis = unreliable_basis([&doubtful]);
+        assert!(matches!(pre_action(&create, basis.clone()), PreAction::AskFirst(_)), "consequential: ask first");
+        let PreAction::Warn { basis: b, confidence } = pre_action(&list, basis) else { panic!("a warning") };
+        assert!((confidence - 0.6).abs() < 1e-12, "a 40 % cut");
+        let warned = with_warning(doubtful.clone(), &b, confidence);
+        assert!(warned.summary.contains("doubtful memory") && warned.data["confidence"] == 0.6);
+        assert_eq!(pre_action(&list, None), PreAction::Proceed);
         assert!(is_consequential(&Action::new("schedule", json!({"action": "create"}))));
         assert!(!is_consequential(&Action::new("schedule", json!({"action": "list"}))));
         assert!(is_consequential(&Action::new("list", json!({"action": "clear"}))));

@@ -5,7 +5,9 @@
 use super::Engine;
 pub use super::after_act::{AfterAct, NO_PLAN_REPLY, after_act};
 use super::fallback::{Fallback, Stage};
-use crate::cognition::act::dispatch::{ActionResult, dispatch, is_consequential, skill, unreliable_basis};
+use crate::cognition::act::dispatch::{
+    ActionResult, PreAction, dispatch, pre_action, skill, unreliable_basis, with_warning,
+};
 use crate::cognition::act::plan::{ActLimits, Action, LoopState, Termination, parse_plan, plan_schema};
 use crate::cognition::act::planner;
 use crate::cognition::act::skill::SkillContext;
@@ -132,9 +134,8 @@ impl Engine {
             let clock = Instant::now();
             let mut results = Vec::with_capacity(plan.len());
             for action in &plan {
-                if is_consequential(action)
-                    && let Some(basis) = unreliable_basis(history.iter().chain(&results))
-                {
+                let check = pre_action(action, unreliable_basis(history.iter().chain(&results)));
+                if let PreAction::AskFirst(basis) = check {
                     confirm = Some(basis);
                     break;
                 }
@@ -145,6 +146,10 @@ impl Engine {
                     Ok(Ok(r)) => r,
                     Ok(Err(e)) => failed(action, &format!("the database failed: {}", crate::describe(&e))),
                     Err(_) => failed(action, &format!("timed out after {} s", limits.per_action_timeout.as_secs())),
+                };
+                let r = match &check {
+                    PreAction::Warn { basis, confidence } => with_warning(r, basis, *confidence),
+                    _ => r,
                 };
                 results.push(r);
             }

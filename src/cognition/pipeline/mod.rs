@@ -145,6 +145,7 @@ impl Engine {
             kind: "statement".into(),
             row: None,
             block_only: vec![exchange_id.to_string()],
+            trait_slots: plan.slots,
         };
         let purged = self.db.call(move |c| crate::store::purge(c, &purge)).await?;
         crate::text::privacy::hand_over(&plan.needles);

@@ -5,6 +5,7 @@
 use super::fallback::Fallback;
 use super::report::TopicReport;
 use crate::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
+use crate::cognition::context::{MemoryKind, Reliability, order_for_assembly};
 use crate::cognition::router::{Mode, RouterState};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::store::{ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
@@ -102,7 +103,13 @@ pub fn recalled_for_context(
         now,
     };
     let hits = crate::memory::recall::recall_with(c, &req)?;
-    Ok(hits.into_iter().filter(|h| h.confidence >= CONTEXT_RECALL_MIN_MATCH).collect())
+    let mut hits: Vec<_> = hits.into_iter().filter(|h| h.confidence >= CONTEXT_RECALL_MIN_MATCH).collect();
+    // docs/cognition.md §4.3 / §10.1: a doubtful memory still comes, after the sure ones.
+    order_for_assembly(&mut hits, |h| {
+        let kind = if h.layer == "concept" { MemoryKind::Concept } else { MemoryKind::Episode };
+        (kind, h.confidence, Reliability::parse(&h.reliability))
+    });
+    Ok(hits)
 }
 
 /// What Phase A read.
@@ -131,12 +138,10 @@ pub fn phase_a(
     let times = repo.message_times_before(thread_id, exchange_id)?;
     let (session_exchanges, gap) = session_exchanges(now, &times);
     let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
-    Ok(PhaseA {
-        working_memory: repo.working_memory(thread_id, now)?,
-        traits: repo.traits()?,
-        session_exchanges,
-        silence_gap_s,
-    })
+    let mut traits = repo.traits()?;
+    // Within a reliability state the store's order (statements first, then confidence) holds.
+    order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
+    Ok(PhaseA { working_memory: repo.working_memory(thread_id, now)?, traits, session_exchanges, silence_gap_s })
 }
 
 /// What the topic stage decided and read.

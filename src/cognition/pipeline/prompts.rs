@@ -60,11 +60,7 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
 
     // Relevance mask (docs/cognition.md §4.4): the user's traits always; facts and gists for replies
     // that answer; world state only for a full answer.
-    let traits: Vec<String> = g
-        .traits
-        .iter()
-        .map(|t| format!("- {}: {} ({})", t.key.replace('_', " "), t.value, trait_label(t.confidence)))
-        .collect();
+    let traits: Vec<String> = g.traits.iter().map(trait_line).collect();
     section(&mut system, "What you know about the user", &traits);
     if g.mode != Mode::Acknowledge {
         let facts: Vec<String> = g.topic.facts.iter().map(|(k, v)| format!("- {k}: {v}")).collect();
@@ -100,6 +96,20 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
 }
 
 pub use crate::cognition::reply::trait_label;
+
+/// A trait as the frontal cortex sees it (docs/cognition.md §10): a current value plainly; a
+/// contradicted one flagged; a superseded one only as past, so it is never taken as current.
+pub fn trait_line(t: &TraitRow) -> String {
+    let key = t.key.replace('_', " ");
+    match t.reliability.as_str() {
+        "superseded" => format!("- {key}: used to be {} (past, no longer true)", t.value),
+        "contradicted" => {
+            format!("- {key}: {} (contradicted by another memory: do not assert it; ask if it matters)", t.value)
+        }
+        "uncertain" => format!("- {key}: {} (unconfirmed)", t.value),
+        _ => format!("- {key}: {} ({})", t.value, trait_label(t.confidence)),
+    }
+}
 
 /// A recalled memory as the frontal cortex sees it: flagged when it is not reliable, so
 /// the reply can hedge instead of asserting it (docs/cognition.md §4.3).

@@ -85,4 +85,7 @@ pub struct TurnReport {
     pub tokens_in: u32,
     pub tokens_out: u32,
     pub timings_ms: Timings,
+    /// Records this message opened, raised and closed (docs/cognition.md §10).
+    #[serde(default)]
+    pub uncertainty: crate::memory::uncertainty::ingest::UncertaintyReport,
 }

@@ -92,3 +92,14 @@ fn a_job_queued_before_the_forget_stores_nothing_and_a_later_mention_is_learned(
     JobsRepo(&c).claim(ENCODE_QUEUE).unwrap().unwrap();
     assert!(store_episode(&mut c, job, &build_episode(&payload("x2")).unwrap(), None).unwrap().is_some());
 }
+
+#[test]
+fn a_forgotten_line_names_the_slots_it_stated() {
+    let lines = [line("x1", "t", "I'm vegetarian"), line("x2", "t", "I had pasta for lunch")];
+    let Resolution::Forget(plan) = resolve(&Target::Last, &lines, "t") else { panic!("clear-cut") };
+    assert_eq!(plan.slots, [("diet".to_string(), "vegetarian".to_string())]);
+    assert!(plan.needles.iter().any(|n| n == "vegetarian"), "{:?}", plan.needles);
+    let Resolution::Forget(plan) = resolve(&Target::Last, &[line("x3", "t", "I'm keto")], "t") else { panic!() };
+    assert_eq!(plan.slots, [("diet".to_string(), "keto".to_string())]);
+    assert!(!plan.needles.iter().any(|n| n == "keto"), "too short to hunt as a string: {:?}", plan.needles);
+}

@@ -101,6 +101,8 @@ fn every_text_column_of_the_schema_is_mapped() {
         "user_traits.category",
         "user_traits.source",
         "user_traits.reliability",
+        "facts.reliability",
+        "gists.reliability",
         "uncertainties.memory_a_type",
         "uncertainties.memory_a_id",
         "uncertainties.memory_b_type",
@@ -156,6 +158,7 @@ fn a_purge_leaves_no_byte_of_the_secret_in_the_file_or_the_wal() {
         kind: "statement".into(),
         row: None,
         block_only: vec!["x9".into()],
+        trait_slots: Vec::new(),
     };
     let purged = purge(&mut c, &p).unwrap();
     assert_eq!(purged.lines, ["x1"]);

@@ -46,7 +46,7 @@ pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result
     if !matches!(resolution, Resolution::Forget(_))
         && let Ok(mut m) = PENDING.lock()
     {
-        m.insert(ctx.exchange_id.clone(), crate::memory::forget::Plan { exchanges: Vec::new(), needles: Vec::new() });
+        m.insert(ctx.exchange_id.clone(), crate::memory::forget::Plan::default());
     }
     match resolution {
         Resolution::Forget(plan) => {

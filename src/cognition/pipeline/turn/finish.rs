@@ -104,6 +104,7 @@ impl Turn<'_> {
             tokens_in: g.tokens_in,
             tokens_out: g.tokens_out,
             timings_ms: self.timings,
+            uncertainty: self.uncertainty,
         }
     }
 }

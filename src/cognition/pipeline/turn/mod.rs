@@ -19,6 +19,7 @@ use crate::cognition::signals::reference::referent_support;
 use crate::events::{EngineEvent, NoticeLevel};
 use crate::memory::identity::declared_name;
 use crate::memory::recall::Hit;
+use crate::memory::uncertainty::ingest::{self, Applied, UncertaintyReport};
 use crate::store::now_ts;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +38,10 @@ pub(super) struct Turn<'t> {
     timings: Timings,
     /// Every fallback that fired, in order.
     fallbacks: Vec<Fallback>,
+    /// The uncertainty check racing the reply (docs/cognition.md §10.4), from when it started.
+    uncertainty_check: Option<(Instant, tokio::task::JoinHandle<Result<Applied, crate::store::StoreError>>)>,
+    /// What it and surfacing did this turn.
+    uncertainty: UncertaintyReport,
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -90,6 +95,8 @@ impl<'t> Turn<'t> {
             started: Instant::now(),
             timings: Timings::default(),
             fallbacks: Vec::new(),
+            uncertainty_check: None,
+            uncertainty: UncertaintyReport::default(),
         }
     }
 
@@ -115,6 +122,11 @@ impl<'t> Turn<'t> {
         let clock = Instant::now();
         let embedding = if self.msg.words.is_empty() { None } else { self.embed().await };
         self.timings.embedding = ms(clock);
+        if self.msg.social.is_none() && !self.msg.words.is_empty() {
+            let (db, llm) = (self.engine.db.clone(), self.engine.llm.clone());
+            let check = ingest::run(db, llm, self.msg.text.to_string(), embedding.clone(), self.now);
+            self.uncertainty_check = Some((Instant::now(), tokio::spawn(check)));
+        }
         let clock = Instant::now();
         let (thread, body, now) = (self.thread_id.to_string(), self.msg.text.to_string(), self.now);
         let params = (self.engine.topic_params.clone(), self.engine.boundary_params.clone());

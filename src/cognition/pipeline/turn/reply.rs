@@ -9,6 +9,8 @@ use crate::cognition::pipeline::{CANCEL_REPLY, EngineError, TriageReport, ms, pr
 use crate::cognition::reply::{self, ReplySource, own::OwnAnswer};
 use crate::cognition::router::{ActSequel, Decision, Evidence, Mode, Sequel, decide, reroute_after_act};
 use crate::cognition::social::SocialExit;
+use crate::events::EngineEvent;
+use crate::memory::uncertainty::ingest;
 use std::time::Instant;
 
 /// What ran before the reply: memory's answer, or the ACT loop.
@@ -54,6 +56,7 @@ impl Turn<'_> {
                  gently remind them of it."
             ));
         }
+        notes.extend(self.uncertainty_checked().await);
         let builtin_primary = builtin_primary(self.engine);
         // The built-in model invents answers about the user: a question about their own
         // traits is answered from memory before any action or generation.
@@ -80,8 +83,57 @@ impl Turn<'_> {
         if run.as_ref().is_some_and(|r| r.results().next().is_none() && r.confirm.is_none()) {
             memory_answer = self.engine.memory_answer(own_question.as_ref(), &topic.memories, true, self.now).await?;
         }
+        let answers = delivered.settled.mode == Mode::Respond && memory_answer.is_none() && self.msg.social.is_none();
+        if answers && self.uncertainty.detected.is_empty() {
+            notes.extend(self.surface(&topic.stage.report.name).await);
+        }
         self.timings.act = ms(clock);
         Ok(Acted { notes, builtin_primary, memory_answer, run })
+    }
+
+    /// The uncertainty check's result if it finished within its time box (its notes go to
+    /// the reply); a later one keeps running and its records wait for surfacing and drift.
+    async fn uncertainty_checked(&mut self) -> Vec<String> {
+        let Some((started, handle)) = self.uncertainty_check.take() else { return Vec::new() };
+        let left = ingest::TIME_BOX.saturating_sub(started.elapsed());
+        match tokio::time::timeout(left, handle).await {
+            Ok(Ok(Ok(applied))) => {
+                for item in applied.report.detected.iter().chain(&applied.report.resolved) {
+                    self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });
+                }
+                self.uncertainty = applied.report;
+                applied.notes
+            }
+            Ok(Ok(Err(e))) => {
+                tracing::warn!("uncertainty check failed: {}", crate::describe(&e));
+                Vec::new()
+            }
+            Ok(Err(e)) => {
+                tracing::warn!("uncertainty check stopped: {e}");
+                Vec::new()
+            }
+            Err(_) => {
+                tracing::info!("uncertainty check ran past its time box; its records wait for drift");
+                Vec::new()
+            }
+        }
+    }
+
+    /// One open record on this topic, raised in this reply (docs/cognition.md §10.6).
+    async fn surface(&mut self, topic: &str) -> Option<String> {
+        let found = ingest::surface(self.engine.db.clone(), topic.to_string(), self.msg.text.to_string(), self.now);
+        match found.await {
+            Ok(Some((item, note))) => {
+                self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });
+                self.uncertainty.surfaced.push(item);
+                Some(note)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!("uncertainty surfacing failed: {}", crate::describe(&e));
+                None
+            }
+        }
     }
 
     /// Settle the reply's mode from what happened, then write the reply: memory's answer,
