@@ -12,11 +12,14 @@
 //! ran on the first 60 sessions, `head -60` of the file as DATA, the later grids, the last of
 //! them in `sweep`, on all 150 even sessions); the headline is the odd-numbered ones.
 //! `--chitchat-why` counts the default detector's fires on the even sessions by rule, with how
-//! many sit near a true boundary.
+//! many sit near a true boundary, by the thread's kind (short lines, long lines, talking) and the
+//! lines since the last fire. `--chitchat-try field=value,…` scores the defaults with some
+//! fields changed (`c.field` for the classifier) on the even sessions and the chatterbot dev
+//! half, with that breakdown.
 //! Set `TOPIC_EVAL_ALL=1` to print every grid point.
 //!
 //! `cargo run --example topic_eval -- --chitchat [DATA.jsonl]`, or `--chitchat-sweep` /
-//! `--chitchat-why` [DATA.jsonl].
+//! `--chitchat-why` / `--chitchat-try SPEC` [DATA.jsonl].
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -75,10 +78,6 @@ pub fn main(args: &[String]) -> Result<()> {
             bs.pk,
             bs.f1()
         );
-        if args.iter().any(|a| a == "--odd") {
-            let o = score(&held_out, &vectors, &system);
-            println!("  held-out odd: Pk {:.4} F1 {:.3}", o.pk, o.f1());
-        }
         why(&dev, &vectors, &c, &b);
         return Ok(());
     }
@@ -307,8 +306,9 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
     }
 }
 
-/// What fires the default detector on `streams`, by rule, and how many of those fires sit within
-/// ±2 messages of a true boundary (not one-to-one; a diagnostic for the calibration).
+/// What fires a detector on `streams`, by rule, thread kind and lines since the last fire, and
+/// how many of those fires sit within ±2 messages of a true boundary (not one-to-one; a
+/// diagnostic for the calibration).
 fn why(streams: &[Stream], vectors: &[Vec<f32>], params: &ClassifierParams, b: &BoundaryParams) {
     // rule → (fires, near a true boundary)
     let mut counts: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();

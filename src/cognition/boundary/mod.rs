@@ -33,6 +33,10 @@
 //! holds for [`BoundaryParams::long_refractory_msgs`] lines before the accumulator or the
 //! similarity floor may close it; a thread of short questions can still change topic at every
 //! message.
+//! A thread whose middling lines often speak in the first person is people talking about
+//! themselves ([`BoundaryState::talking`]; questions to an assistant rarely say "I"): there a
+//! topic holds [`BoundaryParams::talk_min_topic`] messages before the similarity rules may close
+//! it, and the block rule fires at [`BoundaryParams::talk_block_floor`].
 //!
 //! Pure: no clock, no I/O. The state serialises to JSON (persisted per thread, TTL 86 400 s);
 //! the tunables are configuration and are not part of it, see [`BoundaryState::with_params`].

@@ -61,8 +61,8 @@ const LONG_SIM_FLOOR: Option<f64> = None;
 /// 0.25 → 0.233 / 0.613, 0.170 / 0.793; 0.3 → 0.236 / 0.611, 0.165 / 0.801; 0.35 → 0.238 /
 /// 0.618, 0.165 / 0.801 (`--chitchat-try`; docs/cognition.md §5.5).
 const TALK_FIRST_PERSON_SHARE: f64 = 0.3;
-/// Default [`BoundaryParams::talk_line_words`]: 6 (5 → 0.251 / 0.575 and 7 → 0.254 / 0.572
-/// before the talk block floor; 6 → 0.251 / 0.574).
+/// Default [`BoundaryParams::talk_line_words`]: 6 (before the talk block floor: 5 → 0.251 /
+/// 0.575 with chatterbot dev 0.167 / 0.795; 6 → 0.251 / 0.574; 7 → 0.254 / 0.572).
 const TALK_LINE_WORDS: f64 = 6.0;
 /// Default [`BoundaryParams::talk_min_lines`]: 4. 3 → 0.231 / 0.622 but chatterbot dev 0.172 /
 /// 0.796; 5 → 0.237 / 0.610.
