@@ -12,22 +12,25 @@
 //! ran on the first 60 sessions, `head -60` of the file as DATA, the later grids, the last of
 //! them in `sweep`, on all 150 even sessions); the headline is the odd-numbered ones.
 //! `--chitchat-why` counts the default detector's fires on the even sessions by rule, with how
-//! many sit near a true boundary.
+//! many sit near a true boundary, by the thread's kind (short lines, long lines, talking) and the
+//! lines since the last fire. `--chitchat-try field=value,…` scores the defaults with some
+//! fields changed (`c.field` for the classifier) on the even sessions and the chatterbot dev
+//! half, with that breakdown.
 //! Set `TOPIC_EVAL_ALL=1` to print every grid point.
 //!
 //! `cargo run --example topic_eval -- --chitchat [DATA.jsonl]`, or `--chitchat-sweep` /
-//! `--chitchat-why` [DATA.jsonl].
+//! `--chitchat-why` / `--chitchat-try SPEC` [DATA.jsonl].
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use chalie::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
 use chalie::cognition::topic::{self, ClassifierParams, Detector, Message, Topic};
 
 use super::{
-    Corpus, STEP_S, Score, Stream, System, T0, before_greetings, chat_first, default_data, evaluate, evaluate_with,
-    load, previous_classifier, previous_default, session_stream, window_k,
+    Corpus, STEP_S, Score, Stream, System, T0, before_greetings, before_talk, chat_first, default_data, evaluate,
+    evaluate_with, load, previous_classifier, previous_default, session_stream, window_k,
 };
 
 const DATA_REL: &str = "../shared/data/chitchat/topic_shift_dev.jsonl";
@@ -36,7 +39,12 @@ const DATA_ABS: &str = "/work/shared/data/chitchat/topic_shift_dev.jsonl";
 const FOCUS_STREAK: usize = 5;
 
 pub fn main(args: &[String]) -> Result<()> {
-    let path = args.iter().find(|a| !a.starts_with("--")).map(PathBuf::from).unwrap_or_else(default_chitchat);
+    let path = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--chitchat-try"))
+        .map(|(_, a)| PathBuf::from(a))
+        .unwrap_or_else(default_chitchat);
     let Corpus { sessions, rows, vectors } = load(&path)?;
     let streams: Vec<Stream> = sessions.iter().map(|s| session_stream(s, &rows, false)).collect();
     let dev: Vec<Stream> = streams.iter().step_by(2).cloned().collect();
@@ -50,13 +58,34 @@ pub fn main(args: &[String]) -> Result<()> {
     }
 
     if args.iter().any(|a| a == "--chitchat-why") {
-        why(&dev, &vectors);
+        why(&dev, &vectors, &ClassifierParams::default(), &BoundaryParams::default());
+        return Ok(());
+    }
+    // `--chitchat-try field=value,…`: the defaults with some fields changed (`c.` before a
+    // classifier field), on the even sessions and the chatterbot dev half, with the fires by rule.
+    if let Some(spec) = args.iter().position(|a| a == "--chitchat-try").and_then(|i| args.get(i + 1)) {
+        let (c, b) = tried(spec)?;
+        let bot = load(&default_data())?;
+        let bot_dev: Vec<Stream> = bot.sessions.iter().step_by(2).map(|s| session_stream(s, &bot.rows, true)).collect();
+        let system = System::Adaptive(c.clone(), b.clone());
+        let s = score(&dev, &vectors, &system);
+        let bs = evaluate(&bot_dev, &bot.vectors, &system, window_k(&bot_dev));
+        println!(
+            "TRY {spec}: chit-chat even Pk {:.4} F1 {:.3} fires/ses {:.2} | chatterbot dev Pk {:.4} F1 {:.3}",
+            s.pk,
+            s.f1(),
+            s.fired as f64 / dev.len() as f64,
+            bs.pk,
+            bs.f1()
+        );
+        why(&dev, &vectors, &c, &b);
         return Ok(());
     }
     let static_t = best_static(&dev, &vectors);
     let systems: Vec<(String, System)> = vec![
         ("new detector (default)".into(), System::Adaptive(ClassifierParams::default(), BoundaryParams::default())),
         ("previous detector".into(), System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
+        ("before the talk rules (44d9bad)".into(), before_talk()),
         ("block rule, fixed refractory".into(), previous_default()),
         ("before chat prior + greetings (c83f4a3)".into(), before_greetings()),
         ("chit-chat-first variant".into(), chat_first()),
@@ -159,32 +188,21 @@ fn predict_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<b
 /// the chatterbot dev half (user messages, the main evaluation's protocol) beside it.
 fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: &[Vec<f32>]) {
     let mut grid: Vec<(ClassifierParams, BoundaryParams)> = Vec::new();
-    // The last step of the calibration (issue 14): the greeting restart, the chat prior and the
-    // refractory period in a thread of long lines, with the content weights and base there.
-    // Grids run before it, on the same sessions: the prior 0–0.3, refractory 3–6, content
-    // weights 0–3 words, base 2.5–5 (4–5 turns the accumulator off in a conversation) and floor
-    // 0–0.1 in long-line threads, the block floor 0.2–0.3, the line-length threshold 7–9 and
-    // the greeting restart only in long-line threads (docs/cognition.md §5.5 has the figures).
-    // Earlier steps chose the 8/2 blocks and the 9-word threshold.
-    for greeting_restart_after in [1u32, 2, 3] {
-        for long_init_sim_ema in [None, Some(0.1), Some(0.18), Some(0.25)] {
-            for long_full_weight_words in [0usize, 2, 3] {
-                for long_refractory_msgs in [2u32, 3, 4] {
-                    for long_base in [None, Some(2.5)] {
-                        let b = BoundaryParams {
-                            long_init_sim_ema,
-                            long_refractory_msgs,
-                            long_base,
-                            ..BoundaryParams::default()
-                        };
-                        let c = ClassifierParams {
-                            long_full_weight_words,
-                            greeting_restart_after,
-                            ..ClassifierParams::default()
-                        };
-                        grid.push((c, b));
-                    }
-                }
+    // Issue 14, second pass: the conversation test by first-person lines, the minimum topic
+    // length and the block floor in a conversation. The first pass's grid (greeting restart
+    // 1–3, chat prior none–0.25, content weights 0–3 words, refractory 2–4, base 2–2.5 in
+    // long-line threads) chose the rest of the defaults; `--chitchat-try` the single changes
+    // around this grid (docs/cognition.md §5.5 has the figures of both).
+    for talk_first_person_share in [0.25, 0.3, 0.35] {
+        for talk_min_topic in [0u32, 8, 10, 11, 12, 13, 14] {
+            for talk_block_floor in [None, Some(0.28), Some(0.3), Some(0.32), Some(0.35)] {
+                let b = BoundaryParams {
+                    talk_first_person_share,
+                    talk_min_topic,
+                    talk_block_floor,
+                    ..BoundaryParams::default()
+                };
+                grid.push((ClassifierParams::default(), b));
             }
         }
     }
@@ -256,12 +274,12 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
     }
     for (title, only_kept) in [("best by Pk − F1, chatterbot kept", true), ("best by Pk − F1, any", false)] {
         println!("{title}:");
-        for &i in order.iter().filter(|i| !only_kept || keeps_bot(i)).take(12) {
+        for &i in order.iter().filter(|i| !only_kept || keeps_bot(i)).take(20) {
             let (c, b) = &grid[i];
             let r = rows[i];
             println!(
                 "  chit Pk {:.4} F1 {:.3} fires {:.2} | bot Pk {:.4} F1 {:.3} | full_words {} sim_floor {:?} refr {} \
-                 block {}/{} < {:?} base {} long {} → {} prior {:?} long_full {}",
+                 block {}/{} < {:?} base {} long {} → {} prior {:?} long_full {} talk {} {} {} min topic {} block < {:?}",
                 r.0,
                 r.1,
                 r.2,
@@ -277,21 +295,26 @@ fn sweep(dev: &[Stream], vectors: &[Vec<f32>], bot_dev: &[Stream], bot_vectors: 
                 b.long_line_words,
                 b.long_refractory_msgs,
                 b.long_init_sim_ema,
-                c.long_full_weight_words
+                c.long_full_weight_words,
+                b.talk_first_person_share,
+                b.talk_line_words,
+                b.talk_min_lines,
+                b.talk_min_topic,
+                b.talk_block_floor
             );
         }
     }
 }
 
-/// What fires the default detector on `streams`, by rule, and how many of those fires sit within
-/// ±2 messages of a true boundary (not one-to-one; a diagnostic for the calibration).
-fn why(streams: &[Stream], vectors: &[Vec<f32>]) {
-    let params = ClassifierParams::default();
+/// What fires a detector on `streams`, by rule, thread kind and lines since the last fire, and
+/// how many of those fires sit within ±2 messages of a true boundary (not one-to-one; a
+/// diagnostic for the calibration).
+fn why(streams: &[Stream], vectors: &[Vec<f32>], params: &ClassifierParams, b: &BoundaryParams) {
     // rule → (fires, near a true boundary)
-    let mut counts: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
+    let mut counts: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
     let mut missed = 0usize;
     for stream in streams {
-        let mut state = BoundaryState::new(BoundaryParams::default());
+        let mut state = BoundaryState::new(b.clone());
         let mut topics: Vec<Topic> = Vec::new();
         let mut active: Option<usize> = None;
         let mut fired_at = Vec::new();
@@ -302,7 +325,7 @@ fn why(streams: &[Stream], vectors: &[Vec<f32>]) {
                 active,
                 &msg,
                 Some(Detector { state: &mut state, focus: FocusLevel::None }),
-                &params,
+                params,
             );
             if c.contentless && c.topic_index.is_none() {
                 continue;
@@ -319,13 +342,22 @@ fn why(streams: &[Stream], vectors: &[Vec<f32>]) {
                     None => "none",
                 };
                 let near = (i.saturating_sub(2)..=(i + 2).min(stream.len() - 1)).any(|j| stream[j].boundary);
-                let e = counts.entry(rule).or_default();
+                let age = i - fired_at.last().copied().unwrap_or(0);
+                let age = ["<4", "4-7", "8-11", "12+"][(age / 4).min(3)];
+                let conv = if state.talking() {
+                    "talking"
+                } else if state.long_lines() {
+                    "long lines"
+                } else {
+                    "short lines"
+                };
+                let e = counts.entry(format!("{rule:<11} {conv:<12} after {age:<4}")).or_default();
                 e.0 += 1;
                 e.1 += usize::from(near);
                 fired_at.push(i);
             }
             let new_id = topics.len() as i64;
-            active = Some(topic::apply(&mut topics, &c, &msg, new_id, &params));
+            active = Some(topic::apply(&mut topics, &c, &msg, new_id, params));
         }
         for (j, item) in stream.iter().enumerate() {
             if item.boundary && !fired_at.iter().any(|&f| f.abs_diff(j) <= 2) {
@@ -334,7 +366,26 @@ fn why(streams: &[Stream], vectors: &[Vec<f32>]) {
         }
     }
     for (rule, (n, near)) in counts {
-        println!("{rule:<12} fires {n:>5}, near a true boundary {near:>5}");
+        println!("{rule} fires {n:>5}, near a true boundary {near:>5}");
     }
     println!("true boundaries with no fire within ±2: {missed}");
+}
+
+/// `field=value,…` over the default `BoundaryParams`, `c.field=value` over the default
+/// `ClassifierParams`.
+fn tried(spec: &str) -> Result<(ClassifierParams, BoundaryParams)> {
+    let mut c = serde_json::to_value(ClassifierParams::default())?;
+    let mut b = serde_json::to_value(BoundaryParams::default())?;
+    for pair in spec.split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').context("--chitchat-try wants field=value")?;
+        let (json, key) = match key.strip_prefix("c.") {
+            Some(k) => (&mut c, k),
+            None => (&mut b, key),
+        };
+        if json.get(key).is_none() {
+            bail!("no field {key:?}");
+        }
+        json[key] = serde_json::from_str(value).with_context(|| format!("the value of {key}"))?;
+    }
+    Ok((serde_json::from_value(c)?, serde_json::from_value(b)?))
 }

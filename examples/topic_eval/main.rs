@@ -335,6 +335,7 @@ fn systems() -> Vec<(&'static str, System)> {
         ("calibrated detector + gate", System::Adaptive(ClassifierParams::default(), BoundaryParams::default())),
         ("calibrated detector, no gate", System::Adaptive(ClassifierParams::published(), BoundaryParams::default())),
         ("previous (chatterbot-only) + gate", System::Adaptive(previous_classifier(), BoundaryParams::chatterbot())),
+        ("before the talk rules (44d9bad)", before_talk()),
         ("block rule, fixed refractory + gate", previous_default()),
         ("before the chat prior and greetings", before_greetings()),
         ("chit-chat-first variant + gate", chat_first()),
@@ -360,8 +361,18 @@ fn classifier_before_greetings() -> ClassifierParams {
 fn before_greetings() -> System {
     System::Adaptive(
         classifier_before_greetings(),
-        BoundaryParams { long_init_sim_ema: None, long_refractory_msgs: 4, ..BoundaryParams::default() },
+        BoundaryParams { long_init_sim_ema: None, long_refractory_msgs: 4, ..before_talk_params() },
     )
+}
+
+/// The defaults of 44d9bad, before the conversation test by first-person lines and the rules it
+/// gates (minimum topic length, block floor 0.3 in a conversation).
+fn before_talk_params() -> BoundaryParams {
+    BoundaryParams { talk_first_person_share: 0.0, ..BoundaryParams::default() }
+}
+
+fn before_talk() -> System {
+    System::Adaptive(ClassifierParams::default(), before_talk_params())
 }
 
 /// The defaults of 4c72798 (block rule, content weights), before the refractory period adapted
@@ -375,7 +386,7 @@ fn previous_default() -> System {
             block_right: 3,
             block_floor: Some(0.2),
             long_init_sim_ema: None,
-            ..BoundaryParams::default()
+            ..before_talk_params()
         },
     )
 }
@@ -383,11 +394,12 @@ fn previous_default() -> System {
 /// The best chit-chat configuration of the calibration grid (`--chitchat-sweep`), not the default
 /// because it costs the chatterbot sessions their gains: content weights over 3 words, one
 /// message of refractory period (the default's in a thread of long lines), the block rule at 0.25,
-/// and the default's chat prior and greeting restart.
+/// and the 44d9bad defaults' chat prior and greeting restart (no conversation test by
+/// first-person lines).
 fn chat_first() -> System {
     System::Adaptive(
         ClassifierParams { full_weight_words: 3, ..ClassifierParams::default() },
-        BoundaryParams { refractory_msgs: 1, block_floor: Some(0.25), ..BoundaryParams::default() },
+        BoundaryParams { refractory_msgs: 1, block_floor: Some(0.25), ..before_talk_params() },
     )
 }
 

@@ -23,7 +23,10 @@ mod content;
 mod greeting;
 
 use content::words;
-pub use content::{FILLERS, STOP_WORDS, content_weight, content_words, is_contentless, message_salience, topic_name};
+pub use content::{
+    FILLERS, STOP_WORDS, content_weight, content_words, is_contentless, message_salience, speaks_in_first_person,
+    topic_name,
+};
 
 impl Topic {
     /// A topic opened by one message: named from its text, centred on its embedding.
@@ -340,7 +343,7 @@ pub fn classify(
 
     // 3–4. Boundary test.
     let diagnostics = detector.map(|d| {
-        d.state.observe_words(words(msg.text).count());
+        d.state.observe_line(words(msg.text).count(), speaks_in_first_person(msg.text));
         let weight = if d.state.long_lines() && params.long_full_weight_words > 0 {
             content_weight(
                 msg.text,

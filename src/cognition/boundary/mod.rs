@@ -33,6 +33,10 @@
 //! holds for [`BoundaryParams::long_refractory_msgs`] lines before the accumulator or the
 //! similarity floor may close it; a thread of short questions can still change topic at every
 //! message.
+//! A thread whose middling lines often speak in the first person is people talking about
+//! themselves ([`BoundaryState::talking`]; questions to an assistant rarely say "I"): there a
+//! topic holds [`BoundaryParams::talk_min_topic`] messages before the similarity rules may close
+//! it, and the block rule fires at [`BoundaryParams::talk_block_floor`].
 //!
 //! Pure: no clock, no I/O. The state serialises to JSON (persisted per thread, TTL 86 400 s);
 //! the tunables are configuration and are not part of it, see [`BoundaryState::with_params`].
@@ -109,6 +113,9 @@ pub struct BoundaryState {
     /// The thread has counted as one of long lines at least once, and the chat prior
     /// ([`BoundaryParams::long_init_sim_ema`]) was applied.
     pub chat_prior_applied: bool,
+    /// Messages counted in `words_seen` that speak in the first person
+    /// ([`BoundaryState::observe_line`]); saturates.
+    pub first_person_lines: u32,
     #[serde(skip)]
     params: BoundaryParams,
 }
@@ -138,6 +145,7 @@ impl BoundaryState {
             mean_words: 0.0,
             words_seen: 0,
             chat_prior_applied: false,
+            first_person_lines: 0,
             params,
         }
     }
@@ -183,9 +191,31 @@ impl BoundaryState {
         }
     }
 
-    /// Whether the thread so far is one of long lines ([`BoundaryParams::long_line_words`]).
+    /// [`BoundaryState::observe_words`] with whether the line speaks in the first person ("I",
+    /// "my"): people telling each other about themselves, which questions to an assistant
+    /// rarely do ([`BoundaryParams::talk_first_person_share`]).
+    pub fn observe_line(&mut self, words: usize, first_person: bool) {
+        self.first_person_lines = self.first_person_lines.saturating_add(u32::from(first_person));
+        self.observe_words(words);
+    }
+
+    /// Whether the thread so far is one of long lines ([`BoundaryParams::long_line_words`]) or
+    /// a conversation between people ([`BoundaryState::talking`]).
     pub fn long_lines(&self) -> bool {
-        self.params.long_line_words > 0.0 && self.mean_words >= self.params.long_line_words
+        let p = &self.params;
+        (p.long_line_words > 0.0 && self.mean_words >= p.long_line_words) || self.talking()
+    }
+
+    /// Whether the thread so far reads as people talking about themselves: middling lines that
+    /// often speak in the first person ([`BoundaryParams::talk_first_person_share`]). Questions
+    /// and requests to an assistant, however long, rarely do.
+    pub fn talking(&self) -> bool {
+        let p = &self.params;
+        let share = f64::from(self.first_person_lines) / f64::from(self.words_seen.max(1));
+        p.talk_first_person_share > 0.0
+            && self.words_seen >= p.talk_min_lines
+            && self.mean_words >= p.talk_line_words
+            && share >= p.talk_first_person_share
     }
 
     /// Messages after a boundary that cannot fire again, for this thread so far.
@@ -402,10 +432,15 @@ impl BoundaryState {
         let acc = ((1.0 - p.leak) * self.acc + input).max(0.0).min(p.acc_cap * bound);
         // 7. The block rule: the last few messages against the few before them.
         self.remember(w, &e);
-        let below_block = p.block_floor.is_some_and(|floor| self.block_similarity().is_some_and(|b| b < floor));
+        // In a conversation a topic lasts: the similarity rules wait for it to hold a while, and
+        // then two lines unlike the eight before them are enough.
+        let talking = self.talking();
+        let block_floor = if talking { p.talk_block_floor.or(p.block_floor) } else { p.block_floor };
+        let young = talking && self.since_boundary < p.talk_min_topic;
+        let below_block = !young && block_floor.is_some_and(|floor| self.block_similarity().is_some_and(|b| b < floor));
         let sim_floor = if self.long_lines() { p.long_sim_floor.or(p.sim_floor) } else { p.sim_floor };
         let below_floor = w >= p.floor_min_weight && sim_floor.is_some_and(|floor| s < floor);
-        let refractory = self.since_boundary <= self.refractory_msgs();
+        let refractory = self.since_boundary <= self.refractory_msgs() || young;
         let is_boundary = below_block || (!refractory && (acc >= bound || below_floor));
         // Evidence gathered against a topic still in its refractory period is not carried over.
         self.acc = if is_boundary || refractory { 0.0 } else { acc };

@@ -54,6 +54,28 @@ const LONG_INIT_SIM_EMA: Option<f64> = Some(0.1);
 const LONG_BASE: Option<f64> = None;
 /// Default [`BoundaryParams::long_sim_floor`]: see docs/cognition.md §5.5.
 const LONG_SIM_FLOOR: Option<f64> = None;
+/// Default [`BoundaryParams::talk_first_person_share`]: 0.3. Over whole sessions, lines of 6
+/// words or more on average of which at least 0.3 speak in the first person mark 87 % of the
+/// chit-chat sessions and 2 % of the chatterbot ones (the 9-word test alone: 48 % and 8 %).
+/// Even chit-chat sessions with the other talk defaults (Pk / F1; chatterbot dev Pk / F1):
+/// 0.25 → 0.233 / 0.613, 0.170 / 0.793; 0.3 → 0.236 / 0.611, 0.165 / 0.801; 0.35 → 0.238 /
+/// 0.618, 0.165 / 0.801 (`--chitchat-try`; docs/cognition.md §5.5).
+const TALK_FIRST_PERSON_SHARE: f64 = 0.3;
+/// Default [`BoundaryParams::talk_line_words`]: 6 (before the talk block floor: 5 → 0.251 /
+/// 0.575 with chatterbot dev 0.167 / 0.795; 6 → 0.251 / 0.574; 7 → 0.254 / 0.572).
+const TALK_LINE_WORDS: f64 = 6.0;
+/// Default [`BoundaryParams::talk_min_lines`]: 4. 3 → 0.231 / 0.622 but chatterbot dev 0.172 /
+/// 0.796; 5 → 0.237 / 0.610.
+const TALK_MIN_LINES: u32 = 4;
+/// Default [`BoundaryParams::talk_min_topic`]: 12 messages, most of a chit-chat segment (743 of
+/// the 929 segments hold 16 lines). With the talk block floor: 10 → 0.288 / 0.541; 11 → 0.253
+/// / 0.583; 12 → 0.236 / 0.611; 13 → 0.245 / 0.594. Without it: 8 → 0.287 / 0.532, 12 → 0.251
+/// / 0.574, 14 → 0.272 / 0.522.
+const TALK_MIN_TOPIC: u32 = 12;
+/// Default [`BoundaryParams::talk_block_floor`]: 0.3. 0.2 → 0.262 / 0.551; 0.25 (as
+/// `block_floor`) → 0.251 / 0.574; 0.28 → 0.245 / 0.591; 0.3 → 0.236 / 0.611; 0.32 → 0.240 /
+/// 0.601; 0.35 → 0.255 / 0.582; 0.4 → 0.274 / 0.559.
+const TALK_BLOCK_FLOOR: Option<f64> = Some(0.3);
 
 /// The detector's constants. The four regulator-owned tunables (`fast_window`, `slow_window`,
 /// `leak`, `base`) have bounds in [`BoundaryParams::clamped`]; the rest are fixed per version.
@@ -186,6 +208,22 @@ pub struct BoundaryParams {
     pub long_base: Option<f64>,
     /// `sim_floor` in a thread of long lines. None: `sim_floor`. Seed: none.
     pub long_sim_floor: Option<f64>,
+    /// A thread is a conversation between people
+    /// ([`BoundaryState::talking`](super::BoundaryState::talking)), and counts as one of long
+    /// lines too, once at least this share of its lines speak in the first person, with
+    /// `talk_line_words` words a line on average over at least `talk_min_lines` lines. 0 turns
+    /// it off. Seed: none.
+    pub talk_first_person_share: f64,
+    /// See `talk_first_person_share`.
+    pub talk_line_words: f64,
+    /// See `talk_first_person_share`.
+    pub talk_min_lines: u32,
+    /// In a conversation ([`BoundaryState::talking`](super::BoundaryState::talking)) neither
+    /// the accumulator, the floor nor the block rule fire before the current topic has held
+    /// this many messages. 0: off. Seed: none.
+    pub talk_min_topic: u32,
+    /// `block_floor` in a conversation. None: `block_floor`. Seed: none.
+    pub talk_block_floor: Option<f64>,
 }
 
 impl Default for BoundaryParams {
@@ -202,6 +240,11 @@ impl Default for BoundaryParams {
             long_init_sim_ema: LONG_INIT_SIM_EMA,
             long_base: LONG_BASE,
             long_sim_floor: LONG_SIM_FLOOR,
+            talk_first_person_share: TALK_FIRST_PERSON_SHARE,
+            talk_line_words: TALK_LINE_WORDS,
+            talk_min_lines: TALK_MIN_LINES,
+            talk_min_topic: TALK_MIN_TOPIC,
+            talk_block_floor: TALK_BLOCK_FLOOR,
             ..BoundaryParams::chatterbot()
         }
     }
@@ -269,6 +312,11 @@ impl BoundaryParams {
             long_init_sim_ema: None,
             long_base: None,
             long_sim_floor: None,
+            talk_first_person_share: 0.0,
+            talk_line_words: 0.0,
+            talk_min_lines: 0,
+            talk_min_topic: 0,
+            talk_block_floor: None,
         }
     }
 

@@ -1,6 +1,7 @@
 use super::*;
 
 mod chat;
+mod talk;
 
 const DIM: usize = 384;
 const T0: i64 = 1_700_000_000;

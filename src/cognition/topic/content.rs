@@ -71,6 +71,15 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
 }
 
+/// First-person words as [`words`] splits them ("I'm" → "i", "m").
+const FIRST_PERSON: &[&str] = &["i", "im", "ive", "me", "mine", "my", "myself"];
+
+/// Whether `text` speaks in the first person: the mark of people talking about themselves
+/// (docs/cognition.md §5.5), which questions and requests to an assistant rarely are.
+pub fn speaks_in_first_person(text: &str) -> bool {
+    words(text).any(|w| FIRST_PERSON.contains(&w.as_str()))
+}
+
 /// The words that can name a topic: not stop words, fillers or 1-character tokens, in order.
 pub fn content_words(text: &str) -> Vec<String> {
     words(text).filter(|w| w.chars().count() > 1 && !is_stop_word(w)).collect()

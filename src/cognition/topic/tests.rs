@@ -375,3 +375,37 @@ fn a_greeting_after_a_settled_topic_starts_a_new_one() {
     assert_eq!(new_topics(&[talk, talk, "hi there!", talk, "They said hello to the driver"]), Vec::<usize>::new());
     assert_eq!(new_topics(&["hello", "hi!", talk, talk]), Vec::<usize>::new());
 }
+
+#[test]
+fn first_person_lines_are_told_from_questions_to_an_assistant() {
+    for text in ["I'd love to go there", "my sister did that", "Honestly im not sure", "That reminds me of it"] {
+        assert!(speaks_in_first_person(text), "{text:?}");
+    }
+    for text in ["what is gravitation", "can you write heap sort?", "Imagine a world without cars", "mine?!"] {
+        assert_eq!(speaks_in_first_person(text), text == "mine?!", "{text:?}");
+    }
+}
+
+#[test]
+fn the_classifier_reports_first_person_lines_to_the_detector() {
+    use crate::cognition::boundary::{BoundaryState, FocusLevel};
+    let p = ClassifierParams::default();
+    let e = random_unit(3);
+    let mut state = BoundaryState::new(BoundaryParams::default());
+    let mut topics = Vec::new();
+    for (i, text) in
+        ["We went hiking last weekend", "I loved the view from the top", "what trail was it"].into_iter().enumerate()
+    {
+        let msg = Message { text, embedding: &e, now_unix_s: 1_700_000_000 + 60 * i as i64 };
+        let c = classify(
+            &topics,
+            topics.len().checked_sub(1),
+            &msg,
+            Some(Detector { state: &mut state, focus: FocusLevel::None }),
+            &p,
+        );
+        apply(&mut topics, &c, &msg, i as i64, &p);
+    }
+    // The first line opens the thread; the detector decides the other two, one in the first person.
+    assert_eq!((state.words_seen, state.first_person_lines), (2, 1));
+}
