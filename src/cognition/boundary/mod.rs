@@ -440,8 +440,11 @@ impl BoundaryState {
         let below_block = !young && block_floor.is_some_and(|floor| self.block_similarity().is_some_and(|b| b < floor));
         let sim_floor = if self.long_lines() { p.long_sim_floor.or(p.sim_floor) } else { p.sim_floor };
         let below_floor = w >= p.floor_min_weight && sim_floor.is_some_and(|floor| s < floor);
-        let refractory = self.since_boundary <= self.refractory_msgs() || young;
-        let is_boundary = below_block || (!refractory && (acc >= bound || below_floor));
+        // A message nothing like its topic (below the absolute floor) still opens a new one in a
+        // young conversation topic: the minimum holds back drifting evidence, not a clear break.
+        let settling = self.since_boundary <= self.refractory_msgs();
+        let refractory = settling || young;
+        let is_boundary = below_block || (!refractory && acc >= bound) || (!settling && below_floor);
         // Evidence gathered against a topic still in its refractory period is not carried over.
         self.acc = if is_boundary || refractory { 0.0 } else { acc };
         if is_boundary {

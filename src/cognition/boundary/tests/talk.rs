@@ -52,15 +52,25 @@ fn first_person_lines_of_middling_length_make_a_conversation() {
 
 #[test]
 fn a_conversation_holds_a_topic_for_twelve_messages() {
-    // Every line below the similarity floor: a quiz thread may change topic at each message,
-    // and so could a conversation of 7-word lines under the 44d9bad defaults (not long lines).
+    // Lines unlike each other at a steady, low-but-not-absurd similarity (0.25, above the 0.18
+    // floor): the accumulator closes a quiz topic every 9 messages (its refractory period and
+    // the evidence it takes), a conversation's only after the 12-message minimum.
     let far: Vec<Vec<f32>> = (0..30).map(|i| random_unit(100 + i)).collect();
-    assert_eq!(run(BoundaryParams::default(), &far[..6], 7, false, 0.05), (0..6).collect::<Vec<_>>());
+    assert_eq!(run(BoundaryParams::default(), &far, 7, false, 0.25), vec![1, 10, 19, 28]);
+    assert_eq!(run(BoundaryParams::default(), &far, 7, true, 0.25), vec![1, 13, 25]);
     let before = BoundaryParams { talk_first_person_share: 0.0, ..BoundaryParams::default() };
-    assert_eq!(run(before, &far[..12], 7, true, 0.05), (0..12).collect::<Vec<_>>());
-    // The conversation test needs 4 lines; from then on a topic (here the one opened at index
-    // 2) holds 12 messages before the floor may close it.
-    assert_eq!(run(BoundaryParams::default(), &far, 7, true, 0.05), vec![0, 1, 2, 14, 26]);
+    assert_eq!(run(before, &far, 7, true, 0.25), vec![1, 10, 19, 28], "44d9bad: no minimum");
+}
+
+#[test]
+fn a_clear_break_opens_a_topic_even_in_a_young_conversation_topic() {
+    // Below the absolute similarity floor a message is nothing like its topic: the minimum holds
+    // back drifting evidence, not that, so only the 2-message refractory period applies.
+    let far: Vec<Vec<f32>> = (0..30).map(|i| random_unit(100 + i)).collect();
+    let fired = run(BoundaryParams::default(), &far, 7, true, 0.05);
+    assert_eq!(&fired[..5], &[0, 1, 2, 5, 8], "{fired:?}");
+    let quiz = run(BoundaryParams::default(), &far[..6], 7, false, 0.05);
+    assert_eq!(quiz, (0..6).collect::<Vec<_>>(), "a quiz thread changes topic at each such message");
 }
 
 /// Eight lines along `a`, then two whose mean has a cosine of `cos` with it.
