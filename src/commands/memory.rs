@@ -13,28 +13,28 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         let id: MemoryId = id.parse()?;
         let f = store::forget(&mut conn, id)?;
         if json {
-            println!("{}", serde_json::to_string(&f)?);
+            super::say_json(&serde_json::to_string(&f)?);
         } else {
             let what = ["gist", "trait_value", "name", "content", "value", "message"]
                 .iter()
                 .find_map(|k| f.snapshot.get(*k).and_then(|v| v.as_str()))
                 .unwrap_or_default();
-            println!(
+            super::say(&format!(
                 "Forgot {} ({}); recorded as deletion #{}.",
                 f.id,
                 crate::text::clip::clip(what, 60),
                 f.deletion_id
-            );
+            ));
         }
         return Ok(ExitCode::SUCCESS);
     }
     let Some(kind) = args.kind else { anyhow::bail!("name a layer to list, or `memory forget ID`") };
     let rows = store::list_layer(&conn, kind, args.search.as_deref(), args.limit)?;
     if args.json {
-        println!("{}", serde_json::to_string(&rows)?);
+        super::say_json(&serde_json::to_string(&rows)?);
     } else if rows.is_empty() {
         match &args.search {
-            Some(q) => println!("No {} mention \"{q}\".", kind.title().to_lowercase()),
+            Some(q) => super::say(&format!("No {} mention \"{q}\".", kind.title().to_lowercase())),
             None => println!("Nothing stored in this layer yet."),
         }
     } else {
@@ -44,7 +44,7 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         } else {
             usize::MAX
         };
-        println!("{}", memory_table(&rows, *chrono::Local::now().offset(), width));
+        super::say(&memory_table(&rows, *chrono::Local::now().offset(), width));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 pub mod clip;
 mod content;
 mod scan;
+pub mod terminal;
 
 pub use content::is_content_word;
 pub use scan::{find_phrase, has_any, normalize, phrase_at, starts_with_any, words};

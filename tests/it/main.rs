@@ -31,6 +31,7 @@ mod pipeline;
 mod pipeline_degrade;
 mod pipeline_local;
 mod replay;
+mod security;
 mod topic_chitchat;
 mod tui_act_tmux;
 mod tui_memory_tmux;
