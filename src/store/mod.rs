@@ -155,8 +155,9 @@ fn register_sqlite_vec() {
 /// Open (creating if needed) the database at `path`, configure it and apply migrations.
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
+        crate::files::create_private_dir(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
     }
+    crate::files::ensure_private_file(path).map_err(|source| StoreError::Io { path: path.to_path_buf(), source })?;
     register_sqlite_vec();
     let mut conn = Connection::open(path)?;
     configure(&conn)?;
