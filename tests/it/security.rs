@@ -63,7 +63,7 @@ fn files_holding_the_key(dir: &Path) -> Vec<String> {
         SECRET.as_bytes().to_vec(),
         SECRET.bytes().map(|b| format!("{b:02x}")).collect::<String>().into_bytes(),
         // The distinctive tail alone: a key cut or masked on its way into a message.
-        SECRET[8..].as_bytes().to_vec(),
+        SECRET.as_bytes()[8..].to_vec(),
     ];
     let mut hits = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
