@@ -17,6 +17,7 @@ mod support;
 
 mod act;
 mod cli;
+mod fuzz;
 mod list_matching;
 mod llm_layer;
 mod llm_openai;
