@@ -314,3 +314,30 @@ fn fuzz_input_box() {
         assert!(!input.text().contains(|c: char| c.is_control() && c != '\n' && c != '\t'));
     });
 }
+
+#[test]
+fn a_one_megabyte_paste_fills_the_box_and_renders() {
+    let line = "2026-11-24 12:00:01 ERROR worker 7: \x1b[31mconnection reset\x1b[0m by peer\r\n";
+    let paste = line.repeat((1 << 20) / line.len() + 1);
+    let mut input = Input::default();
+    input.insert(&paste);
+    assert_eq!(input.text().lines().count(), paste.lines().count());
+    assert!(!input.text().contains(['\x1b', '\r']));
+    let rows = input.prepare(58, 10);
+    assert_eq!(rows, 10);
+    let mut terminal = Terminal::new(TestBackend::new(60, 12)).unwrap();
+    terminal.draw(|f| input.render(f, Rect::new(0, 0, 60, 12), true, "hint")).unwrap();
+    assert_eq!(input.handle(Command::Send).map(|t| t.len()), Some(input_len(&paste)));
+
+    let mut doc = Doc::new(&paste, false);
+    let h = doc.prepare(80);
+    assert!(h >= paste.lines().count(), "{h}");
+    let mut shown = 0;
+    doc.rows(h - 5, 5, &mut |l| shown += usize::from(l.spans.iter().all(|s| !s.content.contains('\x1b'))));
+    assert_eq!(shown, 5);
+}
+
+/// The length of `paste` as the box keeps it: escapes and carriage returns gone, trimmed.
+fn input_len(paste: &str) -> usize {
+    paste.replace("\r\n", "\n").chars().filter(|c| *c == '\n' || !c.is_control()).collect::<String>().trim().len()
+}

@@ -160,3 +160,83 @@ fn a_config_holding_a_key_inline_is_refused_naming_file_and_line() {
     assert!(!err.contains(&SECRET[8..]), "the message repeats the key: {err}");
     assert!(!dir.path().join("chalie.db").exists(), "nothing runs on a refused config");
 }
+
+#[test]
+fn a_damaged_database_is_refused_with_a_way_out_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    configure(dir.path(), "http://127.0.0.1:9/v1", "");
+    let db = dir.path().join("chalie.db");
+    // Random-looking bytes, and a real database with its header page overwritten.
+    let mut junk = Vec::new();
+    let mut rng = chalie::SplitMix64(23);
+    while junk.len() < 64 << 10 {
+        junk.extend_from_slice(&rng.next_u64().to_le_bytes());
+    }
+    for bytes in [junk, b"SQLite format 3\0".iter().copied().chain(std::iter::repeat_n(0xA5, 8192)).collect()] {
+        std::fs::write(&db, &bytes).unwrap();
+        for args in [&["ask", "hello"][..], &["status"], &["audit"], &["memory", "facts"]] {
+            let out = chalie(dir.path(), args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out.stderr));
+            let err = text(&out.stderr);
+            assert!(err.contains("not a readable chalie-tui database") && err.contains("mv '"), "{args:?}: {err}");
+            assert_eq!(std::fs::read(&db).unwrap(), bytes, "{args:?} changed the file");
+        }
+    }
+}
+
+/// `chalie-tui ARGS` with `input` on stdin.
+fn chalie_stdin(data: &Path, args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
+        .args(args)
+        .env("CHALIE_DATA_DIR", data)
+        .env("CHALIE_CONFIG", data.join("config.toml"))
+        .env("CHALIE_MODELS_DIR", data.join("models"))
+        .env_remove("CHALIE_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
+}
+
+#[test]
+fn a_one_megabyte_paste_and_a_message_of_only_control_characters_are_taken_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_rt, double) = serve(vec![Reply::text("That is a long log."), Reply::text("I see only control characters.")]);
+    configure(dir.path(), &double.base_url(), "");
+    // Heuristic triage: the two scripted replies are the two generations.
+    let config = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    std::fs::write(dir.path().join("config.toml"), config.replace("triage = \"llm\"", "triage = \"heuristic\""))
+        .unwrap();
+    let line = "2026-11-24 12:00:01 ERROR worker 7: connection reset by peer, retrying\n";
+    let paste = line.repeat((1 << 20) / line.len() + 1);
+    let out = chalie_stdin(dir.path(), &["ask", "--json", "--thread", "t", "-"], paste.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(json_lines(&out)[0]["failed"], serde_json::Value::Null, "{}", text(&out.stdout));
+
+    let controls = "\x1b[2J\x1b]2;x\x07\x00\x01\x08\x7f\u{9b}6n\x1b[6n";
+    let out = chalie_stdin(dir.path(), &["ask", "--thread", "t", "-"], controls.as_bytes());
+    assert!(out.status.success(), "{}{}", text(&out.stderr), text(&out.stdout));
+    assert_eq!(live_controls(&out.stdout), Vec::<char>::new(), "{:?}", text(&out.stdout));
+
+    // Both were accepted: the whole paste and the control characters are in the history.
+    let conn = rusqlite::Connection::open(dir.path().join("chalie.db")).unwrap();
+    let users: Vec<String> = conn
+        .prepare("SELECT content FROM chat_history WHERE role = 'user' ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(users.len(), 2, "{:?}", users.iter().map(|u| u.len()).collect::<Vec<_>>());
+    assert_eq!(users[0], paste.trim_end());
+    assert_eq!(users[1], controls);
+}

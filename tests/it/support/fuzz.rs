@@ -124,7 +124,7 @@ impl Fuzz {
         for _ in 0..edits {
             let at = Self::floor(&s, rng.below(s.len() + 1));
             match rng.below(8) {
-                0 | 1 | 2 => {
+                0..=2 => {
                     let t = self.token(rng).to_string();
                     s.insert_str(at, &t);
                 }
