@@ -55,6 +55,7 @@ mod focus_sessions;
 mod fok;
 mod forget;
 mod gists;
+mod instance;
 mod interaction_log;
 mod jobs;
 mod kv_state;
@@ -92,6 +93,7 @@ pub use focus_sessions::{FocusSessionsRepo, OpenSession};
 pub use fok::FokRepo;
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
 pub use gists::{GistsRepo, LiveGist, NewGist};
+pub use instance::InstanceLock;
 pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use jobs::{Job, JobKind, JobState, JobsRepo, QueueActivity, wait_for_exchange_job};
 pub use kv_state::KvStateRepo;
@@ -140,6 +142,14 @@ pub enum StoreError {
         shown = .path.display()
     )]
     Corrupt { path: PathBuf },
+    /// Another process runs the engine on this database ([`InstanceLock`]).
+    #[error(
+        "another chalie-tui ({holder}) is already using {shown}; close it first, or give this one its own database \
+         with --db FILE",
+        shown = .path.display(),
+        holder = if .holder.is_empty() { "process" } else { .holder.as_str() }
+    )]
+    InUse { path: PathBuf, holder: String },
 }
 
 static VEC_EXTENSION: Once = Once::new();

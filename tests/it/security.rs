@@ -240,3 +240,68 @@ fn a_one_megabyte_paste_and_a_message_of_only_control_characters_are_taken_in() 
     assert_eq!(users[0], paste.trim_end());
     assert_eq!(users[1], controls);
 }
+
+/// The paths and config the binary would use for `data`, for starting the runtime in-process
+/// the way the TUI does.
+fn runtime_inputs(data: &Path) -> (chalie::config::Paths, chalie::config::Config) {
+    let paths = chalie::config::Paths::resolve(&chalie::config::ProcessEnv, Some(&data.join("config.toml")), None);
+    let paths = chalie::config::Paths {
+        data_dir: data.to_path_buf(),
+        db_file: data.join("chalie.db"),
+        models_dir: data.join("models"),
+        ..paths
+    };
+    let config = chalie::config::Config::from_user_toml(
+        &paths.config_file,
+        &std::fs::read_to_string(&paths.config_file).unwrap(),
+    )
+    .unwrap();
+    (paths, config)
+}
+
+#[test]
+fn a_second_engine_on_one_database_is_refused_in_either_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = Reply::Text { chunks: vec!["Paris.".into()], delay_ms: 3000, logprobs: None };
+    let (_rt, double) = serve(vec![slow, Reply::text("Madrid.")]);
+    configure(dir.path(), &double.base_url(), "");
+    let config = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    std::fs::write(dir.path().join("config.toml"), config.replace("triage = \"llm\"", "triage = \"heuristic\""))
+        .unwrap();
+
+    // `ask` first (its reply takes 3 s), then the TUI's start-up: refused, naming ask's pid.
+    let ask = {
+        let data = dir.path().to_path_buf();
+        std::thread::spawn(move || chalie(&data, &["ask", "What is the capital of France?"]))
+    };
+    let lock = dir.path().join("chalie.db.lock");
+    let mut waited = 0;
+    while !std::fs::read_to_string(&lock).is_ok_and(|s| s.starts_with("pid")) && waited < 200 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    let (paths, config) = runtime_inputs(dir.path());
+    let err = chalie::runtime::Runtime::start(paths.clone(), config.clone()).err().expect("a second engine started");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("another chalie-tui (pid ") && msg.contains("--db FILE"), "{msg}");
+    let out = ask.join().unwrap();
+    assert!(out.status.success(), "the first one is undisturbed: {}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Paris.\n");
+
+    // The TUI's runtime first, then `ask`: refused with the same message, exit 1, no reply asked.
+    let tui = chalie::runtime::Runtime::start(paths, config).expect("the lock went with the first process");
+    let out = chalie(dir.path(), &["ask", "And of Spain?"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("another chalie-tui (pid {})", std::process::id())),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(double.chat_requests().len(), 1, "the refused ask called no model");
+    // Readers are not engines: they work alongside.
+    let out = chalie(dir.path(), &["audit"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    tui.finish();
+    let out = chalie(dir.path(), &["ask", "And of Spain?"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
