@@ -18,6 +18,7 @@ mod support;
 mod act;
 mod cli;
 mod fuzz;
+mod kill9;
 mod list_matching;
 mod llm_layer;
 mod llm_openai;
