@@ -13,14 +13,15 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module may import modules of a strictly lower layer only; layer 0 are
 /// leaves, which import nothing from the crate.
 const LAYERS: &[(&str, u8)] = &[
-    // Leaves: the shared vocabulary, text utilities, the natural-time parser.
+    // Leaves: the shared vocabulary, text utilities, the natural-time parser, private files.
     ("vocab", 0),
     ("text", 0),
     ("when", 0),
+    ("files", 0),
     ("layering", 0),
-    ("config", 1),
-    // Logging set-up masks secrets with `text` as it writes.
+    // Logging set-up writes its private file through `files` and masks secrets with `text`.
     ("logging", 1),
+    ("config", 1),
     ("store", 2),
     // What the engine did, and the bus that carries it.
     ("events", 3),

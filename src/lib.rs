@@ -9,6 +9,7 @@ pub mod cognition;
 pub mod commands;
 pub mod config;
 pub mod events;
+pub mod files;
 #[cfg(test)]
 mod layering;
 pub mod llm;

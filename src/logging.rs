@@ -64,8 +64,9 @@ pub fn scrub_current(needles: &[String]) -> std::io::Result<bool> {
 /// last lines are flushed.
 pub fn init(file: &Path) -> std::io::Result<WorkerGuard> {
     let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    crate::files::create_private_dir(dir)?;
     let name = file.file_name().unwrap_or("chalie-tui.log".as_ref());
+    crate::files::ensure_private_file(&dir.join(name))?;
     let appender = tracing_appender::rolling::never(dir, name);
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = EnvFilter::try_from_env("CHALIE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));

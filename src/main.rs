@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("chalie-tui: {e:#}");
+            eprintln!("chalie-tui: {}", chalie::text::terminal::safe(&format!("{e:#}")));
             if e.downcast_ref::<ConfigError>().is_some() { ExitCode::from(2) } else { ExitCode::from(1) }
         }
     }

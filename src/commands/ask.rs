@@ -30,11 +30,11 @@ pub fn run(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCo
             let report = rt.converse(&engine, thread.clone(), text, &cancel).await?;
             failed |= report.failed.is_some();
             if args.json {
-                println!("{}", serde_json::to_string(&report)?);
+                super::say_json(&serde_json::to_string(&report)?);
             } else if report.response.is_empty() {
                 println!("({} — no reply needed)", report.mode);
             } else {
-                println!("{}", report.response);
+                super::say(&report.response);
             }
             // The turn is only over once its memory encoding is committed (or has failed).
             if let Some(state) = rt.wait_for_encoding(&report.exchange_id, ENCODE_WAIT).await?

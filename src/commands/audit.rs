@@ -25,12 +25,12 @@ pub fn run(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         for entry in &entries {
             // Through a JSON value, whose keys print sorted: the line format outside tools read.
-            println!("{}", serde_json::to_value(entry)?);
+            super::say_json(&serde_json::to_value(entry)?.to_string());
         }
     } else if entries.is_empty() {
         println!("No routing decisions recorded yet in {}.", paths.db_file.display());
     } else {
-        println!("{}", table(&entries, &chrono::Local));
+        super::say(&table(&entries, &chrono::Local));
     }
     Ok(ExitCode::SUCCESS)
 }

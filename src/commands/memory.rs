@@ -17,10 +17,10 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         crate::session::scrub::scrub_logs(&paths.sessions_dir(), &f.needles)?;
         crate::logging::scrub(&paths.log_file(), &f.needles)?;
         if json {
-            println!("{}", serde_json::to_string(&f)?);
+            super::say_json(&serde_json::to_string(&f)?);
         } else {
             let rows: usize = f.rows.values().sum();
-            println!("Forgot {} ({rows} rows in all); recorded as deletion #{}.", f.id, f.deletion_id);
+            super::say(&format!("Forgot {} ({rows} rows in all); recorded as deletion #{}.", f.id, f.deletion_id));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -31,10 +31,10 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
     };
     let rows = store::list_layer(&conn, kind, args.search.as_deref(), args.limit)?;
     if args.json {
-        println!("{}", serde_json::to_string(&rows)?);
+        super::say_json(&serde_json::to_string(&rows)?);
     } else if rows.is_empty() {
         match &args.search {
-            Some(q) => println!("No {} mention \"{q}\".", kind.title().to_lowercase()),
+            Some(q) => super::say(&format!("No {} mention \"{q}\".", kind.title().to_lowercase())),
             None => println!("Nothing stored in this layer yet."),
         }
     } else {
@@ -44,7 +44,7 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         } else {
             usize::MAX
         };
-        println!("{}", memory_table(&rows, *chrono::Local::now().offset(), width));
+        super::say(&memory_table(&rows, *chrono::Local::now().offset(), width));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -32,3 +32,15 @@ pub fn load_config(paths: &Paths, env: &dyn Env) -> Result<Config, ConfigError> 
 fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
+
+/// Print text we did not write (a reply, a memory, a recorded message) as a line on stdout,
+/// with every control character made visible ([`crate::text::terminal::safe`]).
+fn say(text: &str) {
+    println!("{}", crate::text::terminal::safe(text));
+}
+
+/// Print one serialised JSON value as a line on stdout, with the control characters that
+/// serde_json leaves raw escaped ([`crate::text::terminal::safe_json`]).
+fn say_json(line: &str) {
+    println!("{}", crate::text::terminal::safe_json(line));
+}

@@ -13,7 +13,7 @@ const SHOWN: usize = 10;
 pub fn run(config: Config, path: &Path, rerun: bool, headless: bool) -> anyhow::Result<ExitCode> {
     let log = crate::session::read_log(path)?;
     for w in log.warnings.iter().take(SHOWN) {
-        eprintln!("warning: {}: {w}", path.display());
+        eprintln!("warning: {}: {}", path.display(), crate::text::terminal::safe(&w.to_string()));
     }
     if log.warnings.len() > SHOWN {
         eprintln!(
@@ -30,7 +30,7 @@ pub fn run(config: Config, path: &Path, rerun: bool, headless: bool) -> anyhow::
             let line = serde_json::json!({
                 "turn": t.turn, "text": t.text, "recorded_mode": t.mode, "scores": t.scores, "reply": t.reply,
             });
-            println!("{line}");
+            super::say_json(&line.to_string());
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -19,7 +19,9 @@ pub fn run(log: &SessionLog, config: Config, headless: bool) -> anyhow::Result<E
         // Each turn is printed as soon as it is ready: a long rerun shows progress.
         let mut out = std::io::stdout().lock();
         let written = if headless {
-            serde_json::to_string(t).map_err(std::io::Error::other).and_then(|line| writeln!(out, "{line}"))
+            serde_json::to_string(t)
+                .map_err(std::io::Error::other)
+                .and_then(|line| writeln!(out, "{}", crate::text::terminal::safe_json(&line)))
         } else {
             let row = row(t);
             if t.differs && color { writeln!(out, "\x1b[1;7m{row}\x1b[0m") } else { writeln!(out, "{row}") }
@@ -49,5 +51,10 @@ pub fn run(log: &SessionLog, config: Config, headless: bool) -> anyhow::Result<E
 fn row(t: &RerunTurn) -> String {
     let recorded = t.recorded_mode.map_or("-", |m| m.as_str());
     let mark = if t.differs { "≠" } else { " " };
-    format!("{:>4}  {recorded:<11} {mark}  {:<11}  {}", t.turn, t.mode.as_str(), crate::text::clip::clip(&t.text, 60))
+    format!(
+        "{:>4}  {recorded:<11} {mark}  {:<11}  {}",
+        t.turn,
+        t.mode.as_str(),
+        crate::text::terminal::safe(&crate::text::clip::clip(&t.text, 60))
+    )
 }

@@ -6,6 +6,7 @@
 //! the environment variable that holds its key.
 
 mod paths;
+mod secrets;
 
 pub use paths::{Env, Paths, ProcessEnv};
 
@@ -310,6 +311,7 @@ struct Parsed<'a> {
 
 impl Parsed<'_> {
     fn parse<'a>(name: &str, text: &'a str) -> Result<Parsed<'a>, ConfigError> {
+        secrets::refuse_inline_secrets(name, text)?;
         let layer: Layer = toml::from_str(text).map_err(|e| {
             let offset = e.span().map(|s| s.start).unwrap_or(0);
             let (line, column) = line_col(text, offset);

@@ -46,6 +46,8 @@ pub struct Runtime {
     engine_llm: Arc<watch::Sender<Option<Arc<Llm>>>>,
     /// What every background task last did (the F1 popup and `status` read it).
     pub workers: WorkerBoard,
+    /// This process's claim on the database: one engine per file.
+    _instance: Arc<crate::store::InstanceLock>,
 }
 
 impl Runtime {
@@ -53,6 +55,8 @@ impl Runtime {
     /// session log. Synchronous: call before entering the async world, or from
     /// `spawn_blocking`.
     pub fn start(paths: Paths, config: Config) -> anyhow::Result<Runtime> {
+        // Before anything is written: a refused second process leaves no trace.
+        let instance = Arc::new(crate::store::InstanceLock::acquire(&paths.db_file)?);
         let db = Db::open(&paths.db_file)?;
         // Secrets a previous session kept in its chat lines leave now if it ended without
         // masking them (a crash); before this session's log is opened, so logs can be rewritten.
@@ -77,7 +81,17 @@ impl Runtime {
             tracing::info!(retired, "closed jobs left on queues no worker claims");
         }
         let engine_llm = Arc::new(watch::Sender::new(None));
-        Ok(Runtime { paths, config, db, bus, session_log, writer, engine_llm, workers: WorkerBoard::new() })
+        Ok(Runtime {
+            paths,
+            config,
+            db,
+            bus,
+            session_log,
+            writer,
+            engine_llm,
+            workers: WorkerBoard::new(),
+            _instance: instance,
+        })
     }
 
     /// Store the config's `[router.weights]` as the weights version the engine will load, or

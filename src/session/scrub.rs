@@ -45,7 +45,7 @@ pub fn scrub_file(path: &Path, needles: &[String]) -> Result<bool, SessionError>
     let err = |source| SessionError::Write { path: path.to_path_buf(), source };
     let tmp = path.with_extension("jsonl.forget-tmp");
     {
-        let mut f = std::fs::File::create(&tmp).map_err(err)?;
+        let mut f = crate::files::private_create(&tmp).map_err(err)?;
         f.write_all(out.as_bytes()).map_err(err)?;
         f.sync_all().map_err(err)?;
     }

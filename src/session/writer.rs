@@ -1,6 +1,6 @@
 use super::{Header, SessionError};
 use crate::events::Stamped;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -15,13 +15,12 @@ impl SessionWriter {
     /// Create `<dir>/<timestamp>-<id>.jsonl` and write its header.
     pub fn create(dir: &Path, header: &Header) -> Result<SessionWriter, SessionError> {
         let err = |source| SessionError::Write { path: dir.to_path_buf(), source };
-        std::fs::create_dir_all(dir).map_err(err)?;
+        crate::files::create_private_dir(dir).map_err(err)?;
         let stamp = header.ts.format("%Y%m%d-%H%M%S");
         let short = header.session_id.get(header.session_id.len().saturating_sub(8)..).unwrap_or("session");
         let path = dir.join(format!("{stamp}-{short}.jsonl"));
-        let file = OpenOptions::new()
+        let file = crate::files::private_append()
             .create_new(true)
-            .append(true)
             .open(&path)
             .map_err(|source| SessionError::Write { path: path.clone(), source })?;
         let mut w = SessionWriter { path, out: BufWriter::new(file) };
@@ -54,7 +53,7 @@ impl SessionWriter {
         if let Some(dir) = self.path.parent() {
             super::scrub::scrub_logs(dir, &needles)?;
         }
-        let file = OpenOptions::new().append(true).open(&self.path).map_err(err)?;
+        let file = crate::files::private_append().open(&self.path).map_err(err)?;
         self.out = BufWriter::new(file);
         if let Err(e) = crate::logging::scrub_current(&needles) {
             tracing::warn!("the diagnostics log could not be rewritten after a forget: {e}");

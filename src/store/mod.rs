@@ -60,6 +60,7 @@ mod fok;
 mod forget;
 mod gists;
 mod identity;
+mod instance;
 mod interaction_log;
 mod jobs;
 mod kv_state;
@@ -100,6 +101,7 @@ pub use fok::FokRepo;
 pub use forget::{ForgetError, Forgotten, close_uncertainties, forget, record_deletion};
 pub use gists::{GistsRepo, LiveGist, NewGist};
 pub use identity::IdentityRepo;
+pub use instance::InstanceLock;
 pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use jobs::{Job, JobKind, JobState, JobsRepo, QueueActivity, wait_for_exchange_job};
 pub use kv_state::KvStateRepo;
@@ -142,6 +144,22 @@ pub enum StoreError {
     Dimension { expected: usize, got: usize },
     #[error("the database thread has stopped")]
     Closed,
+    /// The file is damaged or not a database at all. It is never written to: the person
+    /// decides (see [`move_aside`]).
+    #[error(
+        "{shown} is not a readable chalie-tui database (it is damaged, or another kind of file); it was left as it \
+         is. Move it aside and start with a new one: mv '{shown}' '{shown}.damaged' (or open another with --db FILE)",
+        shown = .path.display()
+    )]
+    Corrupt { path: PathBuf },
+    /// Another process runs the engine on this database ([`InstanceLock`]).
+    #[error(
+        "another chalie-tui ({holder}) is already using {shown}; close it first, or give this one its own database \
+         with --db FILE",
+        shown = .path.display(),
+        holder = if .holder.is_empty() { "process" } else { .holder.as_str() }
+    )]
+    InUse { path: PathBuf, holder: String },
 }
 
 static VEC_EXTENSION: Once = Once::new();
@@ -165,13 +183,54 @@ fn register_sqlite_vec() {
 /// Open (creating if needed) the database at `path`, configure it and apply migrations.
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
+        crate::files::create_private_dir(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
     }
+    crate::files::ensure_private_file(path).map_err(|source| StoreError::Io { path: path.to_path_buf(), source })?;
     register_sqlite_vec();
+    let damaged = |e: &rusqlite::Error| {
+        matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt))
+    };
     let mut conn = Connection::open(path)?;
-    configure(&conn)?;
-    migrate(&mut conn)?;
-    Ok(conn)
+    // Reading the schema is the first thing that looks inside the file.
+    let looked = configure(&conn).and_then(|()| {
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).map_err(StoreError::from)
+    });
+    match looked {
+        Err(StoreError::Sqlite(e)) if damaged(&e) => return Err(StoreError::Corrupt { path: path.to_path_buf() }),
+        other => other?,
+    };
+    match migrate(&mut conn) {
+        Err(StoreError::Sqlite(e) | StoreError::Migration { source: e, .. }) if damaged(&e) => {
+            Err(StoreError::Corrupt { path: path.to_path_buf() })
+        }
+        other => other.map(|_| conn),
+    }
+}
+
+/// Move a damaged database (and its -wal and -shm files) aside to `<name>.damaged-<n>`,
+/// never replacing an existing file; returns where it went. A hard link then an unlink,
+/// because a rename would silently overwrite a file of that name.
+pub fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "chalie.db".into());
+    for n in 1..1000 {
+        let target = path.with_file_name(format!("{name}.damaged-{n}"));
+        match std::fs::hard_link(path, &target) {
+            Ok(()) => {
+                std::fs::remove_file(path)?;
+                for ext in ["-wal", "-shm"] {
+                    let side = path.with_file_name(format!("{name}{ext}"));
+                    if side.exists() {
+                        let _ = std::fs::hard_link(&side, target.with_file_name(format!("{name}.damaged-{n}{ext}")))
+                            .and_then(|()| std::fs::remove_file(&side));
+                    }
+                }
+                return Ok(target);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("too many damaged databases set aside already"))
 }
 
 /// An in-memory database with the full schema, for tests and benches.

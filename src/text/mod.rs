@@ -7,6 +7,7 @@ mod content;
 pub mod needles;
 pub mod privacy;
 mod scan;
+pub mod terminal;
 
 pub use content::is_content_word;
 pub use scan::{find_phrase, has_any, normalize, phrase_at, starts_with_any, words};

@@ -10,6 +10,7 @@
 use super::highlight::{self, HlState};
 use super::theme;
 use super::wrap::{self, Logical, WrapMode};
+use crate::text::terminal::safe;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -487,8 +488,10 @@ pub struct Doc {
 }
 
 impl Doc {
+    /// The text is kept with its control characters made visible
+    /// ([`crate::text::terminal::safe`]): a reply's escape sequences are shown, never obeyed.
     pub fn new(text: &str, plain: bool) -> Doc {
-        Doc { text: text.to_string(), plain, blocks: Vec::new(), stale: true, height: 0 }
+        Doc { text: safe(text).into_owned(), plain, blocks: Vec::new(), stale: true, height: 0 }
     }
 
     pub fn text(&self) -> &str {
@@ -496,12 +499,13 @@ impl Doc {
     }
 
     pub fn push_str(&mut self, s: &str) {
-        self.text.push_str(s);
+        self.text.push_str(&safe(s));
         self.stale = true;
     }
 
     /// Replace the whole text (a finished reply may differ from what streamed).
     pub fn set_text(&mut self, s: &str) {
+        let s = safe(s);
         if self.text != s {
             self.text = s.to_string();
             self.blocks.clear();
@@ -705,5 +709,25 @@ mod tests {
         let mut seen = Vec::new();
         d.rows(1, 2, &mut |l| seen.push(text_of(std::slice::from_ref(l))[0].clone()));
         assert_eq!(seen, ["line two", ""]);
+    }
+
+    #[test]
+    fn escape_sequences_in_a_streamed_reply_are_shown_not_obeyed() {
+        let reply = "Hi\x1b]2;pwned\x07 **there**\x1b[2J\x1b[H\n\n```\ncode\u{9b}1m\r\n```\n";
+        for plain in [false, true] {
+            for step in [1, 2, 5] {
+                let mut d = Doc::new("", plain);
+                let chars: Vec<char> = reply.chars().collect();
+                for chunk in chars.chunks(step) {
+                    d.push_str(&chunk.iter().collect::<String>());
+                }
+                let rows = doc_rows(&mut d, 40).join("\n");
+                assert!(!rows.contains(|c: char| c.is_control() && c != '\n'), "{rows:?}");
+                assert!(
+                    rows.contains("␛]2;pwned␇") && rows.contains("␛[2J␛[H") && rows.contains("code␛[1m"),
+                    "{rows:?}"
+                );
+            }
+        }
     }
 }

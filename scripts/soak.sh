@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The long forms of the reliability harnesses (issue 23); CI runs their short forms through
+# scripts/test.sh. Each prints its one-line summary. Takes an hour or more.
+#   CHALIE_FUZZ_CASES  inputs per fuzz target (default 1000000)
+#   CHALIE_FUZZ_SEED   the generator's seed (default: a new one each run, printed)
+#   CHALIE_KILL_ROUNDS kill -9 rounds (default 200); CHALIE_KILL_SEED their timing seed
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CHALIE_FUZZ_CASES="${CHALIE_FUZZ_CASES:-1000000}"
+export CHALIE_FUZZ_SEED="${CHALIE_FUZZ_SEED:-$(date +%s)}"
+echo "==> fuzzing: ${CHALIE_FUZZ_CASES} inputs per target, seed ${CHALIE_FUZZ_SEED}"
+cargo nextest run --locked --no-capture -E 'test(/^fuzz::fuzz_/)' 2>&1 | grep -E '^fuzz |PASS|FAIL|panicked'
+echo "==> kill -9: ${CHALIE_KILL_ROUNDS:=200} rounds"
+export CHALIE_KILL_ROUNDS
+cargo nextest run --locked --no-capture -E 'test(/^kill9::/)' 2>&1 | grep -E '^kill9:|PASS|FAIL|panicked'
