@@ -23,6 +23,12 @@ use std::time::Duration;
 pub const TIME_BOX: Duration = Duration::from_millis(600);
 /// Vector pre-screen: nearest neighbours per table.
 pub const PRESCREEN_K: usize = 5;
+/// Rows re-scored exactly per table, out of the nearest by binary code. Recall's 400
+/// (`store::candidate_count`) aims at its 50 nearest whatever their distance; the pre-screen
+/// wants only its 5 nearest at cosine >= 0.5, which sit near the top of the code ranking, and
+/// each exact re-score is a row read (~4.5 µs at 100k rows), so 400 per table took the check
+/// to 4.8 ms median at 100k memories; 50 keeps it under 2 ms (docs/cognition.md §10.4).
+pub const PRESCREEN_CANDIDATES: usize = 50;
 /// A pre-screened memory is compared only from this cosine similarity.
 pub const PRESCREEN_MIN_COSINE: f32 = 0.5;
 /// The model classifies at most this many pairs per message.
@@ -98,7 +104,7 @@ pub fn candidates(
     }
     let near = |t: VecTable| -> Result<Vec<i64>, StoreError> {
         Ok(VectorRepo(c)
-            .search(t, e, PRESCREEN_K)?
+            .search_with(t, e, PRESCREEN_K, PRESCREEN_CANDIDATES)?
             .into_iter()
             .filter(|(_, d)| 1.0 - d >= PRESCREEN_MIN_COSINE)
             .map(|(id, _)| id)

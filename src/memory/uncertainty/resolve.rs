@@ -3,7 +3,8 @@
 
 use super::tolerance;
 use crate::store::{
-    ConceptsRepo, FactsRepo, IdentityRepo, MemoryId, StoreError, TraitsRepo, UncertaintiesRepo, UncertaintyItem,
+    ConceptsRepo, EpisodesRepo, FactsRepo, IdentityRepo, MemoryId, NewEpisode, StoreError, TraitsRepo,
+    UncertaintiesRepo, UncertaintyItem, memory_text,
 };
 use rusqlite::Connection;
 use std::str::FromStr;
@@ -56,7 +57,45 @@ pub fn nudge_tolerance(c: &Connection, delta: f64, now: i64) -> Result<Option<f6
     repo.set_current(tolerance::NAME, tolerance::nudge(cur, delta), now)
 }
 
-/// The user resolved record `id`. Returns the record as closed, `None` when it was not open.
+/// Salience of the episode that keeps a clarification: a correction the user made matters
+/// more than small talk, less than a commitment (docs/cognition.md §10.6).
+pub const CLARIFICATION_SALIENCE: u8 = 6;
+
+/// What was asked and what the user chose, as an episode's gist. A "forget both" answer names
+/// neither memory: quoting them would keep a copy of what the user wanted gone.
+pub fn exchange_gist(a: Option<&str>, b: Option<&str>, choice: UserChoice) -> String {
+    let quote = |m: Option<&str>| m.map_or_else(|| "(gone)".to_string(), |t| format!("\"{t}\""));
+    match choice {
+        UserChoice::ForgetBoth => format!("Asked which of two memories is current; the user chose: {}", choice.label()),
+        _ => format!("Asked which is current, {} or {}; the user chose: {}", quote(a), quote(b), choice.label()),
+    }
+}
+
+/// Keep the clarification as an episode (seed 002: an answered question is remembered).
+fn record_exchange(c: &Connection, a: &str, b: Option<&str>, choice: UserChoice, now: i64) -> Result<i64, StoreError> {
+    let text = |m: &str| -> Result<Option<String>, StoreError> { Ok(memory_text(c, m)?.map(|(t, _)| t)) };
+    let (ta, tb) = (text(a)?, b.map(text).transpose()?.flatten());
+    let gist = exchange_gist(ta.as_deref(), tb.as_deref(), choice);
+    let s = f64::from(CLARIFICATION_SALIENCE) / 10.0;
+    EpisodesRepo(c).insert(&NewEpisode {
+        intent: r#"{"type":"clarification","direction":"resolving"}"#,
+        context: r#"{"situational":"","conversational":"","constraints":[]}"#,
+        action: Some("RESOLVE"),
+        emotion: None,
+        outcome: Some(choice.label()),
+        gist: &gist,
+        salience: CLARIFICATION_SALIENCE,
+        freshness: s,
+        topic: None,
+        thread_id: None,
+        exchange_id: None,
+        created_at: now,
+        salience_factors: "{}",
+        open_loops: "[]",
+    })
+}
+
+/// The user resolved record `id` (the exchange kept as an episode). Returns the record as closed, `None` when it was not open.
 pub fn resolve_by_user(
     c: &mut Connection,
     id: &str,
@@ -69,6 +108,7 @@ pub fn resolve_by_user(
         return Ok(None);
     }
     let (a, b) = (rec.item.memory_a.clone(), rec.item.memory_b.clone());
+    record_exchange(&tx, &a, b.as_deref(), choice, now)?;
     match choice {
         UserChoice::NewIsRight => {
             set(&tx, &a, "superseded", now)?;

@@ -206,6 +206,19 @@ fn the_ingestion_check_supersedes_contradicts_and_learns() {
 
     let t = crate::store::IdentityRepo(&c).current(tolerance::NAME).unwrap().unwrap();
     assert!((t - 0.47).abs() < 1e-9, "a correction lowers the tolerance: {t}");
+    let kept: Vec<String> =
+        crate::store::EpisodesRepo(&c).pending_batch(10).unwrap().into_iter().map(|e| e.gist).collect();
+    assert_eq!(kept.len(), 1, "the clarification is remembered as an episode: {kept:?}");
+    assert!(kept[0].contains("location: Faro") && kept[0].contains("the new one is right"), "{kept:?}");
+}
+
+#[test]
+fn a_forget_both_answer_is_kept_without_the_forgotten_words() {
+    let g =
+        resolve::exchange_gist(Some("gym: Fitness First"), Some("gym: Iron Works"), resolve::UserChoice::ForgetBoth);
+    assert!(!g.contains("Fitness") && !g.contains("Iron") && g.contains("forget both"), "{g}");
+    let g = resolve::exchange_gist(Some("gym: Fitness First"), None, resolve::UserChoice::BothTrue);
+    assert!(g.contains("\"gym: Fitness First\" or (gone)") && g.contains("both are true"), "{g}");
 }
 
 #[test]
