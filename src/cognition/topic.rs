@@ -207,6 +207,22 @@ pub struct Classification {
     pub diagnostics: Option<BoundaryOutcome>,
 }
 
+impl Classification {
+    /// A message that opens a new topic, whichever rule decided it.
+    fn new_topic(best_sim: f32, salience: f32, contentless: bool, diagnostics: Option<BoundaryOutcome>) -> Self {
+        Classification {
+            topic_index: None,
+            is_new_topic: true,
+            confidence: best_sim,
+            switch_score: 1.0 - best_sim,
+            best_sim,
+            salience,
+            contentless,
+            diagnostics,
+        }
+    }
+}
+
 /// Dot product of two unit vectors; 0 for vectors of different dimension (a centroid from
 /// another embedding model matches nothing).
 pub fn similarity(a: &[f32], b: &[f32]) -> f32 {
@@ -311,16 +327,8 @@ pub fn classify(
     // A greeting after a settled topic: a new conversation.
     let detector = match detector {
         Some(d) if greeting::restarts(msg.text, d.state, params) => {
-            return Classification {
-                topic_index: None,
-                is_new_topic: true,
-                confidence: best_sim,
-                switch_score: 1.0 - best_sim,
-                best_sim,
-                salience,
-                contentless,
-                diagnostics: Some(d.state.restart(msg.embedding, msg.now_unix_s, d.focus)),
-            };
+            let diagnostics = Some(d.state.restart(msg.embedding, msg.now_unix_s, d.focus));
+            return Classification::new_topic(best_sim, salience, contentless, diagnostics);
         }
         other => other,
     };
@@ -359,16 +367,7 @@ pub fn classify(
         None => best_sim < params.static_threshold,
     };
     if is_boundary {
-        return Classification {
-            topic_index: None,
-            is_new_topic: true,
-            confidence: best_sim,
-            switch_score: 1.0 - best_sim,
-            best_sim,
-            salience,
-            contentless,
-            diagnostics,
-        };
+        return Classification::new_topic(best_sim, salience, contentless, diagnostics);
     }
 
     // 5. The cheapest of the top candidates.
