@@ -199,7 +199,7 @@ impl TraitsRepo<'_> {
     /// context assembly shows as past.
     pub fn past_values(&self, limit: usize) -> Result<Vec<TraitRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT s.trait_key, s.trait_value, s.category, s.confidence, s.reliability FROM user_traits s
+            "SELECT s.trait_key, s.trait_value, s.category, s.confidence, s.reliability, s.updated_at FROM user_traits s
              WHERE s.reliability = 'superseded'
                AND EXISTS (SELECT 1 FROM user_traits c WHERE c.trait_key = s.trait_key AND c.reliability != 'superseded')
              ORDER BY s.updated_at DESC, s.id DESC LIMIT ?1",

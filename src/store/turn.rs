@@ -84,17 +84,24 @@ pub struct TraitRow {
     pub category: String,
     pub confidence: f64,
     pub reliability: String,
+    /// When a superseded value stopped being current (the row's last update, which the
+    /// supersession was); `None` for the others.
+    pub until: Option<i64>,
 }
 
 impl TraitRow {
-    /// From `SELECT trait_key, trait_value, category, confidence, reliability`.
+    /// From `SELECT trait_key, trait_value, category, confidence, reliability[, updated_at]`:
+    /// the sixth column, when selected, is read as `until` for a superseded row.
     pub fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TraitRow> {
+        let reliability: String = r.get(4)?;
+        let until = if reliability == "superseded" { r.get::<_, i64>(5).ok() } else { None };
         Ok(TraitRow {
             key: r.get(0)?,
             value: r.get(1)?,
             category: r.get(2)?,
             confidence: r.get(3)?,
-            reliability: r.get(4)?,
+            reliability,
+            until,
         })
     }
 }

@@ -102,7 +102,12 @@ pub use crate::cognition::reply::trait_label;
 pub fn trait_line(t: &TraitRow) -> String {
     let key = t.key.replace('_', " ");
     match t.reliability.as_str() {
-        "superseded" => format!("- {key}: used to be {} (past, no longer true)", t.value),
+        "superseded" => match t.until.and_then(|ts| chrono::DateTime::from_timestamp(ts, 0)) {
+            Some(until) => {
+                format!("- {key}: used to be {} (until {}; past, no longer true)", t.value, until.format("%-d %b %Y"))
+            }
+            None => format!("- {key}: used to be {} (past, no longer true)", t.value),
+        },
         "contradicted" => {
             format!("- {key}: {} (contradicted by another memory: do not assert it; ask if it matters)", t.value)
         }
@@ -220,6 +225,21 @@ mod tests {
     }
 
     #[test]
+    fn a_superseded_value_reads_as_past_with_the_day_it_stopped() {
+        let mut t = TraitRow {
+            key: "location".into(),
+            value: "Porto".into(),
+            category: "core".into(),
+            confidence: 0.9,
+            reliability: "superseded".into(),
+            until: Some(1_773_316_800), // 12 Mar 2026, 12:00 UTC
+        };
+        assert_eq!(trait_line(&t), "- location: used to be Porto (until 12 Mar 2026; past, no longer true)");
+        t.until = None;
+        assert_eq!(trait_line(&t), "- location: used to be Porto (past, no longer true)");
+    }
+
+    #[test]
     fn respond_carries_soul_mode_prompt_context_and_turns() {
         let traits = vec![TraitRow {
             key: "name".into(),
@@ -227,6 +247,7 @@ mod tests {
             category: "identity".into(),
             confidence: 1.0,
             reliability: "reliable".into(),
+            until: None,
         }];
         let topic = TopicContext {
             gists: vec![

@@ -7,6 +7,7 @@ fn t(key: &str, value: &str) -> TraitRow {
         category: "core".into(),
         confidence: 0.95,
         reliability: "reliable".into(),
+        until: None,
     }
 }
 
