@@ -240,6 +240,17 @@ pub fn parse(text: &str) -> Option<OwnQuestion> {
             personal: true,
         });
     }
+    // "which gym do I go to?", "what car do I drive?", "what phone do I have?": the noun asked
+    // about is the slot.
+    if let ["what" | "which", noun, "do" | "did", "i", _, ..] = ws
+        && !MODIFIERS.contains(noun)
+        && !matches!(*noun, "time" | "day" | "else" | "kind" | "sort" | "type" | "way" | "if")
+        && crate::text::is_content_word(noun)
+    {
+        let x = vec![noun.to_string()];
+        let personal = PERSONAL.contains(noun);
+        return Some(OwnQuestion { subject: Subject::Words(x), asked: format!("your {noun}"), personal });
+    }
     let n = MY_LEADS.iter().filter(|p| starts(p)).map(|p| p.split(' ').count()).max()?;
     // X runs to the verb or the end: "what's my sister's name again" → sister's name.
     let x: Vec<String> = ws[n..]

@@ -80,7 +80,11 @@ impl Turn<'_> {
         } else {
             None
         };
-        if run.as_ref().is_some_and(|r| r.results().next().is_none() && r.confirm.is_none()) {
+        // Only a question can be answered by quoting a memory: a statement that found no action
+        // ("I switched gyms, I go to Iron Works now") must not get an old line read back.
+        if u.signals.text.is_question()
+            && run.as_ref().is_some_and(|r| r.results().next().is_none() && r.confirm.is_none())
+        {
             memory_answer = self.engine.memory_answer(own_question.as_ref(), &topic.memories, true, self.now).await?;
         }
         let answers = delivered.settled.mode == Mode::Respond && memory_answer.is_none() && self.msg.social.is_none();

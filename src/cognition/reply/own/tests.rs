@@ -108,3 +108,14 @@ fn recalled_episodes_answer_when_no_key_does() {
     assert!(a.text.contains("5 Baker Street") && a.text.contains("episode:42"), "{}", a.text);
     assert_eq!(a.sources, ["episode:42"]);
 }
+
+#[test]
+fn which_thing_do_i_use_asks_for_that_slot() {
+    let m = mem(vec![t("gym", "Iron Works"), t("car", "a blue Corsa")], &[]);
+    assert_eq!(parse("which gym do I go to?").map(|q| q.subject), Some(Subject::Words(vec!["gym".into()])));
+    assert!(ask("which gym do I go to?", &m).unwrap().starts_with("Your gym is Iron Works"));
+    assert!(ask("what car do I drive?", &m).unwrap().starts_with("Your car is a blue Corsa"));
+    for q in ["what time do I need to leave?", "which way do I go from here?", "what do I need for a visa?"] {
+        assert!(!matches!(parse(q).map(|q| q.subject), Some(Subject::Words(_))), "{q}");
+    }
+}
