@@ -64,12 +64,12 @@ pub fn template_reply(
     }
     match mode {
         Mode::Acknowledge => {
-            let learned = templates::learned_phrases(&crate::memory::extract::extract(text).traits);
+            let learned = templates::taught(text);
             Some(templates::acknowledge(text, templates::Occasion::of(text, social_reason), name, &learned))
         }
         Mode::Respond | Mode::Clarify => {
             // "I live in Porto": a plain statement about oneself wants a note, not an essay.
-            let learned = templates::learned_phrases(&crate::memory::extract::extract(text).traits);
+            let learned = templates::taught(text);
             templates::is_self_statement(text, &learned)
                 .then(|| templates::acknowledge(text, templates::Occasion::Plain, name, &learned))
         }

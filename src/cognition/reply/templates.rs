@@ -52,11 +52,32 @@ pub fn learned_phrases(traits: &[TraitObservation]) -> Vec<String> {
 
 /// One trait, said back to its owner.
 fn second_person(t: &TraitObservation) -> Option<String> {
-    let v = t.value.trim();
+    said_back(&t.key, &t.value)
+}
+
+/// What the message taught: the extractor's traits, then the personal slots the uncertainty
+/// rules read in it ("my gym is Fitness First", "I go to Iron Works now") that the extractor
+/// does not know, so a slot statement is acknowledged on the built-in model too.
+pub fn taught(text: &str) -> Vec<String> {
+    let extracted = crate::memory::extract::extract(text).traits;
+    let mut out = learned_phrases(&extracted);
+    for claim in crate::memory::uncertainty::rules::claims(text) {
+        if claim.past || extracted.iter().any(|t| t.key == claim.slot) {
+            continue;
+        }
+        if let Some(p) = said_back(&claim.slot, &claim.value).filter(|p| !out.contains(p)) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A `key` with its value `v`, said back to its owner.
+fn said_back(key: &str, v: &str) -> Option<String> {
+    let v = v.trim();
     if v.is_empty() {
         return None;
     }
-    let key = t.key.as_str();
     let phrase = match key {
         "location" => format!("you live in {v}"),
         "hometown" => format!("you're from {v}"),
@@ -64,6 +85,8 @@ fn second_person(t: &TraitObservation) -> Option<String> {
         "employer" => format!("you work at {v}"),
         "age" => format!("you're {v}"),
         "diet" => format!("you're {v}"),
+        "reading" => format!("you're reading {v}"),
+        "learning" => format!("you're learning {v}"),
         "response_length" => "you'd like short answers".to_string(),
         "format" => format!("you'd like {v}"),
         "emoji" => "you'd rather not see emojis".to_string(),
@@ -329,6 +352,19 @@ mod tests {
 
     fn learned(text: &str) -> Vec<String> {
         learned_phrases(&extract(text).traits)
+    }
+
+    #[test]
+    fn a_slot_statement_the_extractor_misses_is_still_said_back() {
+        assert!(learned("My gym is Fitness First on Main Street").is_empty(), "the extractor has no gym");
+        let t = taught("My gym is Fitness First on Main Street");
+        assert!(t.iter().any(|p| p.contains("gym is Fitness First")), "{t:?}");
+        assert!(is_self_statement("My gym is Fitness First on Main Street", &t));
+        assert_eq!(taught("I'm reading Dune"), ["you're reading Dune"]);
+        // What the extractor knows is said once, its way.
+        assert_eq!(taught("I live in Porto"), learned("I live in Porto"));
+        // A past value is not news to acknowledge as current.
+        assert!(!taught("I used to go to Iron Works").iter().any(|p| p.contains("Iron Works")));
     }
 
     #[test]
