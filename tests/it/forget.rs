@@ -3,7 +3,7 @@
 //! session logs, diagnostics log) searched byte by byte, case-insensitively, for the secret,
 //! and a later question in another thread whose prompts must carry no trace of it.
 
-use crate::support::bin::{chalie, json_lines, text};
+use crate::support::bin::{chalie, json_lines, text, write_double_config};
 use crate::support::openai_double::{Double, Reply};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -20,13 +20,7 @@ fn session() -> Session {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let double = rt.block_on(Double::start(vec![Reply::text("Okay, noted."); 200]));
     let dir = tempfile::tempdir().unwrap();
-    let config = format!(
-        "[providers.double]\nkind = \"openai\"\nbase_url = \"{}\"\n\
-         [models]\nprimary = \"double/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
-         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n",
-        double.base_url()
-    );
-    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    write_double_config(dir.path(), &double.base_url());
     Session { _rt: rt, double, dir }
 }
 

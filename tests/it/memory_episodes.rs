@@ -1,6 +1,7 @@
 //! Issue 6, episodic slice end to end: turns through the engine queue encode jobs, the
 //! episodic worker turns them into episodes with vectors, and hybrid recall finds them.
 
+use crate::support::bin::write_double_config;
 use crate::support::harness::{self, Harness, settings};
 use crate::support::openai_double::{Double, Reply};
 use crate::support::word_hash::WordHash;
@@ -188,13 +189,7 @@ fn ask_waits_for_its_turn_to_be_encoded() {
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let double = rt.block_on(Double::start(vec![Reply::text("Paris is the capital of France.")]));
-    let config = format!(
-        "[providers.double]\nkind = \"openai\"\nbase_url = \"{}\"\n\
-         [models]\nprimary = \"double/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
-         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n",
-        double.base_url()
-    );
-    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    write_double_config(dir.path(), &double.base_url());
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
         .args(["ask", "--json", "What is the capital of France?"])
         .env("CHALIE_DATA_DIR", dir.path())

@@ -23,6 +23,17 @@ pub fn chalie_with(data: &Path, config: &Path, env: &[(&str, &str)], args: &[&st
         .expect("run chalie-tui")
 }
 
+/// Write `data/config.toml`: every role on the scripted double at `base_url`, triage and
+/// memory extraction heuristic (so the double's replies are the turns' replies, in order).
+pub fn write_double_config(data: &Path, base_url: &str) {
+    let config = format!(
+        "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n\
+         [models]\nprimary = \"double/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
+         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n"
+    );
+    std::fs::write(data.join("config.toml"), config).expect("write config.toml");
+}
+
 /// Process output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
