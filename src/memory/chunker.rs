@@ -121,16 +121,22 @@ pub fn store_chunk(
         topic: Some(&input.topic),
     };
     let mut traits = Vec::with_capacity(ex.traits.len());
+    // The rows this exchange wrote (not the ones it only reinforced): what a forget of it takes.
+    let mut written: Vec<i64> = Vec::new();
     for (i, t) in ex.traits.iter().enumerate() {
         if pair(&t.key, &t.value) {
             continue;
         }
         let v = vectors.get(i).and_then(Option::as_deref);
-        let (_, decision) = store_trait(&tx, t, input.created_at, now, v, origin)?;
+        let (id, decision) = store_trait(&tx, t, input.created_at, now, v, origin)?;
+        if decision.changes_value() || matches!(decision, TraitDecision::KeepOld) {
+            written.extend(id);
+        }
         traits.push((t.key.clone(), decision));
     }
     let summary = ChunkSummary { gists, facts, traits, style_observations };
-    InteractionLogRepo(&tx).append(origin, "memory_chunk", &json!({"source": source, "summary": summary}), now)?;
+    let payload = json!({"source": source, "summary": summary, "trait_ids": written});
+    InteractionLogRepo(&tx).append(origin, "memory_chunk", &payload, now)?;
     JobsRepo(&tx).complete(job_id)?;
     tx.commit()?;
     Ok(summary)
@@ -304,5 +310,9 @@ mod tests {
         assert_eq!((s.gists, s.facts, s.style_observations), (1, 1, Some(1)));
         assert!(matches!(s.traits[..], [(ref k, TraitDecision::Insert { .. })] if k == "location"));
         assert_eq!(crate::store::fixtures::Fixture(&c).count("jobs", "state = 'done'", []), 1);
+        // The log row names the trait row it wrote, for a forget of this exchange.
+        let logged = crate::store::InteractionLogRepo(&c).payload_field("memory_chunk", "trait_ids").unwrap();
+        let porto: i64 = crate::store::TraitsRepo(&c).find("location").unwrap().unwrap().id;
+        assert_eq!(logged, [Some(format!("[{porto}]"))]);
     }
 }

@@ -255,7 +255,9 @@ fn exchanges_of_rows(c: &Connection, ids: &[i64]) -> Result<Vec<String>, StoreEr
     Ok(out)
 }
 
-/// Trait rows whose keys the chunker's `memory_chunk` log row of one of `exchanges` names.
+/// Trait rows the chunker wrote for one of `exchanges`: the ids its `memory_chunk` log row
+/// names (a key may hold a superseded value beside the current one, so a key alone cannot
+/// tell which row an exchange wrote); for a row logged before ids were, the keys it names.
 fn traits_learned_from(c: &Connection, exchanges: &[String]) -> Result<Vec<i64>, StoreError> {
     let mut out = Vec::new();
     let mut logs =
@@ -265,6 +267,10 @@ fn traits_learned_from(c: &Connection, exchanges: &[String]) -> Result<Vec<i64>,
         let payloads: Vec<String> = logs.query_map([x], |r| r.get(0))?.collect::<Result<_, _>>()?;
         for p in payloads {
             let v: Value = serde_json::from_str(&p).unwrap_or(Value::Null);
+            if let Some(ids) = v["trait_ids"].as_array() {
+                out.extend(ids.iter().filter_map(Value::as_i64));
+                continue;
+            }
             let keys = v["summary"]["traits"].as_array().cloned().unwrap_or_default();
             for k in keys.iter().filter_map(|t| t.get(0).and_then(Value::as_str)) {
                 if let Some(id) = find.query_map([k], |r| r.get::<_, i64>(0))?.next() {

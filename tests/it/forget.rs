@@ -234,6 +234,19 @@ fn a_slot_learned_from_a_forgotten_line_goes_with_it() {
     assert!(memory_text(s.dir.path()).contains("vegan"), "the current value stays");
 }
 
+/// Forgetting the statement that superseded a value takes the new value, not the older row
+/// of the same key (a key alone does not say which row an exchange wrote).
+#[test]
+fn forgetting_a_change_keeps_the_value_it_replaced() {
+    let s = session();
+    s.ask("a", "I live in Porto");
+    s.ask("a", "I moved to Lisbon");
+    let r = s.ask("a", "forget the last thing I said");
+    assert_eq!(r["act_iterations"][0]["results"][0]["data"]["forgotten_messages"], 1, "{r}");
+    assert!(s.files_with("Lisbon").is_empty(), "{}", s.where_is("Lisbon"));
+    assert!(memory_text(s.dir.path()).contains("Porto"), "the older value stays: {}", memory_text(s.dir.path()));
+}
+
 #[test]
 fn an_unclear_request_asks_and_forgets_nothing() {
     let s = session();

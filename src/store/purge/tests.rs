@@ -196,3 +196,27 @@ fn every_fts_index_deletes_securely() {
         assert_eq!(on, 1, "{t}");
     }
 }
+
+#[test]
+fn an_exchange_takes_the_trait_rows_it_wrote_not_another_value_of_the_key() {
+    // x1 said "I live in Porto" (row 1, since superseded by Lisbon, row 2): forgetting x1 takes
+    // Porto; the key alone would find the current row first.
+    let mut c = crate::store::open_in_memory().unwrap();
+    c.execute_batch(
+        "INSERT INTO user_traits (id, trait_key, trait_value, confidence, created_at, updated_at, reliability)
+           VALUES (1, 'location', 'Porto', 0.9, 1, 2, 'superseded'), (2, 'location', 'Lisbon', 0.9, 2, 2, 'reliable');
+         INSERT INTO interaction_log (exchange_id, event_type, payload, created_at)
+           VALUES ('x1', 'memory_chunk', '{\"summary\":{\"traits\":[[\"location\",\"insert\"]]},\"trait_ids\":[1]}', 1);",
+    )
+    .unwrap();
+    let p = Purge { exchanges: vec!["x1".into()], ..Purge::default() };
+    purge(&mut c, &p).unwrap();
+    let left: Vec<String> = c
+        .prepare("SELECT trait_value FROM user_traits ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(left, ["Lisbon"]);
+}
