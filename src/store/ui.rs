@@ -114,7 +114,8 @@ pub fn routing_decision(conn: &Connection, id: &str) -> Result<Option<RoutingRec
     let mut stmt = conn.prepare_cached(
         "SELECT id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
                 tiebreaker_used, tiebreaker_candidates, margin, effective_margin, signal_snapshot, weight_snapshot,
-                weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at
+                weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at,
+                regulator
          FROM routing_decisions WHERE id = ?1",
     )?;
     Ok(stmt.query_row(params![id], record).optional()?)
@@ -144,6 +145,7 @@ fn record(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
         reflection: lenient_json(r.get(19)?),
         previous_mode: r.get(20)?,
         created_at: r.get(21)?,
+        regulator: lenient_json(r.get(22)?),
     })
 }
 
@@ -206,6 +208,7 @@ mod tests {
             reflection: None,
             previous_mode: None,
             created_at: at,
+            regulator: None,
         }
     }
 

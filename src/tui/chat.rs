@@ -9,6 +9,7 @@ use super::markdown::Doc;
 use super::theme;
 use crate::cognition::router::Mode;
 use crate::llm::ChatRole;
+use crate::vocab::regulator::RegulatorReport;
 use chrono::{DateTime, FixedOffset, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -33,6 +34,8 @@ pub struct Message {
     pub at: DateTime<Utc>,
     pub status: Status,
     pub body: Doc,
+    /// The regulator's verdict on a reply (its low-confidence spans are marked).
+    pub regulator: Option<RegulatorReport>,
 }
 
 impl Message {
@@ -86,6 +89,7 @@ impl Chat {
             at,
             status: Status::Done,
             body: Doc::new(text, plain),
+            regulator: None,
         });
     }
 
@@ -93,6 +97,14 @@ impl Chat {
         self.push(ChatRole::User, text, at);
         if let Some(m) = self.messages.last_mut() {
             m.exchange_id = Some(exchange_id.to_string());
+        }
+    }
+
+    /// The regulator's verdict on a reply.
+    pub fn set_regulator(&mut self, exchange_id: &str, report: &RegulatorReport) {
+        if let Some(i) = self.reply_index(exchange_id) {
+            self.messages[i].regulator = Some(report.clone());
+            self.total = 0;
         }
     }
 
@@ -126,6 +138,7 @@ impl Chat {
             at,
             status: Status::Streaming,
             body: Doc::new(text, false),
+            regulator: None,
         });
     }
 
@@ -161,6 +174,7 @@ impl Chat {
                 at,
                 status,
                 body: Doc::new(text, false),
+                regulator: None,
             }),
             // IGNORE: no reply; the header of the user's message shows the mode.
             None => self.set_mode(exchange_id, mode),

@@ -487,6 +487,7 @@ fn record(id: &str) -> RoutingRecord {
         reflection: None,
         previous_mode: Some("RESPOND".into()),
         created_at: T0 - 60,
+        regulator: None,
     }
 }
 

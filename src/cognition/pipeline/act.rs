@@ -122,6 +122,14 @@ impl Engine {
             if cancel.is_cancelled() {
                 break Termination::Cancelled;
             }
+            // The regulator's tool-loop break, before another plan is asked for (the iteration
+            // cap, checked once a plan is in, keeps its own name when it is reached too).
+            let skills_run: Vec<String> = state.executed.iter().map(|a| a.kind.clone()).collect();
+            if state.iteration < limits.max_iterations
+                && crate::cognition::regulator::cost::tool_loop(&skills_run).is_some()
+            {
+                break Termination::RegulatorBreak;
+            }
             let left = limits.cumulative_timeout.saturating_sub(started.elapsed());
             let (plan, planner, why) = self.plan(text, skills, &history, state.iteration, left, ctx, cancel).await;
             if why.is_some() && planner_fallback.is_none() {
@@ -131,6 +139,7 @@ impl Engine {
             if let Some(t) = state.check(&plan, &limits) {
                 break t;
             }
+
             let clock = Instant::now();
             let mut results = Vec::with_capacity(plan.len());
             for action in &plan {

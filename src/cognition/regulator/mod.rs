@@ -20,7 +20,7 @@ pub mod state;
 mod tests;
 
 pub use decide::{Break, Decision};
-pub use feedback::{Feedback, FeedbackLabel, detect as detect_feedback};
+pub use feedback::{Exchange, Feedback, FeedbackLabel, detect as detect_feedback};
 pub use state::RegulatorState;
 
 use confidence::{Token, Window};
