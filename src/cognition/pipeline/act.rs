@@ -122,14 +122,6 @@ impl Engine {
             if cancel.is_cancelled() {
                 break Termination::Cancelled;
             }
-            // The regulator's tool-loop break, before another plan is asked for (the iteration
-            // cap, checked once a plan is in, keeps its own name when it is reached too).
-            let skills_run: Vec<String> = state.executed.iter().map(|a| a.kind.clone()).collect();
-            if state.iteration < limits.max_iterations
-                && crate::cognition::regulator::cost::tool_loop(&skills_run).is_some()
-            {
-                break Termination::RegulatorBreak;
-            }
             let left = limits.cumulative_timeout.saturating_sub(started.elapsed());
             let (plan, planner, why) = self.plan(text, skills, &history, state.iteration, left, ctx, cancel).await;
             if why.is_some() && planner_fallback.is_none() {
@@ -138,6 +130,12 @@ impl Engine {
             state.elapsed = started.elapsed();
             if let Some(t) = state.check(&plan, &limits) {
                 break t;
+            }
+            // The regulator's tool-loop break beside the seed's rules (which win when both
+            // hold): the same skill ran five times in a row already, whatever its parameters.
+            let skills_run: Vec<String> = state.executed.iter().map(|a| a.kind.clone()).collect();
+            if crate::cognition::regulator::cost::tool_loop(&skills_run).is_some() {
+                break Termination::RegulatorBreak;
             }
 
             let clock = Instant::now();

@@ -90,6 +90,9 @@ pub struct Regulator {
     state: RegulatorState,
     turn: Turn,
     last_complete_ms: Option<u64>,
+    /// The next message corrects the last reply, so it continues that reply's task: its turn
+    /// keeps the corrected cluster ("No, I meant only the parser" is still the refactor).
+    continues_last: bool,
 }
 
 impl Regulator {
@@ -98,7 +101,7 @@ impl Regulator {
         if !(0.0..=1.0).contains(&settings.drift_threshold) {
             settings.drift_threshold = scope::DEFAULT_THRESHOLD;
         }
-        Regulator { settings, state, turn: Turn::default(), last_complete_ms: None }
+        Regulator { settings, state, turn: Turn::default(), last_complete_ms: None, continues_last: false }
     }
 
     pub fn for_user(user_id: &str) -> Regulator {
@@ -130,13 +133,16 @@ impl Regulator {
         if feedback.correction {
             self.state.add_correction(&cluster, message, now_s);
         }
+        self.continues_last = feedback.correction;
     }
 
     pub fn on_event(&mut self, event: Event) {
         match event {
             Event::TurnStart { user_message, at_ms } => {
                 let task = keywords::task_bag(&user_message);
-                let cluster = keywords::cluster(&task);
+                let own = keywords::cluster(&task);
+                let continues = std::mem::take(&mut self.continues_last) && !self.state.last_cluster.is_empty();
+                let cluster = if continues { self.state.last_cluster.clone() } else { own };
                 let implicit = match (self.settings.implicit_window_ms, self.last_complete_ms) {
                     (Some(window), Some(done)) => at_ms.saturating_sub(done) <= window,
                     _ => false,

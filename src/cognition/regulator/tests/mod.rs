@@ -324,22 +324,34 @@ fn regulator_repeated_failure_on_a_cluster_and_tool_loop() {
 fn regulator_three_corrections_make_a_warning_and_a_prelude() {
     let mut r = Regulator::for_user("u");
     let corrections = ["No, I meant only the function", "that's not what I asked", "I said no docstrings"];
-    for c in corrections {
-        turn(&mut r, "refactor this function", "Refactored, with docstrings.", 10);
+    turn(&mut r, "refactor this function", "Refactored, with docstrings.", 10);
+    for (i, c) in corrections.iter().enumerate() {
         let fb = detect_feedback(feedback::Exchange { user: "refactor this function", mode: Mode::Respond, next: c });
         assert!(fb.correction, "{c}");
         r.on_feedback(&fb, c, 1);
+        // The correcting message continues the corrected task: its turn keeps the cluster.
+        r.on_event(Event::TurnStart { user_message: c.to_string(), at_ms: 0 });
+        assert_eq!(r.cluster(), "function+refactor");
+        if i < 2 {
+            assert!(r.prelude().is_none(), "two corrections are no pattern yet");
+            let d = r.decide();
+            r.finish_turn(&d);
+        }
     }
-    r.on_event(Event::TurnStart { user_message: "refactor the parser function".into(), at_ms: 0 });
-    assert_eq!(r.cluster(), "function+parser");
-    // A different cluster has no pattern…
-    assert!(r.prelude().is_none());
-    r.on_event(Event::TurnStart { user_message: "refactor this function".into(), at_ms: 0 });
+    // The third correction's own retry already carries the prelude.
     let Decision::ProceduralWarning { cluster, corrections: ex } = r.decide() else { panic!("{:?}", r.decide()) };
     assert_eq!(cluster, "function+refactor");
     assert_eq!(ex, vec!["I said no docstrings", "that's not what I asked", "No, I meant only the function"]);
     let prelude = r.prelude().unwrap();
     assert!(prelude.find("I said no docstrings") < prelude.find("No, I meant"), "{prelude}");
+    // Another task has no pattern.
+    let d = r.decide();
+    r.finish_turn(&d);
+    let fine = detect_feedback(feedback::Exchange { user: "x", mode: Mode::Respond, next: "ok" });
+    r.on_feedback(&fine, "ok", 2);
+    r.on_event(Event::TurnStart { user_message: "refactor the parser function".into(), at_ms: 0 });
+    assert_eq!(r.cluster(), "function+parser");
+    assert!(r.prelude().is_none());
 }
 
 #[test]
