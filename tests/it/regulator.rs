@@ -1,0 +1,124 @@
+//! The regulator end to end through the engine, against the scripted endpoint with scripted
+//! log-probabilities (docs/cognition.md §13): spans on the right characters, drift with its
+//! terms, three corrections bringing the prelude into the next prompt, a cost cap with poor
+//! replies stopping the spending, a tool loop in the ACT loop, and feedback in the audit.
+
+use crate::support::harness::{self, Call, start_custom, start_heuristic};
+use crate::support::openai_double::Reply;
+use chalie::config::ModelUse;
+use serde_json::json;
+
+fn scripted(chunks: &[(&str, f64)]) -> Reply {
+    Reply::Text {
+        chunks: chunks.iter().map(|(c, _)| c.to_string()).collect(),
+        delay_ms: 0,
+        logprobs: Some(chunks.iter().map(|(_, lp)| *lp).collect()),
+    }
+}
+
+#[tokio::test]
+async fn a_low_logprob_stretch_gives_spans_at_its_characters() {
+    let reply = scripted(&[
+        ("The", -0.1),
+        (" capital", -0.2),
+        (" of", -0.1),
+        (" Tanzania", -0.3),
+        (" is", -0.1),
+        (" Dod", -3.4),
+        ("oma", -2.8),
+        (".", -0.1),
+    ]);
+    let h = start_heuristic(vec![reply]).await;
+    let r = h.say("t", "what is the capital of Tanzania?").await;
+    assert_eq!(r.response, "The capital of Tanzania is Dodoma.");
+    let spans = &r.regulator.low_confidence_spans;
+    assert_eq!(spans.len(), 1, "{:?}", r.regulator);
+    assert_eq!((spans[0].start, spans[0].end, spans[0].text.as_str()), (27, 33, "Dodoma"));
+    assert_eq!(r.response.chars().skip(27).take(6).collect::<String>(), "Dodoma");
+    assert!((spans[0].mean_logprob - (-3.1)).abs() < 1e-9);
+    assert_eq!(r.regulator.decision, "low_confidence_spans");
+    assert!(r.regulator.confidence > 0.5, "mean NLL is low over the whole reply: {}", r.regulator.confidence);
+    // The verdict is on the audit row too.
+    let row = h.decision(&r.exchange_id).await;
+    assert_eq!(row.regulator.unwrap()["low_confidence_spans"][0]["text"], "Dodoma");
+}
+
+#[tokio::test]
+async fn an_off_topic_reply_drifts_with_its_terms() {
+    let h = start_heuristic(vec![Reply::text("Here is a recipe for chocolate cake with butter frosting.")]).await;
+    let mut events = h.bus.subscribe();
+    let r = h.say("t", "explain the tokio runtime").await;
+    let drift = r.regulator.scope_drift.as_ref().expect("drift");
+    assert!(drift.score >= 0.5, "{drift:?}");
+    for term in ["chocolate", "cake", "recipe"] {
+        assert!(drift.terms.iter().any(|t| t == term), "{term} in {:?}", drift.terms);
+    }
+    assert_eq!(r.regulator.decision, "scope_drift_warn");
+    let notices: Vec<String> = harness::drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e {
+            chalie::events::EngineEvent::Notice { message, .. } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(notices.iter().any(|n| n.contains("strays") && n.contains("chocolate")), "{notices:?}");
+}
+
+#[tokio::test]
+async fn three_corrections_put_the_prelude_into_the_next_prompt() {
+    let replies = (0..4).map(|i| Reply::text(&format!("Refactored it and added docstrings ({i})."))).collect();
+    let h = start_heuristic(replies).await;
+    let first = h.say("t", "refactor the parser function").await;
+    assert!(first.regulator.procedural_warning.is_none());
+    h.say("t", "No, I meant without docstrings").await;
+    h.say("t", "that's not what I asked, no docstrings").await;
+    let r = h.say("t", "I said no docstrings in the parser function").await;
+    let warning = r.regulator.procedural_warning.as_ref().expect("warning");
+    assert_eq!(warning.cluster, "function+parser");
+    assert_eq!(warning.corrections[0], "I said no docstrings in the parser function", "newest first");
+    assert_eq!(warning.corrections.len(), 3);
+    // The retry's generation prompt carried the past corrections; the earlier ones did not.
+    let prompts: Vec<String> = h
+        .double
+        .chat_requests()
+        .iter()
+        .filter(|q| matches!(harness::kind(q), Call::Generation(_)))
+        .map(harness::system_prompt)
+        .collect();
+    assert_eq!(prompts.len(), 4);
+    assert!(!prompts[2].contains("corrected earlier replies"), "{}", prompts[2]);
+    assert!(prompts[3].contains("corrected earlier replies"), "{}", prompts[3]);
+    assert!(prompts[3].contains("No, I meant without docstrings"));
+    // Each correction is the last turn's feedback in the audit.
+    let row = h.decision(&first.exchange_id).await;
+    assert_eq!(row.feedback.unwrap()["label"], "correction");
+}
+
+#[tokio::test]
+async fn a_cap_with_poor_replies_stops_the_spending() {
+    let mut settings = harness::settings(ModelUse::Heuristic);
+    settings.regulator_token_cap = 20;
+    let replies = (0..5).map(|i| Reply::text(&format!("Some long answer number {i} about your trip plans."))).collect();
+    let h = start_custom(replies, settings, &[]).await;
+    h.say("t", "plan my trip to Lisbon").await;
+    h.say("t", "that's useless, plan the trip to Lisbon").await;
+    h.say("t", "not helpful at all, the Lisbon trip").await;
+    let calls_before = h.double.chat_requests().len();
+    let r = h.say("t", "this doesn't help, just plan Lisbon").await;
+    assert_eq!(h.double.chat_requests().len(), calls_before, "no model call once the break holds");
+    assert_eq!(r.regulator.decision, "circuit_break");
+    let chalie::vocab::regulator::BreakReason::CostCapReached { tokens_spent, tokens_cap, mean_quality } =
+        r.regulator.breaks[0].reason.clone()
+    else {
+        panic!("{:?}", r.regulator.breaks)
+    };
+    assert!(tokens_spent >= 20 && tokens_cap == 20, "{tokens_spent}");
+    assert!((mean_quality - 0.1).abs() < 1e-9, "three complaints: {mean_quality}");
+    assert!(r.response.starts_with("Stopped:") && !r.response.contains('\n'), "{}", r.response);
+    // The break reset the budget: the next message is answered again.
+    let again = h.say("t", "a weekend in Lisbon, two people, by train").await;
+    assert_eq!(h.double.chat_requests().len(), calls_before + 1);
+    assert!(again.regulator.breaks.is_empty(), "{:?}", again.regulator);
+    let audit = h.decision(&r.exchange_id).await;
+    assert_eq!(audit.regulator.unwrap()["breaks"][0]["reason"], json!("cost_cap_reached"));
+}
