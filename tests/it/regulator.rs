@@ -122,3 +122,71 @@ async fn a_cap_with_poor_replies_stops_the_spending() {
     let audit = h.decision(&r.exchange_id).await;
     assert_eq!(audit.regulator.unwrap()["breaks"][0]["reason"], json!("cost_cap_reached"));
 }
+
+/// One session in which every decision kind fires, as the session log records them (the
+/// `regulated` events): spans, continue, drift, a break (the quality decline after two
+/// corrections; the turn makes no model call) and the procedural warning on the third.
+#[tokio::test]
+async fn a_session_where_every_decision_kind_fires() {
+    let replies = vec![
+        scripted(&[
+            ("The", -0.1),
+            (" capital", -0.2),
+            (" of", -0.1),
+            (" Tanzania", -0.3),
+            (" is", -0.1),
+            (" Dod", -3.4),
+            ("oma", -2.8),
+            (".", -0.1),
+        ]),
+        Reply::text("Nairobi is the capital of Kenya."),
+        Reply::text("Here is a recipe for chocolate cake with butter frosting."),
+        Reply::text("Refactored the parser function with docstrings."),
+        Reply::text("Refactored the parser function and kept the docstrings."),
+        Reply::text("Here is the parser function refactored."),
+    ];
+    let h = start_heuristic(replies).await;
+    let mut events = h.bus.subscribe();
+    let messages = [
+        "what is the capital of Tanzania?",
+        "thanks! and what about Kenya's capital?",
+        "explain the tokio runtime",
+        "refactor the parser function",
+        "No, I meant without docstrings",
+        "that's not what I asked",
+        "I said no docstrings in the parser function",
+    ];
+    let mut decisions = Vec::new();
+    for m in messages {
+        let before = h.double.chat_requests().len();
+        let r = h.say("t", m).await;
+        let regulated: Vec<_> = harness::drain(&mut events)
+            .into_iter()
+            .filter_map(|e| match e {
+                chalie::events::EngineEvent::Regulated { exchange_id, report } => Some((exchange_id, report)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(regulated.len(), 1, "one verdict per turn");
+        assert_eq!(regulated[0].0, r.exchange_id);
+        assert_eq!(regulated[0].1, r.regulator);
+        if r.regulator.decision == "circuit_break" {
+            assert_eq!(h.double.chat_requests().len(), before, "a break makes no model call");
+            assert!(r.response.starts_with("Stopped:"), "{}", r.response);
+        }
+        decisions.push(r.regulator.decision.clone());
+    }
+    assert_eq!(
+        decisions,
+        [
+            "low_confidence_spans",
+            "continue",
+            "scope_drift_warn",
+            "continue",
+            "scope_drift_warn",
+            "circuit_break",
+            "procedural_warning"
+        ],
+        "{decisions:?}"
+    );
+}
