@@ -265,6 +265,7 @@ impl App {
             Command::Audit => return self.toggle_audit(),
             Command::Memory => return self.toggle_memory(),
             Command::ShowLog => self.status.show_log = !self.status.show_log,
+            Command::MarkUnsure => self.chat.hide_unsure = !self.chat.hide_unsure,
             Command::FocusNext => self.cycle_focus(Focus::next),
             Command::FocusPrev => self.cycle_focus(Focus::prev),
             Command::Stop => {

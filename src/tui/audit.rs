@@ -316,6 +316,10 @@ fn detail_text(d: &Detail, width: u16, offset: FixedOffset) -> Text<'static> {
         ),
         Some(v) => flatten_into(&mut t, "", v),
     }
+    if let Some(v) = &r.regulator {
+        section(&mut t, "Regulator");
+        flatten_into(&mut t, "", v);
+    }
     if let Some(v) = &r.reflection {
         section(&mut t, "Reflection");
         flatten_into(&mut t, "", v);

@@ -43,7 +43,7 @@ impl RoutingPane {
                     + u16::from(!d.fallbacks.is_empty())
                     + u16::from(d.router.pre_routed)
                     + u16::from(d.reply_source.is_some())
-                    + d.regulator.as_ref().map_or(0, |r| 1 + r.breaks.len() as u16)
+                    + d.regulator.as_ref().map_or(0, |r| 1 + (r.breaks.len() + r.low_confidence_spans.len()) as u16)
             }
             None => 5,
         }
@@ -101,6 +101,13 @@ pub fn regulator_lines(reg: &RegulatorReport) -> Vec<Line<'static>> {
         head.push(Span::styled(format!(" · {} unsure", reg.low_confidence_spans.len()), theme::dim()));
     }
     let mut out = vec![Line::from(head)];
+    for s in &reg.low_confidence_spans {
+        out.push(Line::from(vec![
+            Span::styled("  unsure ", theme::dim()),
+            Span::styled(format!("\u{201c}{}\u{201d}", s.text), Style::new().add_modifier(Modifier::UNDERLINED)),
+            Span::styled(format!(" logprob {:.2} · chars {}–{}", s.mean_logprob, s.start, s.end), theme::dim()),
+        ]));
+    }
     for b in &reg.breaks {
         out.push(Line::from(format!("break: {}", b.message)).style(theme::warn()));
     }
