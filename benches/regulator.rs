@@ -1,11 +1,12 @@
 //! The regulator's overhead (docs/cognition.md §13.7): targets < 1 µs per token and < 50 µs per
 //! turn.
 //!
-//! - `regulator/token`: one `Token` event into a turn that already holds 300 tokens (the
-//!   rolling window full, the token list growing).
-//! - `regulator/turn`: a whole turn on a 300-token reply: TurnStart, the tokens, costs,
-//!   TurnComplete, `report()` (decision, confidence, spans, drift, procedural lookup) and
-//!   `finish_turn`, with a state holding corrections and a quality history.
+//! - `regulator/token`: 1000 `Token` events into a turn that already holds 300 (the rolling
+//!   window full); criterion reports the time per token.
+//! - `regulator/turn`: the per-turn work on a 300-token reply of 1,800 characters whose tokens
+//!   are already in: TurnStart's task bag, costs, TurnComplete, `report()` (decision,
+//!   confidence, spans, drift, procedural lookup) and `finish_turn`, over a state holding
+//!   corrections and a quality history.
 //!
 //! `cargo bench --bench regulator`
 
@@ -13,7 +14,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use chalie::cognition::regulator::{Event, Regulator, RegulatorState, Settings};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 
 const WORDS: &[&str] = &[
     "the",
@@ -44,35 +45,50 @@ fn seeded() -> Regulator {
     Regulator::new(Settings::default(), st)
 }
 
+fn with_reply(tokens: &[(String, f64)]) -> Regulator {
+    let mut r = seeded();
+    r.on_event(Event::TurnStart { user_message: "explain the tokio runtime".into(), at_ms: 0 });
+    for (t, lp) in tokens {
+        r.on_event(Event::Token { text: t.clone(), logprob: Some(*lp) });
+    }
+    r
+}
+
 fn bench(c: &mut Criterion) {
     let tokens = reply_tokens();
     let reply: String = tokens.iter().map(|(t, _)| t.as_str()).collect();
     let mut group = c.benchmark_group("regulator");
     group.measurement_time(Duration::from_secs(5));
 
-    let mut r = seeded();
-    r.on_event(Event::TurnStart { user_message: "explain the tokio runtime".into(), at_ms: 0 });
-    for (t, lp) in &tokens {
-        r.on_event(Event::Token { text: t.clone(), logprob: Some(*lp) });
-    }
+    let batch: Vec<String> = (0..1000).map(|i| WORDS[i % WORDS.len()].to_string()).collect();
+    group.throughput(Throughput::Elements(batch.len() as u64));
     group.bench_function("token", |b| {
-        b.iter(|| r.on_event(Event::Token { text: black_box(" futures".to_string()), logprob: Some(-0.7) }))
+        b.iter_batched(
+            || (with_reply(&tokens), batch.clone()),
+            |(mut r, batch)| {
+                for t in batch {
+                    r.on_event(Event::Token { text: t, logprob: Some(-0.7) });
+                }
+                r
+            },
+            BatchSize::SmallInput,
+        )
     });
 
-    let mut r = seeded();
+    group.throughput(Throughput::Elements(1));
     group.bench_function("turn", |b| {
-        b.iter(|| {
-            r.on_event(Event::TurnStart { user_message: "explain the tokio runtime".into(), at_ms: 0 });
-            for (t, lp) in &tokens {
-                r.on_event(Event::Token { text: t.clone(), logprob: Some(*lp) });
-            }
-            r.on_event(Event::Cost { role: "primary".into(), tokens_in: 400, tokens_out: 300, wall_ms: 2000 });
-            r.on_event(Event::TurnComplete { response: reply.clone(), at_ms: 1 });
-            let report = r.report();
-            let d = r.decide();
-            r.finish_turn(&d);
-            black_box(report)
-        })
+        b.iter_batched(
+            || with_reply(&tokens),
+            |mut r| {
+                r.on_event(Event::TurnStart { user_message: black_box("explain the tokio runtime").into(), at_ms: 0 });
+                r.on_event(Event::Cost { role: "primary".into(), tokens_in: 400, tokens_out: 300, wall_ms: 2000 });
+                r.on_event(Event::TurnComplete { response: reply.clone(), at_ms: 1 });
+                let (d, report) = r.report();
+                r.finish_turn(&d);
+                (r, report)
+            },
+            BatchSize::SmallInput,
+        )
     });
     group.finish();
 }

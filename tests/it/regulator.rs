@@ -190,3 +190,29 @@ async fn a_session_where_every_decision_kind_fires() {
         "{decisions:?}"
     );
 }
+
+/// The state is per user in the database: a new engine on the same database (a restart) still
+/// knows the three corrections, and the audit rows keep the feedback labels.
+#[tokio::test]
+async fn corrections_survive_a_restart() {
+    let replies = (0..5).map(|i| Reply::text(&format!("Refactored the parser function ({i})."))).collect();
+    let h = start_heuristic(replies).await;
+    h.say("t", "refactor the parser function").await;
+    for c in ["No, I meant without docstrings", "that's wrong", "not what I asked"] {
+        h.say("t", c).await;
+    }
+    let llm = std::sync::Arc::new(chalie::llm::Llm::new(
+        h.bus.clone(),
+        harness::settings(ModelUse::Heuristic),
+        chalie::config::Role::ALL.map(|r| {
+            let provider = chalie::llm::openai::OpenAiProvider::new("double", &h.double.base_url(), None);
+            (r, chalie::llm::Route { provider: std::sync::Arc::new(provider), model: "m".into(), builtin: false })
+        }),
+    ));
+    let restarted = chalie::cognition::pipeline::Engine::start(h.db.clone(), llm, h.bus.clone()).await.unwrap();
+    let xid = h.store("t2", "refactor the parser function").await;
+    let r = restarted.turn("t2", &xid, "refactor the parser function", &Default::default()).await.unwrap();
+    let warning = r.regulator.procedural_warning.expect("the warning after a restart");
+    assert_eq!(warning.cluster, "function+parser");
+    assert_eq!(warning.corrections, ["not what I asked", "that's wrong", "No, I meant without docstrings"]);
+}

@@ -73,7 +73,7 @@ impl Turn<'_> {
             let fb = regulator::detect_feedback(Exchange { user, mode, next: self.msg.text });
             reg.on_feedback(&fb, self.msg.text, self.now);
             let value = serde_json::to_value(&fb).unwrap_or_default();
-            engine.db.call(move |c| Ok(RoutingRepo(c).set_feedback(&prev.id, &value)?)).await?;
+            engine.db.call(move |c| RoutingRepo(c).set_feedback(&prev.id, &value)).await?;
         }
         reg.on_event(Event::TurnStart { user_message: self.msg.text.to_string(), at_ms: now_ms() });
         match reg.decide() {
@@ -150,8 +150,7 @@ impl Turn<'_> {
         if failed || cut_off {
             reg.on_event(Event::ReplyFailed { cut_off });
         }
-        let decision = reg.decide();
-        let mut report = reg.report();
+        let (decision, mut report) = reg.report();
         // A break that stopped the turn at its start is the verdict, whatever the reply shows.
         if self.regulation.halt.is_some() && report.breaks.is_empty() {
             report.decision = "circuit_break".into();

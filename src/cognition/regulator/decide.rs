@@ -119,20 +119,17 @@ impl Regulator {
 
     /// Every decision that holds now, in priority order; the first is [`Regulator::decide`]'s.
     pub fn candidates(&self) -> Vec<Decision> {
-        let mut out: Vec<Decision> = self.breaks().into_iter().map(Decision::CircuitBreak).collect();
-        if let Some(d) = self.drift().filter(|d| d.score >= self.settings.drift_threshold) {
-            out.push(Decision::ScopeDriftWarn { score: d.score, terms: d.terms, task: d.task });
+        self.parts().candidates(&self.turn.cluster)
+    }
+
+    /// What the decision is made of, each computed once.
+    fn parts(&self) -> Parts {
+        Parts {
+            breaks: self.breaks(),
+            drift: self.drift().filter(|d| d.score >= self.settings.drift_threshold),
+            pattern: self.state.pattern(&self.turn.cluster),
+            spans: self.spans(),
         }
-        if let Some(corrections) = self.state.pattern(&self.turn.cluster) {
-            out.push(Decision::ProceduralWarning { cluster: self.turn.cluster.clone(), corrections });
-        }
-        let spans = self.spans();
-        if !spans.is_empty() {
-            out.push(Decision::LowConfidenceSpans(spans));
-        }
-        out.push(Decision::Continue);
-        out.sort_by_key(Decision::priority);
-        out
     }
 
     /// The decision now: the highest-priority one that holds. Pure.
@@ -140,32 +137,55 @@ impl Regulator {
         self.candidates().into_iter().next().unwrap_or(Decision::Continue)
     }
 
-    /// The turn as the contract shows it.
-    pub fn report(&self) -> RegulatorReport {
-        let decision = self.decide();
+    /// The turn as the contract shows it, with the decision [`Regulator::decide`] gives.
+    pub fn report(&self) -> (Decision, RegulatorReport) {
+        let parts = self.parts();
+        let decision = parts.candidates(&self.turn.cluster).into_iter().next().unwrap_or(Decision::Continue);
         let cost = self.turn_cost();
-        RegulatorReport {
+        let cluster = self.turn.cluster.clone();
+        let report = RegulatorReport {
             decision: decision.name().to_string(),
             confidence: self.confidence(),
-            low_confidence_spans: self
-                .spans()
+            low_confidence_spans: parts
+                .spans
                 .into_iter()
                 .map(|s| SpanReport { start: s.start, end: s.end, text: s.text, mean_logprob: s.mean_logprob })
                 .collect(),
-            scope_drift: self
-                .drift()
-                .filter(|d| d.score >= self.settings.drift_threshold)
-                .map(|d| DriftReport { score: d.score, terms: d.terms }),
+            scope_drift: parts.drift.map(|d| DriftReport { score: d.score, terms: d.terms }),
             cost: CostReport { tokens_in: cost.tokens_in, tokens_out: cost.tokens_out, wall_ms: cost.wall_ms },
-            procedural_warning: self
-                .state
-                .pattern(&self.turn.cluster)
-                .map(|corrections| ProceduralReport { cluster: self.turn.cluster.clone(), corrections }),
-            breaks: self
-                .breaks()
+            procedural_warning: parts.pattern.map(|corrections| ProceduralReport { cluster, corrections }),
+            breaks: parts
+                .breaks
                 .into_iter()
                 .map(|b| BreakReport { message: b.message(), reason: b.reason() })
                 .collect(),
+        };
+        (decision, report)
+    }
+}
+
+/// The holding parts of a decision.
+struct Parts {
+    breaks: Vec<Break>,
+    drift: Option<super::scope::Drift>,
+    pattern: Option<Vec<String>>,
+    spans: Vec<confidence::Span>,
+}
+
+impl Parts {
+    fn candidates(&self, cluster: &str) -> Vec<Decision> {
+        let mut out: Vec<Decision> = self.breaks.iter().cloned().map(Decision::CircuitBreak).collect();
+        if let Some(d) = self.drift.clone() {
+            out.push(Decision::ScopeDriftWarn { score: d.score, terms: d.terms, task: d.task });
         }
+        if let Some(corrections) = self.pattern.clone() {
+            out.push(Decision::ProceduralWarning { cluster: cluster.to_string(), corrections });
+        }
+        if !self.spans.is_empty() {
+            out.push(Decision::LowConfidenceSpans(self.spans.clone()));
+        }
+        out.push(Decision::Continue);
+        out.sort_by_key(Decision::priority);
+        out
     }
 }

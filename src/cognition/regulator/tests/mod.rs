@@ -448,7 +448,9 @@ fn regulator_report_has_the_contract_shape() {
     r.on_event(Event::TurnStart { user_message: "what is rust".into(), at_ms: 0 });
     r.on_event(Event::Cost { role: "primary".into(), tokens_in: 12, tokens_out: 3, wall_ms: 40 });
     r.on_event(Event::Cost { role: "lightweight".into(), tokens_in: 5, tokens_out: 1, wall_ms: 10 });
-    let v = serde_json::to_value(r.report()).unwrap();
+    let (d, report) = r.report();
+    assert_eq!(d, r.decide());
+    let v = serde_json::to_value(report).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     for k in ["decision", "confidence", "low_confidence_spans", "scope_drift", "cost", "procedural_warning", "breaks"] {
         assert!(keys.contains(&k), "{k} missing from {v}");
