@@ -55,18 +55,19 @@ impl Turn<'_> {
             .db
             .call(move |c| Ok((RoutingRepo(c).latest_in_thread(&thread)?, RegulatorStateRepo(c).load(USER_ID)?)))
             .await?;
+        // Read every turn: a forget rewrites the stored state, and the copy in memory must not
+        // write the forgotten words back.
+        let state = stored
+            .and_then(|s| {
+                serde_json::from_str::<RegulatorState>(&s)
+                    .map_err(|e| tracing::warn!("regulator state unreadable, starting afresh: {e}"))
+                    .ok()
+            })
+            .unwrap_or_else(|| RegulatorState::for_user(USER_ID));
         let mut slot = engine.regulator.lock().await;
         let Slot { reg, last } = &mut *slot;
-        let reg = reg.get_or_insert_with(|| {
-            let state = stored
-                .and_then(|s| {
-                    serde_json::from_str::<RegulatorState>(&s)
-                        .map_err(|e| tracing::warn!("regulator state unreadable, starting afresh: {e}"))
-                        .ok()
-                })
-                .unwrap_or_else(|| RegulatorState::for_user(USER_ID));
-            Regulator::new(settings(engine), state)
-        });
+        let reg = reg.get_or_insert_with(|| Regulator::new(settings(engine), RegulatorState::default()));
+        reg.set_state(state);
         if let Some(prev) = prev.filter(|p| p.feedback.is_none()) {
             let mode = prev.selected_mode.parse::<Mode>().unwrap_or(Mode::Respond);
             let user = last.as_ref().filter(|(id, _)| *id == prev.id).map_or("", |(_, u)| u.as_str());

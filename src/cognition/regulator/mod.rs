@@ -112,6 +112,12 @@ impl Regulator {
         &self.settings
     }
 
+    /// Take the stored state as it is now (a forget may have rewritten it since the last turn),
+    /// keeping what only lives in memory (the implicit-correction clock).
+    pub fn set_state(&mut self, state: RegulatorState) {
+        self.state = state;
+    }
+
     /// The state to persist (what survives a restart).
     pub fn export(&self) -> &RegulatorState {
         &self.state

@@ -49,13 +49,17 @@ pub struct TurnCost {
     pub wall_ms: u64,
 }
 
-/// The persisted state of one user's regulator.
+/// The persisted state of one user's regulator. Clusters are made of the user's words, so
+/// they are stored as string values (`[{"cluster": …, "data": …}]`), never as object keys: a
+/// forget rewrites the words inside JSON string values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RegulatorState {
     pub user_id: String,
     /// Per cluster, oldest first.
+    #[serde(with = "by_cluster")]
     pub corrections: BTreeMap<String, VecDeque<Correction>>,
+    #[serde(with = "by_cluster")]
     pub clusters: BTreeMap<String, ClusterRecord>,
     pub qualities: Qualities,
     /// Output tokens since the last cost break (the cap is checked against this).
@@ -135,5 +139,32 @@ impl RegulatorState {
         self.cost_history.push_back(cost);
         let c = super::cost::normalized_cost(cost.tokens_out, cost.wall_ms);
         self.budget = (self.budget - c.clamp(0.0, 1.0) * 0.02).clamp(0.0, 1.0);
+    }
+}
+
+/// A map keyed by cluster, as a list of `{cluster, data}` entries.
+mod by_cluster {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    #[derive(Serialize)]
+    struct Entry<'a, V> {
+        cluster: &'a str,
+        data: &'a V,
+    }
+
+    #[derive(Deserialize)]
+    struct Owned<V> {
+        cluster: String,
+        data: V,
+    }
+
+    pub fn serialize<S: Serializer, V: Serialize>(map: &BTreeMap<String, V>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter().map(|(cluster, data)| Entry { cluster, data }))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(d: D) -> Result<BTreeMap<String, V>, D::Error> {
+        let entries: Vec<Owned<V>> = Vec::deserialize(d)?;
+        Ok(entries.into_iter().map(|e| (e.cluster, e.data)).collect())
     }
 }

@@ -432,8 +432,12 @@ fn regulator_state_round_trip_and_old_snapshots() {
     let json = serde_json::to_string(r.export()).unwrap();
     let back: RegulatorState = serde_json::from_str(&json).unwrap();
     assert_eq!(&back, r.export());
+    // The user's words are string values only (a forget rewrites those), never keys.
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["corrections"][0]["cluster"], "function+refactor");
+    assert_eq!(v["clusters"][0]["cluster"], "function+refactor");
     // A snapshot from before cost, clusters and quality were kept.
-    let old = r#"{"user_id":"u","corrections":{"function+refactor":[{"text":"a"},{"text":"b"},{"text":"c"}]}}"#;
+    let old = r#"{"user_id":"u","corrections":[{"cluster":"function+refactor","data":[{"text":"a"},{"text":"b"},{"text":"c"}]}]}"#;
     let st: RegulatorState = serde_json::from_str(old).unwrap();
     assert_eq!(st.budget, 1.0);
     assert!(st.qualities.0.is_empty());
