@@ -114,13 +114,16 @@ pub fn spans(tokens: &[Token], reply: &str) -> Vec<Span> {
     let Some(lead) = leading_cut(&joined, reply) else {
         return Vec::new();
     };
+    let reply_chars = reply.chars().count();
+    // Each token's start in characters and in bytes of the joined text.
     let mut starts = Vec::with_capacity(tokens.len() + 1);
-    let mut at = 0usize;
+    let (mut at, mut byte) = (0usize, 0usize);
     for t in tokens {
-        starts.push(at);
+        starts.push((at, byte));
         at += t.text.chars().count();
+        byte += t.text.len();
     }
-    starts.push(at);
+    starts.push((at, byte));
     let low = |t: &Token| t.logprob.is_some_and(|lp| usable(lp) && lp <= LOW_TOKEN_LOGPROB);
     let mut out = Vec::new();
     let mut i = 0;
@@ -143,7 +146,7 @@ pub fn spans(tokens: &[Token], reply: &str) -> Vec<Span> {
         let mean = lps.iter().sum::<f64>() / lps.len().max(1) as f64;
         let lows = tokens[i..end].iter().filter(|t| low(t)).count();
         if mean <= LOW_TOKEN_LOGPROB && (lows >= 2 || mean <= LONE_TOKEN_LOGPROB) {
-            push_trimmed(&mut out, &joined, (starts[i], starts[end]), lead, mean, reply);
+            push_trimmed(&mut out, &joined, (starts[i], starts[end]), lead, mean, reply_chars);
         }
         i = end;
     }
@@ -160,8 +163,15 @@ fn leading_cut(joined: &str, reply: &str) -> Option<usize> {
     (joined.trim() == reply.trim()).then_some(lead)
 }
 
-fn push_trimmed(out: &mut Vec<Span>, joined: &str, (start, end): (usize, usize), cut: usize, mean: f64, reply: &str) {
-    let text: String = joined.chars().skip(start).take(end - start).collect();
+fn push_trimmed(
+    out: &mut Vec<Span>,
+    joined: &str,
+    ((start, from), (_, to)): ((usize, usize), (usize, usize)),
+    cut: usize,
+    mean: f64,
+    reply_chars: usize,
+) {
+    let text = &joined[from..to];
     let lead = text.chars().take_while(|c| c.is_whitespace()).count();
     let trimmed = text.trim();
     if trimmed.is_empty() {
@@ -171,7 +181,7 @@ fn push_trimmed(out: &mut Vec<Span>, joined: &str, (start, end): (usize, usize),
         return;
     };
     let e = s + trimmed.chars().count();
-    if e > reply.chars().count() {
+    if e > reply_chars {
         return;
     }
     out.push(Span {

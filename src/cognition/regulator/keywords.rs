@@ -8,12 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Words too common to say what a message is about. Includes verbs of instruction ("add",
-/// "use", "make") that carry no topic of their own.
+/// "use", "make") that carry no topic of their own. Sorted (binary search; a test checks).
 const STOP_WORDS: &[&str] = &[
     "about", "above", "add", "after", "again", "all", "also", "and", "any", "are", "because", "been", "before",
     "being", "below", "between", "both", "but", "can", "could", "did", "does", "doing", "down", "during", "each",
     "even", "few", "for", "from", "further", "get", "got", "had", "has", "have", "having", "her", "here", "hers",
-    "him", "his", "how", "into", "its", "it's", "just", "let", "like", "make", "more", "most", "much", "must", "need",
+    "him", "his", "how", "into", "it's", "its", "just", "let", "like", "make", "more", "most", "much", "must", "need",
     "new", "nor", "not", "now", "off", "once", "only", "other", "our", "ours", "out", "over", "own", "please", "put",
     "run", "same", "set", "she", "should", "some", "such", "than", "that", "the", "their", "them", "then", "there",
     "these", "they", "this", "those", "through", "too", "under", "until", "use", "very", "want", "was", "way", "were",
@@ -38,38 +38,47 @@ const CLAUSE_BREAKS: &[&str] = &["but", "just", "only", "instead", "rather", "th
 /// The most keywords a bag keeps (the newer ranking of §13.2).
 pub const BAG_SIZE: usize = 20;
 
-/// A message's words in order, lowercased, with whether each ends a clause (a following
+/// The message lowercased once, curly apostrophes folded.
+fn lowercase(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{2019}' | '\u{2018}' => out.push('\''),
+            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
+            c => out.extend(c.to_lowercase()),
+        }
+    }
+    out
+}
+
+/// A lowercased message's words in order, with whether each ends a clause (a following
 /// `, ; : . ! ?`). Split on whitespace and the separators of §13.2; ends trimmed of anything
-/// that is not a letter, digit or an inner apostrophe.
-fn raw_words(text: &str) -> Vec<(String, bool)> {
-    let mut out: Vec<(String, bool)> = Vec::new();
-    let mut cur = String::new();
-    let flush = |cur: &mut String, out: &mut Vec<(String, bool)>, ends: bool| {
-        let w = cur.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
-        cur.clear();
+/// that is not a letter or digit.
+fn raw_words<'a>(lower: &'a str) -> Vec<(&'a str, bool)> {
+    let mut out: Vec<(&'a str, bool)> = Vec::new();
+    let flush = |from: usize, to: usize, ends: bool, out: &mut Vec<(&'a str, bool)>| {
+        let w = lower[from..to].trim_matches(|c: char| !c.is_alphanumeric());
         if !w.is_empty() {
             out.push((w, ends));
         } else if ends && let Some(last) = out.last_mut() {
             last.1 = true;
         }
     };
-    for c in text.chars() {
-        let c = if matches!(c, '\u{2019}' | '\u{2018}') { '\'' } else { c };
-        match c {
-            ',' | ';' | ':' | '!' | '?' | '.' => flush(&mut cur, &mut out, true),
-            c if c.is_whitespace() || matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | '/' | '\\') => {
-                flush(&mut cur, &mut out, false)
-            }
-            c => cur.extend(c.to_lowercase()),
+    let mut from = 0;
+    for (at, c) in lower.char_indices() {
+        let ends = matches!(c, ',' | ';' | ':' | '!' | '?' | '.');
+        if ends || c.is_whitespace() || matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | '/' | '\\') {
+            flush(from, at, ends, &mut out);
+            from = at + c.len_utf8();
         }
     }
-    flush(&mut cur, &mut out, true);
+    flush(from, lower.len(), true, &mut out);
     out
 }
 
 /// Whether a lowercased word is a keyword: not filler, and long enough to name something.
 pub fn is_keyword(w: &str) -> bool {
-    !STOP_WORDS.contains(&w) && (w.chars().count() >= 3 || SHORT_TERMS.contains(&w))
+    STOP_WORDS.binary_search(&w).is_err() && (w.chars().count() >= 3 || SHORT_TERMS.contains(&w))
 }
 
 /// Rank keyword occurrences: frequency ↓, then length ↓, then alphabetical ↑; at most `cap`.
@@ -85,8 +94,9 @@ fn rank<'a>(words: impl Iterator<Item = &'a str>, cap: Option<usize>) -> Vec<Str
 
 /// The keywords of a reply: the top [`BAG_SIZE`] by rank.
 pub fn response_keywords(text: &str) -> Vec<String> {
-    let words = raw_words(text);
-    rank(words.iter().map(|(w, _)| w.as_str()), Some(BAG_SIZE))
+    let lower = lowercase(text);
+    let words = raw_words(&lower);
+    rank(words.iter().map(|(w, _)| *w), Some(BAG_SIZE))
 }
 
 /// What a user's message asks for: the keywords it wants, and the ones it rules out.
@@ -102,11 +112,12 @@ pub struct TaskBag {
 /// Split a user's message into wanted and unwanted keywords. A word that is both (asked for in
 /// one clause and ruled out in another) stays wanted.
 pub fn task_bag(text: &str) -> TaskBag {
-    let words = raw_words(text);
+    let lower = lowercase(text);
+    let words = raw_words(&lower);
     let mut negated = vec![false; words.len()];
     let mut i = 0;
     while i < words.len() {
-        let clause_start = i == 0 || words[i - 1].1 || CLAUSE_OPENERS.contains(&words[i - 1].0.as_str());
+        let clause_start = i == 0 || words[i - 1].1 || CLAUSE_OPENERS.contains(&words[i - 1].0);
         let cue_len = if clause_start {
             NEGATION_CUES
                 .iter()
@@ -129,7 +140,7 @@ pub fn task_bag(text: &str) -> TaskBag {
             continue;
         }
         j += 1;
-        while j < words.len() && !CLAUSE_BREAKS.contains(&words[j].0.as_str()) {
+        while j < words.len() && !CLAUSE_BREAKS.contains(&words[j].0) {
             negated[j] = true;
             if words[j].1 {
                 break;
@@ -138,12 +149,12 @@ pub fn task_bag(text: &str) -> TaskBag {
         }
         i = j + 1;
     }
-    let wanted = rank(words.iter().zip(&negated).filter(|(_, n)| !**n).map(|((w, _), _)| w.as_str()), None);
+    let wanted = rank(words.iter().zip(&negated).filter(|(_, n)| !**n).map(|((w, _), _)| *w), None);
     let unwanted: BTreeSet<String> = words
         .iter()
         .zip(&negated)
-        .filter(|((w, _), n)| **n && is_keyword(w) && !wanted.contains(w))
-        .map(|((w, _), _)| w.clone())
+        .filter(|((w, _), n)| **n && is_keyword(w) && !wanted.iter().any(|k| k == *w))
+        .map(|((w, _), _)| w.to_string())
         .collect();
     TaskBag { wanted, unwanted: unwanted.into_iter().collect() }
 }
@@ -165,4 +176,12 @@ pub fn anchored(response_word: &str, task_word: &str) -> bool {
     }
     let (a, b) = (response_word.chars().count(), task_word.chars().count());
     a >= 4 && b >= 4 && (response_word.starts_with(task_word) || task_word.starts_with(response_word))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stop_words_are_sorted_for_the_binary_search() {
+        assert!(super::STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
 }
