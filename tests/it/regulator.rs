@@ -216,3 +216,76 @@ async fn corrections_survive_a_restart() {
     assert_eq!(warning.cluster, "function+parser");
     assert_eq!(warning.corrections, ["not what I asked", "that's wrong", "No, I meant without docstrings"]);
 }
+
+/// The session where every decision kind fires, recorded by the real binary (`ask --batch`)
+/// and rerun offline with `--replay LOG --rerun --headless`: the log carries one `regulated`
+/// event per turn and the rerun reports the same verdict for each.
+#[test]
+fn a_rerun_reports_every_decision_kind_per_turn() {
+    use crate::support::bin::{chalie_with, json_lines, text};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let double = rt.block_on(crate::support::openai_double::Double::start(vec![
+        scripted(&[
+            ("The", -0.1),
+            (" capital", -0.2),
+            (" of", -0.1),
+            (" Tanzania", -0.3),
+            (" is", -0.1),
+            (" Dod", -3.4),
+            ("oma", -2.8),
+            (".", -0.1),
+        ]),
+        Reply::text("Nairobi is the capital of Kenya."),
+        Reply::text("Here is a recipe for chocolate cake with butter frosting."),
+        Reply::text("Refactored the parser function with docstrings."),
+        Reply::text("Refactored the parser function and kept the docstrings."),
+        Reply::text("Here is the parser function refactored."),
+    ]));
+    let config = dir.path().join("config.toml");
+    let toml = format!(
+        "[providers.double]\nkind = \"openai\"\nbase_url = \"{}\"\n[models]\nprimary = \"double/chat\"\n\
+         lightweight = \"double/chat\"\nstrong = \"double/chat\"\nembedding = \"double/embed\"\n\
+         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n",
+        double.base_url()
+    );
+    std::fs::write(&config, toml).unwrap();
+    let batch = dir.path().join("batch.txt");
+    std::fs::write(
+        &batch,
+        "what is the capital of Tanzania?\nthanks! and what about Kenya's capital?\nexplain the tokio runtime\n\
+         refactor the parser function\nNo, I meant without docstrings\nthat's not what I asked\n\
+         I said no docstrings in the parser function\n",
+    )
+    .unwrap();
+    let recorded = dir.path().join("recorded");
+    let out = chalie_with(&recorded, &config, &[], &["ask", "--json", "--batch", batch.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let decisions: Vec<String> =
+        json_lines(&out).iter().map(|r| r["regulator"]["decision"].as_str().unwrap_or("-").to_string()).collect();
+    let every = [
+        "low_confidence_spans",
+        "continue",
+        "scope_drift_warn",
+        "continue",
+        "scope_drift_warn",
+        "circuit_break",
+        "procedural_warning",
+    ];
+    assert_eq!(decisions, every);
+    drop(double);
+    let log = std::fs::read_dir(recorded.join("sessions")).unwrap().next().unwrap().unwrap().path();
+    let raw = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(raw.lines().filter(|l| l.contains(r#""type":"regulated""#)).count(), 7, "one verdict per turn");
+
+    let out = chalie_with(
+        &dir.path().join("rerun"),
+        &config,
+        &[],
+        &["--replay", log.to_str().unwrap(), "--rerun", "--headless"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rerun: Vec<String> =
+        json_lines(&out).iter().map(|t| t["regulator"]["decision"].as_str().unwrap_or("-").to_string()).collect();
+    assert_eq!(rerun, every, "{}", text(&out.stderr));
+}
