@@ -289,3 +289,29 @@ fn a_rerun_reports_every_decision_kind_per_turn() {
         json_lines(&out).iter().map(|t| t["regulator"]["decision"].as_str().unwrap_or("-").to_string()).collect();
     assert_eq!(rerun, every, "{}", text(&out.stderr));
 }
+
+/// Every model call a turn makes (embedding, triage, generation) names the turn's exchange, so
+/// the regulator reads exactly the turn's tokens and costs off the bus.
+#[tokio::test]
+async fn every_model_call_of_a_turn_names_its_exchange() {
+    let h = crate::support::harness::start(vec![
+        harness::triage_reply("RESPOND", &[]),
+        Reply::text("Paris is the capital of France."),
+    ])
+    .await;
+    let mut events = h.bus.subscribe();
+    let r = h.say("t", "what is the capital of France?").await;
+    let origins: Vec<Option<String>> = harness::drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e {
+            chalie::events::EngineEvent::LlmStart { origin, .. } => Some(origin),
+            _ => None,
+        })
+        .collect();
+    assert!(origins.len() >= 3, "embedding, triage and the reply: {origins:?}");
+    let want = Some(format!("exchange:{}", r.exchange_id));
+    assert!(origins.iter().all(|o| *o == want), "{origins:?}");
+    // The turn's cost counts every role: the reply's tokens and the triage call's.
+    assert!(r.regulator.cost.tokens_out > u64::from(r.tokens_out), "{:?} vs {}", r.regulator.cost, r.tokens_out);
+    assert!(r.regulator.cost.tokens_in > u64::from(r.tokens_in), "{:?} vs {}", r.regulator.cost, r.tokens_in);
+}

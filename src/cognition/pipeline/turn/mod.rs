@@ -128,6 +128,8 @@ impl<'t> Turn<'t> {
         if self.msg.social.is_none() && !self.msg.words.is_empty() {
             let (db, llm) = (self.engine.db.clone(), self.engine.llm.clone());
             let check = ingest::run(db, llm, self.msg.text.to_string(), embedding.clone(), self.now);
+            // A spawned task does not inherit the turn's origin; its model calls are the turn's.
+            let check = crate::llm::ORIGIN.scope(crate::llm::exchange_origin(self.exchange_id), check);
             self.uncertainty_check = Some((Instant::now(), tokio::spawn(check)));
         }
         let clock = Instant::now();
