@@ -315,3 +315,37 @@ async fn every_model_call_of_a_turn_names_its_exchange() {
     assert!(r.regulator.cost.tokens_out > u64::from(r.tokens_out), "{:?} vs {}", r.regulator.cost, r.tokens_out);
     assert!(r.regulator.cost.tokens_in > u64::from(r.tokens_in), "{:?} vs {}", r.regulator.cost, r.tokens_in);
 }
+
+/// Five recalls in a row (different queries, so the seed's same-action rule never fires) end
+/// the ACT loop with the regulator's own termination, beside fatigue; the reply says why and
+/// no reply is generated.
+#[tokio::test]
+async fn a_tool_loop_ends_the_act_loop() {
+    let plan = |qs: &[&str]| {
+        let actions: Vec<serde_json::Value> =
+            qs.iter().map(|q| json!({"type": "recall", "params": {"query": q}})).collect();
+        Reply::text(&json!({ "actions": actions }).to_string())
+    };
+    let h = start_heuristic(vec![
+        plan(&["alpha", "beta"]),
+        plan(&["gamma", "delta"]),
+        plan(&["epsilon"]),
+        plan(&["zeta"]),
+        Reply::text("This reply must not be generated."),
+    ])
+    .await;
+    let r = h.say("t", "what do you remember about my projects?").await;
+    assert_eq!(r.act_termination.map(|t| t.as_str()), Some("regulator_break"), "{:?}", r.act_iterations.len());
+    assert_eq!(r.act_iterations.len(), 3);
+    assert!(r.response.starts_with("Stopped: the recall skill ran 5 times"), "{}", r.response);
+    assert_eq!(r.regulator.decision, "circuit_break");
+    assert_eq!(
+        r.regulator.breaks[0].reason,
+        chalie::vocab::regulator::BreakReason::RepeatedToolCallLoop {
+            tool_name: "recall".into(),
+            consecutive_count: 5
+        }
+    );
+    let generated = h.double.chat_requests().iter().filter(|q| matches!(harness::kind(q), Call::Generation(_))).count();
+    assert_eq!(generated, 0, "the break stops the reply's model call");
+}
