@@ -24,3 +24,21 @@ impl RegulatorStateRepo<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_row_per_user_replaced_on_save() {
+        let c = crate::store::open_in_memory().unwrap();
+        let repo = RegulatorStateRepo(&c);
+        assert_eq!(repo.load("local").unwrap(), None);
+        repo.save("local", r#"{"a":1}"#).unwrap();
+        repo.save("local", r#"{"a":2}"#).unwrap();
+        repo.save("other", "{}").unwrap();
+        assert_eq!(repo.load("local").unwrap().as_deref(), Some(r#"{"a":2}"#));
+        let n: i64 = c.query_row("SELECT COUNT(*) FROM regulator_state", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 2);
+    }
+}
