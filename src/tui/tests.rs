@@ -455,6 +455,11 @@ fn audit_rows() -> Vec<AuditRow> {
         pre_routed: mode == "ACKNOWLEDGE",
         fallback: (i == 2).then(|| "triage_timeout".into()),
         feedback: None,
+        regulator: match i {
+            0 => Some("low_confidence_spans".into()),
+            1 => Some("circuit_break".into()),
+            _ => None,
+        },
     };
     vec![
         row(0, "RESPOND", false, "tea"),
