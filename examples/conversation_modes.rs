@@ -188,6 +188,7 @@ async fn main() -> anyhow::Result<()> {
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 60_000,
         max_retries: 0,
+        regulator_token_cap: 10_000,
     };
     let routes = Role::ALL.map(|role| {
         let route = match role {

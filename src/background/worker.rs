@@ -147,7 +147,8 @@ pub async fn run_queue(mut worker: Box<dyn QueueWorker>, cx: LoopCtx) {
 async fn run_one(worker: &mut dyn QueueWorker, cx: &LoopCtx, job: Job) -> Option<bool> {
     let (id, name) = (job.id, cx.slot.id().name());
     cx.slot.set_state(RunState::Busy);
-    let ran = worker.run(&cx.db, job, &cx.stop).await;
+    // Model calls made for the job say whose they are (`llm_start.origin`).
+    let ran = crate::llm::ORIGIN.scope(format!("background: {name}"), worker.run(&cx.db, job, &cx.stop)).await;
     cx.slot.set_state(RunState::Idle);
     match ran {
         Ok(Ran::Done) => cx.slot.ran(now_ts(), None),
@@ -216,7 +217,7 @@ pub async fn run_periodic(mut task: Box<dyn PeriodicTask>, cx: LoopCtx) {
         }
         cx.slot.set_state(RunState::Busy);
         let now = now_ts();
-        let ran = task.run(&cx.db, now).await;
+        let ran = crate::llm::ORIGIN.scope(format!("background: {name}"), task.run(&cx.db, now)).await;
         cx.slot.set_state(RunState::Idle);
         match ran {
             Ok(()) => cx.slot.ran(now, None),

@@ -6,6 +6,7 @@ pub mod boundary;
 pub mod context;
 pub mod intent;
 pub mod pipeline;
+pub mod regulator;
 pub mod reply;
 pub mod router;
 pub mod signals;

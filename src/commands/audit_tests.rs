@@ -27,6 +27,7 @@ fn record(mode: &str, reasoning: Option<&str>, fallback: Option<&str>) -> Routin
         reflection: None,
         previous_mode: None,
         created_at: 0,
+        regulator: None,
     }
 }
 

@@ -47,12 +47,15 @@ pub fn run(log: &SessionLog, config: Config, headless: bool) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
-/// One table line: turn, recorded mode, a `≠` where the mode changed, the mode now, message.
+/// One table line: turn, recorded mode, a `≠` where the mode changed, the mode now, message,
+/// and the regulator's decision when it is not `continue`.
 fn row(t: &RerunTurn) -> String {
     let recorded = t.recorded_mode.map_or("-", |m| m.as_str());
     let mark = if t.differs { "≠" } else { " " };
+    let regulator =
+        if t.regulator.decision == "continue" { String::new() } else { format!("  [{}]", t.regulator.decision) };
     format!(
-        "{:>4}  {recorded:<11} {mark}  {:<11}  {}",
+        "{:>4}  {recorded:<11} {mark}  {:<11}  {}{regulator}",
         t.turn,
         t.mode.as_str(),
         crate::text::terminal::safe(&crate::text::clip::clip(&t.text, 60))

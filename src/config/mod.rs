@@ -177,6 +177,9 @@ pub struct LlmSettings {
     pub tiebreak_timeout_ms: u64,
     pub request_timeout_ms: u64,
     pub max_retries: u32,
+    /// Output tokens (a user's turns, since the last cost break) after which a run of poor
+    /// replies stops spending (docs/cognition.md §13.4).
+    pub regulator_token_cap: u64,
 }
 
 /// `[privacy]`.
@@ -294,6 +297,7 @@ struct LlmLayer {
     tiebreak_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
     max_retries: Option<u32>,
+    regulator_token_cap: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -420,6 +424,7 @@ impl Config {
             llm.tiebreak_timeout_ms = l.tiebreak_timeout_ms.or(llm.tiebreak_timeout_ms);
             llm.request_timeout_ms = l.request_timeout_ms.or(llm.request_timeout_ms);
             llm.max_retries = l.max_retries.or(llm.max_retries);
+            llm.regulator_token_cap = l.regulator_token_cap.or(llm.regulator_token_cap);
             keep_secrets = p.layer.privacy.keep_secrets_in_history.or(keep_secrets);
         }
 
@@ -448,6 +453,7 @@ impl Config {
             tiebreak_timeout_ms: llm.tiebreak_timeout_ms.ok_or_else(|| missing("tiebreak_timeout_ms"))?,
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,
             max_retries: llm.max_retries.ok_or_else(|| missing("max_retries"))?,
+            regulator_token_cap: llm.regulator_token_cap.ok_or_else(|| missing("regulator_token_cap"))?,
         };
         let privacy = PrivacySettings {
             keep_secrets_in_history: keep_secrets.ok_or_else(|| ConfigError::Invalid {

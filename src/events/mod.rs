@@ -43,6 +43,11 @@ pub enum EngineEvent {
         model: String,
         prompt_chars: usize,
         prompt_digest: String,
+        /// Whom the call is for: `exchange:<id>` for a turn, `background: <worker>` for a
+        /// background task (absent in logs written before it was recorded, and for calls made
+        /// outside both).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
     },
     /// One streamed piece of a reply, with its log-probability when known.
     LlmToken {
@@ -144,6 +149,9 @@ pub enum EngineEvent {
     /// how many rows went or were redacted. Ids and counts only: what was forgotten is never
     /// recorded (the session log rewrites itself when it sees this).
     Forgotten { exchanges: Vec<String>, rows: usize },
+    /// The regulator's verdict on a turn (docs/cognition.md §13): its decision, confidence,
+    /// low-confidence spans, drift, cost, procedural warning and any break that stopped it.
+    Regulated { exchange_id: String, report: crate::vocab::regulator::RegulatorReport },
     /// The memory browser's forget finished; `error` says why nothing was forgotten.
     MemoryForgotten {
         id: crate::store::MemoryId,

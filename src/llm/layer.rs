@@ -14,6 +14,23 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+tokio::task_local! {
+    /// Whom the model calls of the current task are for (see [`EngineEvent::LlmStart`]'s
+    /// `origin`): set by the engine around a turn and by the worker loop around a job, so a
+    /// token can be tied to the reply it belongs to while memory workers call models too.
+    pub static ORIGIN: String;
+}
+
+/// The current task's origin, if one was set.
+pub fn current_origin() -> Option<String> {
+    ORIGIN.try_with(Clone::clone).ok()
+}
+
+/// The origin of a turn's calls.
+pub fn exchange_origin(exchange_id: &str) -> String {
+    format!("exchange:{exchange_id}")
+}
+
 /// Where a role's calls go.
 #[derive(Clone)]
 pub struct Route {
@@ -109,6 +126,7 @@ impl Llm {
             model: route.model.clone(),
             prompt_chars: req.prompt_chars(),
             prompt_digest: prompt_digest(req),
+            origin: current_origin(),
         });
         let started = Instant::now();
         let deadline = started + timeout;
@@ -231,6 +249,7 @@ impl Llm {
             model: route.model.clone(),
             prompt_chars: inputs.iter().map(String::len).sum(),
             prompt_digest: embed_digest(inputs),
+            origin: current_origin(),
         });
         let started = Instant::now();
         let timeout = Duration::from_millis(self.settings.request_timeout_ms);

@@ -15,6 +15,6 @@ pub mod resolve;
 pub mod schema;
 mod types;
 
-pub use layer::{Llm, Route, embed_digest, prompt_digest};
+pub use layer::{Llm, ORIGIN, Route, current_origin, embed_digest, exchange_origin, prompt_digest};
 pub use provider::Provider;
 pub use types::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, Message, ResponseFormat, Token};

@@ -274,8 +274,10 @@ impl Provider for OpenAiProvider {
                 }
                 if let Some(piece) = choice.delta.and_then(|d| d.content).filter(|s| !s.is_empty()) {
                     text.push_str(&piece);
-                    tokens += 1;
-                    on_token(Token { text: piece, logprob: choice.logprobs.and_then(ChoiceLogprobs::total) });
+                    for t in ChoiceLogprobs::split(choice.logprobs, piece) {
+                        tokens += 1;
+                        on_token(t);
+                    }
                 }
                 if let Some(reason) = choice.finish_reason {
                     finish = Some(if reason == "length" { FinishReason::Length } else { FinishReason::Stop });
@@ -475,15 +477,32 @@ struct ChoiceLogprobs {
 }
 
 impl ChoiceLogprobs {
-    /// A chunk may carry several tokens; the log-probability of the piece is their sum.
-    fn total(self) -> Option<f64> {
-        let values: Vec<f64> = self.content?.into_iter().filter_map(|t| t.logprob).collect();
-        (!values.is_empty()).then(|| values.iter().sum())
+    /// A chunk may carry several tokens. When the server names them and they spell the piece,
+    /// each is its own token with its own log-probability (the regulator's spans land on the
+    /// right characters); otherwise the piece is one token carrying the mean of its tokens'
+    /// values, so a mean over tokens stays a per-token mean (a sum would count a three-token
+    /// piece's uncertainty three times).
+    fn split(lp: Option<ChoiceLogprobs>, piece: String) -> Vec<Token> {
+        let entries = lp.and_then(|l| l.content).unwrap_or_default();
+        let named = entries.len() > 1
+            && entries.iter().all(|e| e.token.is_some() && e.logprob.is_some())
+            && entries.iter().filter_map(|e| e.token.as_deref()).collect::<String>() == piece;
+        if named {
+            return entries
+                .into_iter()
+                .map(|e| Token { text: e.token.unwrap_or_default(), logprob: e.logprob })
+                .collect();
+        }
+        let values: Vec<f64> = entries.into_iter().filter_map(|t| t.logprob).collect();
+        let logprob = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+        vec![Token { text: piece, logprob }]
     }
 }
 
 #[derive(Debug, Deserialize)]
 struct TokenLogprob {
+    #[serde(default)]
+    token: Option<String>,
     logprob: Option<f64>,
 }
 
@@ -502,4 +521,30 @@ struct EmbedReply {
 struct EmbedItem {
     index: Option<usize>,
     embedding: Vec<f32>,
+}
+
+#[cfg(test)]
+mod logprob_tests {
+    use super::*;
+
+    fn entries(parts: &[(&str, f64)]) -> Option<ChoiceLogprobs> {
+        Some(ChoiceLogprobs {
+            content: Some(
+                parts.iter().map(|(t, lp)| TokenLogprob { token: Some(t.to_string()), logprob: Some(*lp) }).collect(),
+            ),
+        })
+    }
+
+    #[test]
+    fn a_chunk_of_named_tokens_splits_into_them() {
+        let got = ChoiceLogprobs::split(entries(&[("Zan", -3.0), ("zibar", -1.0)]), "Zanzibar".into());
+        assert_eq!(
+            got,
+            [Token { text: "Zan".into(), logprob: Some(-3.0) }, Token { text: "zibar".into(), logprob: Some(-1.0) }]
+        );
+        // Tokens that do not spell the piece: one token with the per-token mean, not the sum.
+        let got = ChoiceLogprobs::split(entries(&[("Zan", -3.0), ("zi", -1.0)]), "Zanzibar".into());
+        assert_eq!(got, [Token { text: "Zanzibar".into(), logprob: Some(-2.0) }]);
+        assert_eq!(ChoiceLogprobs::split(None, "a".into()), [Token { text: "a".into(), logprob: None }]);
+    }
 }

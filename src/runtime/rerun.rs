@@ -58,6 +58,8 @@ pub struct RerunTurn {
     pub reply: String,
     /// How this turn's model calls were answered from the log.
     pub calls: ReplayStats,
+    /// The regulator's verdict on the turn as the current engine sees it.
+    pub regulator: crate::vocab::regulator::RegulatorReport,
 }
 
 /// A prepared rerun: the scratch runtime and the recorded calls.
@@ -149,6 +151,7 @@ impl Rerun {
                     recorded_scores: t.scores,
                     reply: report.response,
                     calls: self.book.stats().since(&before),
+                    regulator: report.regulator,
                 };
                 on_turn(&turn);
                 out.push(turn);

@@ -67,7 +67,7 @@ pub const TEXT_MAP: &[(&str, &[&str], Policy)] = &[
     ("uncertainties", &["reasoning", "surface_context", "resolution_detail"], Policy::Replace),
     (
         "routing_decisions",
-        &["topic", "signal_snapshot", "reasoning", "feedback", "reflection", "tiebreaker_candidates"],
+        &["topic", "signal_snapshot", "reasoning", "feedback", "reflection", "tiebreaker_candidates", "regulator"],
         Policy::Replace,
     ),
     ("routing_adjustments", &["metrics"], Policy::Replace),

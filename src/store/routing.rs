@@ -33,6 +33,9 @@ pub struct RoutingRecord {
     pub reflection: Option<Value>,
     pub previous_mode: Option<String>,
     pub created_at: i64,
+    /// The regulator's verdict on the turn (`ask --json`'s `regulator`), once it ran.
+    #[serde(default)]
+    pub regulator: Option<Value>,
 }
 
 /// One ACT iteration of an exchange, as `audit` shows it and `audit --json` prints it.
@@ -54,7 +57,7 @@ pub struct RoutingRepo<'c>(pub &'c Connection);
 
 const COLUMNS: &str = "id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
     tiebreaker_used, tiebreaker_candidates, margin, effective_margin, signal_snapshot, weight_snapshot,
-    weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at";
+    weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at, regulator";
 
 fn json(v: &Option<Value>) -> Option<String> {
     v.as_ref().map(Value::to_string)
@@ -92,13 +95,14 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
         reflection: parse(r.get(19)?)?,
         previous_mode: r.get(20)?,
         created_at: r.get(21)?,
+        regulator: parse(r.get(22)?)?,
     })
 }
 
 impl RoutingRepo<'_> {
     pub fn insert(&self, d: &RoutingRecord) -> Result<(), StoreError> {
         self.0.execute(
-            &format!("INSERT INTO routing_decisions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"),
+            &format!("INSERT INTO routing_decisions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"),
             params![
                 d.id,
                 d.thread_id,
@@ -122,6 +126,7 @@ impl RoutingRepo<'_> {
                 json(&d.reflection),
                 d.previous_mode,
                 if d.created_at == 0 { now_ts() } else { d.created_at },
+                json(&d.regulator),
             ],
         )?;
         Ok(())
@@ -171,6 +176,23 @@ impl RoutingRepo<'_> {
             });
         }
         Ok(out)
+    }
+
+    /// Record the regulator's verdict on the turn a decision routed.
+    pub fn set_regulator(&self, id: &str, verdict: &Value) -> Result<bool, StoreError> {
+        let n = self
+            .0
+            .execute("UPDATE routing_decisions SET regulator = ?2 WHERE id = ?1", params![id, verdict.to_string()])?;
+        Ok(n == 1)
+    }
+
+    /// The newest decision of a thread (the previous turn's, while a turn runs).
+    pub fn latest_in_thread(&self, thread_id: &str) -> Result<Option<RoutingRecord>, StoreError> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM routing_decisions WHERE thread_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1"
+        ))?;
+        let mut rows = stmt.query_map(params![thread_id], from_row)?;
+        Ok(rows.next().transpose()?)
     }
 
     /// Fill the post-exchange feedback label of a decision.

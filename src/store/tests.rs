@@ -155,6 +155,7 @@ fn record(id: &str, mode: &str, created_at: i64) -> RoutingRecord {
         reflection: None,
         previous_mode: None,
         created_at,
+        regulator: None,
     }
 }
 

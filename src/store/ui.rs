@@ -24,6 +24,8 @@ pub struct AuditRow {
     pub fallback: Option<String>,
     /// The post-exchange feedback label, once the feedback detector has filled it.
     pub feedback: Option<Value>,
+    /// The regulator's decision on the turn ("continue", "circuit_break", …), once it ran.
+    pub regulator: Option<String>,
 }
 
 /// A background thought from the drift engine, as stored.
@@ -84,7 +86,7 @@ impl UncertaintyItem {
 pub fn audit_rows(conn: &Connection, limit: usize, mode: Option<&str>) -> Result<Vec<AuditRow>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, created_at, topic, selected_mode, router_confidence, tiebreaker_used, routing_time_ms,
-                pre_routed, fallback, feedback
+                pre_routed, fallback, feedback, json_extract(regulator, '$.decision')
          FROM routing_decisions
          WHERE ?1 IS NULL OR selected_mode = ?1 COLLATE NOCASE
          ORDER BY created_at DESC, rowid DESC LIMIT ?2",
@@ -101,6 +103,8 @@ pub fn audit_rows(conn: &Connection, limit: usize, mode: Option<&str>) -> Result
             pre_routed: r.get(7)?,
             fallback: r.get(8)?,
             feedback: lenient_json(r.get(9)?),
+            // A damaged verdict shows as none rather than failing the list.
+            regulator: r.get(10).ok().flatten(),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -114,7 +118,8 @@ pub fn routing_decision(conn: &Connection, id: &str) -> Result<Option<RoutingRec
     let mut stmt = conn.prepare_cached(
         "SELECT id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
                 tiebreaker_used, tiebreaker_candidates, margin, effective_margin, signal_snapshot, weight_snapshot,
-                weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at
+                weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at,
+                regulator
          FROM routing_decisions WHERE id = ?1",
     )?;
     Ok(stmt.query_row(params![id], record).optional()?)
@@ -144,6 +149,7 @@ fn record(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
         reflection: lenient_json(r.get(19)?),
         previous_mode: r.get(20)?,
         created_at: r.get(21)?,
+        regulator: lenient_json(r.get(22)?),
     })
 }
 
@@ -206,6 +212,7 @@ mod tests {
             reflection: None,
             previous_mode: None,
             created_at: at,
+            regulator: None,
         }
     }
 

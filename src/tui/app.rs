@@ -265,6 +265,7 @@ impl App {
             Command::Audit => return self.toggle_audit(),
             Command::Memory => return self.toggle_memory(),
             Command::ShowLog => self.status.show_log = !self.status.show_log,
+            Command::MarkUnsure => self.chat.hide_unsure = !self.chat.hide_unsure,
             Command::FocusNext => self.cycle_focus(Focus::next),
             Command::FocusPrev => self.cycle_focus(Focus::prev),
             Command::Stop => {
@@ -508,6 +509,7 @@ impl App {
                     topic: topic.clone(),
                     fallbacks: fallbacks.clone(),
                     reply_source: None,
+                    regulator: None,
                 });
                 self.routing.scroll.to_top();
             }
@@ -532,6 +534,12 @@ impl App {
             }
             EngineEvent::LlmCost { provider, tokens_in, tokens_out, wall_ms, .. } => {
                 self.status.cost(provider, *tokens_in, *tokens_out, *wall_ms);
+            }
+            EngineEvent::Regulated { exchange_id, report } => {
+                if let Some(d) = self.routing.latest.as_mut().filter(|d| d.exchange_id == *exchange_id) {
+                    d.regulator = Some(report.clone());
+                }
+                self.chat.set_regulator(exchange_id, report);
             }
             // Streamed tokens arrive as ReplyChunk; failures worth telling come as notices.
             EngineEvent::LlmStart { .. }

@@ -199,7 +199,7 @@ impl Audit {
             frame.render_widget(Paragraph::new(Line::from(msg).style(theme::dim())).block(block), area);
             return;
         }
-        let topic_width = usize::from(area.width.saturating_sub(2 + 15 + 12 + 6 + 4 + 8 + 6));
+        let topic_width = usize::from(area.width.saturating_sub(2 + 15 + 12 + 6 + 4 + 8 + 8 + 7));
         let rows = self.rows.iter().map(|r| {
             let mode = Mode::from_str(&r.mode).ok();
             let mode_style = mode.map(theme::mode).unwrap_or_default();
@@ -215,6 +215,7 @@ impl Audit {
             } else {
                 short(&r.topic, topic_width)
             };
+            let (reg, reg_style) = regulator_cell(r.regulator.as_deref());
             Row::new(vec![
                 Cell::from(super::panes::clock_full(r.created_at, offset)).style(theme::dim()),
                 Cell::from(topic),
@@ -222,6 +223,7 @@ impl Audit {
                 Cell::from(conf),
                 Cell::from(tie),
                 Cell::from(ms),
+                Cell::from(reg).style(reg_style),
             ])
         });
         let table = Table::new(
@@ -233,10 +235,11 @@ impl Audit {
                 Constraint::Length(5),
                 Constraint::Length(4),
                 Constraint::Length(7),
+                Constraint::Length(7),
             ],
         )
         .header(
-            Row::new(vec!["time", "topic", "mode", "conf", "tie", "ms"])
+            Row::new(vec!["time", "topic", "mode", "conf", "tie", "ms", "reg"])
                 .style(theme::bold().add_modifier(Modifier::UNDERLINED)),
         )
         .row_highlight_style(theme::selected())
@@ -316,6 +319,10 @@ fn detail_text(d: &Detail, width: u16, offset: FixedOffset) -> Text<'static> {
         ),
         Some(v) => flatten_into(&mut t, "", v),
     }
+    if let Some(v) = &r.regulator {
+        section(&mut t, "Regulator");
+        flatten_into(&mut t, "", v);
+    }
     if let Some(v) = &r.reflection {
         section(&mut t, "Reflection");
         flatten_into(&mut t, "", v);
@@ -359,5 +366,19 @@ fn flatten_into(t: &mut Text<'static>, prefix: &str, v: &Value) {
             let key = if prefix.is_empty() { "(value)".to_string() } else { prefix.to_string() };
             t.push_line(Line::from(vec![Span::styled(format!("{key:<32} "), theme::dim()), Span::raw(value)]));
         }
+    }
+}
+
+/// The regulator's decision in a word for the audit table (a break also in the warning style,
+/// never by colour alone: the word says it).
+fn regulator_cell(decision: Option<&str>) -> (&'static str, ratatui::style::Style) {
+    match decision {
+        None => ("-", theme::dim()),
+        Some("continue") => ("·", theme::dim()),
+        Some("circuit_break") => ("break", theme::warn()),
+        Some("scope_drift_warn") => ("drift", theme::warn()),
+        Some("procedural_warning") => ("fixes", ratatui::style::Style::new()),
+        Some("low_confidence_spans") => ("unsure", ratatui::style::Style::new()),
+        Some(_) => ("?", theme::dim()),
     }
 }

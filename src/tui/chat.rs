@@ -9,6 +9,7 @@ use super::markdown::Doc;
 use super::theme;
 use crate::cognition::router::Mode;
 use crate::llm::ChatRole;
+use crate::vocab::regulator::RegulatorReport;
 use chrono::{DateTime, FixedOffset, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -33,6 +34,8 @@ pub struct Message {
     pub at: DateTime<Utc>,
     pub status: Status,
     pub body: Doc,
+    /// The regulator's verdict on a reply (its low-confidence spans are marked).
+    pub regulator: Option<RegulatorReport>,
 }
 
 impl Message {
@@ -55,6 +58,9 @@ pub struct Chat {
     width: u16,
     /// Some streamed text was missed (the UI fell behind the bus); the finished reply fixes it.
     pub gap: bool,
+    /// Low-confidence spans are underlined and dimmed unless this is set (a key toggles it;
+    /// see [`mark_line`]).
+    pub hide_unsure: bool,
 }
 
 impl Chat {
@@ -86,6 +92,7 @@ impl Chat {
             at,
             status: Status::Done,
             body: Doc::new(text, plain),
+            regulator: None,
         });
     }
 
@@ -93,6 +100,14 @@ impl Chat {
         self.push(ChatRole::User, text, at);
         if let Some(m) = self.messages.last_mut() {
             m.exchange_id = Some(exchange_id.to_string());
+        }
+    }
+
+    /// The regulator's verdict on a reply.
+    pub fn set_regulator(&mut self, exchange_id: &str, report: &RegulatorReport) {
+        if let Some(i) = self.reply_index(exchange_id) {
+            self.messages[i].regulator = Some(report.clone());
+            self.total = 0;
         }
     }
 
@@ -126,6 +141,7 @@ impl Chat {
             at,
             status: Status::Streaming,
             body: Doc::new(text, false),
+            regulator: None,
         });
     }
 
@@ -161,6 +177,7 @@ impl Chat {
                 at,
                 status,
                 body: Doc::new(text, false),
+                regulator: None,
             }),
             // IGNORE: no reply; the header of the user's message shows the mode.
             None => self.set_mode(exchange_id, mode),
@@ -248,8 +265,13 @@ impl Chat {
                 skip -= 1;
             }
             let body_take = take.min(m.body.height().saturating_sub(skip));
+            let unsure = self.unsure_words(m);
             m.body.rows(skip, body_take, &mut |row| {
-                buf.set_line(inner.x, y, row, inner.width);
+                if unsure.is_empty() {
+                    buf.set_line(inner.x, y, row, inner.width);
+                } else {
+                    buf.set_line(inner.x, y, &mark_line(row, &unsure), inner.width);
+                }
                 y += 1;
             });
             take -= body_take;
@@ -265,6 +287,62 @@ impl Chat {
             }
         }
     }
+}
+
+impl Chat {
+    /// The words to mark in a message: those of its low-confidence spans, while marking is on.
+    fn unsure_words(&self, m: &Message) -> Vec<String> {
+        if self.hide_unsure {
+            return Vec::new();
+        }
+        let Some(reg) = &m.regulator else { return Vec::new() };
+        reg.low_confidence_spans
+            .iter()
+            .flat_map(|s| s.text.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .filter(|w| w.chars().count() >= 2)
+            .collect()
+    }
+}
+
+/// A rendered row with every occurrence of `words` underlined and dimmed: readable in 16
+/// colours and in monochrome, since neither style is a colour. The rendered rows are Markdown
+/// output wrapped at the pane's width, so the spans' character offsets no longer apply; the
+/// words are found again in the row (a span split across rows is marked on both).
+pub fn mark_line(row: &Line<'static>, words: &[String]) -> Line<'static> {
+    let text: Vec<char> = row.spans.iter().flat_map(|s| s.content.chars()).collect();
+    let mut marked = vec![false; text.len()];
+    for w in words {
+        let w: Vec<char> = w.chars().collect();
+        let mut i = 0;
+        while i + w.len() <= text.len() {
+            if text[i..i + w.len()] == w[..] {
+                marked[i..i + w.len()].iter_mut().for_each(|m| *m = true);
+                i += w.len();
+            } else {
+                i += 1;
+            }
+        }
+    }
+    if !marked.contains(&true) {
+        return row.clone();
+    }
+    let unsure = ratatui::style::Modifier::UNDERLINED | ratatui::style::Modifier::DIM;
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for s in &row.spans {
+        let chars: Vec<char> = s.content.chars().collect();
+        let mut start = 0;
+        while start < chars.len() {
+            let flag = marked[at + start];
+            let len = chars[start..].iter().zip(&marked[at + start..]).take_while(|(_, m)| **m == flag).count();
+            let piece: String = chars[start..start + len].iter().collect();
+            let style = if flag { s.style.add_modifier(unsure) } else { s.style };
+            spans.push(Span::styled(piece, style));
+            start += len;
+        }
+        at += chars.len();
+    }
+    Line::from(spans).style(row.style).alignment(row.alignment.unwrap_or_default())
 }
 
 fn header(m: &Message, offset: FixedOffset) -> Line<'static> {

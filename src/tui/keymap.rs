@@ -134,6 +134,8 @@ pub enum Command {
     Help,
     Audit,
     ShowLog,
+    /// Underline (and dim) the words of replies the model was unsure of, or stop.
+    MarkUnsure,
     FocusNext,
     FocusPrev,
     /// Esc outside popups: stop the streaming reply.
@@ -213,6 +215,7 @@ pub const BINDINGS: &[Binding] = &[
     b("audit", Global, Command::Audit, &["f2"], "routing audit", true),
     b("memory", Global, Command::Memory, &["f3"], "memories", true),
     b("show_log", Global, Command::ShowLog, &["f4"], "show the log and session file paths", false),
+    b("mark_unsure", Global, Command::MarkUnsure, &["f5"], "mark the words a reply was unsure of (underlined)", false),
     b("next_pane", Global, Command::FocusNext, &["tab"], "next pane", true),
     b("prev_pane", Global, Command::FocusPrev, &["backtab"], "previous pane", false),
     b("page_up", Global, Command::PageUp, &["pageup"], "scroll up a page (mouse wheel too)", false),

@@ -180,6 +180,7 @@ pub fn control(keymap: &Keymap, key: &crossterm::event::KeyEvent, ctx: super::ke
         Some(
             Command::Help
             | Command::ShowLog
+            | Command::MarkUnsure
             | Command::FocusNext
             | Command::FocusPrev
             | Command::Close

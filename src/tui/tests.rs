@@ -20,6 +20,7 @@ use serde_json::json;
 
 mod forget;
 mod memory;
+mod regulator;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC
 
@@ -454,6 +455,11 @@ fn audit_rows() -> Vec<AuditRow> {
         pre_routed: mode == "ACKNOWLEDGE",
         fallback: (i == 2).then(|| "triage_timeout".into()),
         feedback: None,
+        regulator: match i {
+            0 => Some("low_confidence_spans".into()),
+            1 => Some("circuit_break".into()),
+            _ => None,
+        },
     };
     vec![
         row(0, "RESPOND", false, "tea"),
@@ -487,6 +493,7 @@ fn record(id: &str) -> RoutingRecord {
         reflection: None,
         previous_mode: Some("RESPOND".into()),
         created_at: T0 - 60,
+        regulator: None,
     }
 }
 

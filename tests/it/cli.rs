@@ -120,7 +120,14 @@ fn ask_json_runs_the_pipeline_and_prints_the_turn_report() {
     assert_eq!(r["triage"]["mode"], "RESPOND");
     assert_eq!(r["triage"]["source"], "model");
     assert!(r["act_iterations"].is_array());
-    assert!(r["regulator"].is_array());
+    let reg = r["regulator"].as_object().expect("regulator");
+    for k in ["decision", "confidence", "low_confidence_spans", "scope_drift", "cost", "procedural_warning", "breaks"] {
+        assert!(reg.contains_key(k), "regulator.{k}: {reg:?}");
+    }
+    assert!(reg["confidence"].as_f64().is_some_and(|c| (0.0..=1.0).contains(&c)));
+    for k in ["tokens_in", "tokens_out", "wall_ms"] {
+        assert!(reg["cost"][k].is_u64(), "regulator.cost.{k}");
+    }
     for k in ["detected", "surfaced", "resolved"] {
         assert!(r["uncertainty"][k].is_array(), "uncertainty.{k}: {}", r["uncertainty"]);
     }

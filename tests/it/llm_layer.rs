@@ -22,6 +22,7 @@ fn settings(max_retries: u32) -> LlmSettings {
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,
         max_retries,
+        regulator_token_cap: 10_000,
     }
 }
 

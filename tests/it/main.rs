@@ -33,6 +33,7 @@ mod memory_semantic;
 mod pipeline;
 mod pipeline_degrade;
 mod pipeline_local;
+mod regulator;
 mod replay;
 mod security;
 mod topic_chitchat;

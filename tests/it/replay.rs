@@ -88,7 +88,16 @@ fn a_rerun_reproduces_every_turn_and_a_changed_weight_shows() {
     assert!(!raw.contains("sk-test-secret-4242"), "the API key reached the session log");
     let kinds: Vec<String> =
         raw.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()?["type"].as_str().map(String::from)).collect();
-    for kind in ["user_message", "llm_start", "llm_token", "llm_complete", "llm_embedded", "routed", "act_iteration"] {
+    for kind in [
+        "user_message",
+        "llm_start",
+        "llm_token",
+        "llm_complete",
+        "llm_embedded",
+        "routed",
+        "act_iteration",
+        "regulated",
+    ] {
         assert!(kinds.iter().any(|k| k == kind), "no {kind} in the log");
     }
 
@@ -103,6 +112,7 @@ fn a_rerun_reproduces_every_turn_and_a_changed_weight_shows() {
         assert_eq!(t["scores"], r["router"]["scores"], "turn {}: the same scores", t["turn"]);
         assert_eq!(t["reply"], r["response"], "turn {}: the recorded reply", t["turn"]);
         assert_eq!(t["calls"]["missing"], 0, "turn {}: {t}", t["turn"]);
+        assert_eq!(t["regulator"]["decision"], r["regulator"]["decision"], "turn {}: the same verdict", t["turn"]);
     }
     assert!(summary.contains("0 with different routing") && summary.contains("0 had no recording"), "{summary}");
     assert!(summary.contains(" 0 of "), "every recorded call was made again: {summary}");

@@ -123,6 +123,10 @@ pub enum Termination {
     /// A consequential action relied on a memory marked uncertain or contradicted: the user
     /// is asked to confirm first (docs/cognition.md §10, pre-action check).
     NeedsConfirmation,
+    /// The regulator broke the loop: the same skill five times in a row, whatever its
+    /// parameters (docs/cognition.md §13.4). Fatigue is the skills' budget; this is the
+    /// regulator's stop beside it.
+    RegulatorBreak,
 }
 
 impl Termination {
@@ -135,6 +139,7 @@ impl Termination {
             Termination::RepeatedAction => "repeated_action",
             Termination::Cancelled => "cancelled",
             Termination::NeedsConfirmation => "needs_confirmation",
+            Termination::RegulatorBreak => "regulator_break",
         }
     }
 }

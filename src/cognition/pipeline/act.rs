@@ -131,6 +131,13 @@ impl Engine {
             if let Some(t) = state.check(&plan, &limits) {
                 break t;
             }
+            // The regulator's tool-loop break beside the seed's rules (which win when both
+            // hold): the same skill ran five times in a row already, whatever its parameters.
+            let skills_run: Vec<String> = state.executed.iter().map(|a| a.kind.clone()).collect();
+            if crate::cognition::regulator::cost::tool_loop(&skills_run).is_some() {
+                break Termination::RegulatorBreak;
+            }
+
             let clock = Instant::now();
             let mut results = Vec::with_capacity(plan.len());
             for action in &plan {

@@ -41,6 +41,7 @@ pub fn routing_record(
         reflection: None,
         previous_mode: decision.previous_mode.map(|m| m.as_str().to_string()),
         created_at: h.now,
+        regulator: None,
     }
 }
 

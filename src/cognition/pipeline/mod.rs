@@ -12,12 +12,13 @@ pub mod fallback;
 mod model;
 pub mod phases;
 pub mod prompts;
+mod regulate;
 mod report;
 mod turn;
 
 pub use fallback::Fallback;
 pub use phases::{SILENCE_GAP_S, session_exchanges, shape_reply};
-pub use report::{RegulatorDecision, RouterReport, SessionReport, Timings, TopicReport, TriageReport, TurnReport};
+pub use report::{RouterReport, SessionReport, Timings, TopicReport, TriageReport, TurnReport};
 
 use crate::cognition::boundary::BoundaryParams;
 use crate::cognition::intent::Analysis;
@@ -54,6 +55,8 @@ pub struct Engine {
     weights_version: u32,
     topic_params: ClassifierParams,
     boundary_params: BoundaryParams,
+    /// The regulator (docs/cognition.md §13): one per engine, for its one user.
+    regulator: tokio::sync::Mutex<regulate::Slot>,
 }
 
 impl Engine {
@@ -96,6 +99,7 @@ impl Engine {
             weights_version,
             topic_params: ClassifierParams::default(),
             boundary_params: BoundaryParams::default(),
+            regulator: tokio::sync::Mutex::new(regulate::Slot::default()),
         })
     }
 
@@ -117,9 +121,21 @@ impl Engine {
         text: &str,
         cancel: &CancellationToken,
     ) -> Result<TurnReport, EngineError> {
+        let origin = crate::llm::exchange_origin(exchange_id);
+        crate::llm::ORIGIN.scope(origin, self.turn_inner(thread_id, exchange_id, text, cancel)).await
+    }
+
+    async fn turn_inner(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<TurnReport, EngineError> {
         let lower = crate::text::normalize(text);
         let msg = Analysis::new(text, &lower);
         let mut turn = Turn::new(self, thread_id, exchange_id, &msg, cancel);
+        turn.regulate_start().await?;
         let context = turn.context().await?;
         let topic = turn.topic().await?;
         let understood = turn.understand(&context, &topic);
@@ -129,6 +145,7 @@ impl Engine {
         let acted = turn.act(&context, &topic, &understood, &triage, &delivered).await?;
         let replied = turn.reply(&context, &topic, &understood, &triage, &delivered, acted).await;
         turn.commit(&topic, &triage, &delivered, &replied).await?;
+        turn.regulated(&replied).await?;
         if let Some(plan) = crate::cognition::act::skills::forget::take_pending(exchange_id) {
             self.forget(exchange_id, plan).await?;
         }

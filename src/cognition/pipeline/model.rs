@@ -36,10 +36,11 @@ impl Engine {
         rs: &RouterSignals,
         working_memory: &[WmEntry],
         ctx: &TriageContext,
+        halted: bool,
         cancel: &CancellationToken,
     ) -> (TriageReport, Option<Fallback>) {
         let clock = Instant::now();
-        let (raw, fallback) = if !self.model_pre_routing {
+        let (raw, fallback) = if !self.model_pre_routing || halted {
             (heuristic_triage_for(msg, ctx), None)
         } else {
             let req = prompts::triage_request(msg.text, rs, working_memory, ctx);
@@ -72,10 +73,11 @@ impl Engine {
         text: &str,
         topic: &str,
         signals: &RouterSignals,
+        halted: bool,
         cancel: &CancellationToken,
     ) -> Option<Fallback> {
         let (a_mode, b_mode) = decision.tiebreak.filter(|_| decision.tiebreak_pending())?;
-        if !self.model_pre_routing {
+        if !self.model_pre_routing || halted {
             decision.resolve_tiebreak(None);
             return None;
         }

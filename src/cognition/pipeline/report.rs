@@ -34,12 +34,6 @@ pub struct SessionReport {
     pub distraction: bool,
 }
 
-/// A regulator decision over one model call. No regulator runs yet, so there are no
-/// variants: an empty `regulator` list is the only value the type admits, and the regulator
-/// adds its decisions here as variants when it arrives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RegulatorDecision {}
-
 /// One whole turn, as `ask --json` prints it (written, never read back).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnReport {
@@ -73,9 +67,9 @@ pub struct TurnReport {
     pub act_iterations: Vec<super::act::Iteration>,
     /// Why the ACT loop stopped.
     pub act_termination: Option<crate::cognition::act::plan::Termination>,
-    /// Regulator decisions over this turn's model calls; always empty until the regulator
-    /// exists (the field is part of `ask --json`'s contract).
-    pub regulator: Vec<RegulatorDecision>,
+    /// The regulator's verdict on this turn's model calls (docs/cognition.md §13; the shape is
+    /// part of `ask --json`'s contract).
+    pub regulator: crate::vocab::regulator::RegulatorReport,
     /// Every fallback that fired, in order ("triage_timeout", "generation_failed", …).
     pub fallbacks: Vec<String>,
     /// The reply was cut short by the user.

@@ -9,6 +9,7 @@ fn start(call: &str, role: Role, digest: &str) -> EngineEvent {
         model: "m".into(),
         prompt_chars: 1,
         prompt_digest: digest.into(),
+        origin: None,
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// `(schema, shape digest)` for every schema whose shape was pinned.
-const PINNED: &[(u32, &str)] = &[(2, "5f7ac39d6801f0df"), (3, "a1fd94fc26fcbc2e")];
+const PINNED: &[(u32, &str)] = &[(2, "5f7ac39d6801f0df"), (3, "a1fd94fc26fcbc2e"), (4, "4ef38d982052e33e")];
 
 /// The recorded fixture session gives real examples of the events a turn emits; the rest are
 /// written here, every optional field present.
@@ -36,6 +36,8 @@ fn samples() -> Vec<EngineEvent> {
         r#""type":"turn_failed","exchange_id":"x","error":"disk full""#,
         r#""type":"memory_forgotten","id":"episode:2","error":"already forgotten""#,
         r#""type":"forgotten","exchanges":["x"],"rows":3"#,
+        r#""type":"llm_start","call_id":"c","role":"primary","provider":"p","model":"m","prompt_chars":3,"prompt_digest":"d","origin":"exchange:x""#,
+        r#""type":"regulated","exchange_id":"x","report":{"decision":"circuit_break","confidence":0.4,"low_confidence_spans":[{"start":1,"end":3,"text":"ab","mean_logprob":-2.5}],"scope_drift":{"score":0.6,"terms":["cake"]},"cost":{"tokens_in":1,"tokens_out":2,"wall_ms":3},"procedural_warning":{"cluster":"a+b","corrections":["no"]},"breaks":[{"reason":"cost_cap_reached","tokens_spent":2,"tokens_cap":1,"mean_quality":0.2,"message":"Stopped."}]}"#,
     ] {
         lines.push(format!("{{{ts},{rest}}}"));
     }
@@ -68,9 +70,10 @@ fn variant(e: &EngineEvent) -> usize {
         EngineEvent::TurnFailed { .. } => 19,
         EngineEvent::MemoryForgotten { .. } => 20,
         EngineEvent::Forgotten { .. } => 21,
+        EngineEvent::Regulated { .. } => 22,
     }
 }
-const VARIANTS: usize = 22;
+const VARIANTS: usize = 23;
 
 /// Every key path with its JSON kind ("routed.router.scores.ACT: number"), arrays by their
 /// first element.

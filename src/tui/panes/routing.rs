@@ -7,6 +7,7 @@ use crate::cognition::pipeline::{RouterReport, TopicReport};
 use crate::cognition::reply::ReplySource;
 use crate::cognition::router::{Mode, ModeScores};
 use crate::tui::theme;
+use crate::vocab::regulator::RegulatorReport;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
 
@@ -20,6 +21,8 @@ pub struct Decision {
     pub fallbacks: Vec<String>,
     /// Who wrote the reply, once it is done.
     pub reply_source: Option<ReplySource>,
+    /// The regulator's verdict, once the turn is done.
+    pub regulator: Option<RegulatorReport>,
 }
 
 #[derive(Debug, Default)]
@@ -40,6 +43,7 @@ impl RoutingPane {
                     + u16::from(!d.fallbacks.is_empty())
                     + u16::from(d.router.pre_routed)
                     + u16::from(d.reply_source.is_some())
+                    + d.regulator.as_ref().map_or(0, |r| 1 + (r.breaks.len() + r.low_confidence_spans.len()) as u16)
             }
             None => 5,
         }
@@ -75,8 +79,39 @@ impl RoutingPane {
                 Span::styled(source.as_str(), theme::accent()),
             ]));
         }
+        if let Some(reg) = &d.regulator {
+            text.extend(regulator_lines(reg));
+        }
         text
     }
+}
+
+/// The regulator's verdict: the decision with its confidence, then each break on its own line
+/// (a break stopped the turn, so it is never left to colour alone: it says "break").
+pub fn regulator_lines(reg: &RegulatorReport) -> Vec<Line<'static>> {
+    let mut head = vec![
+        Span::styled("regulator ", theme::dim()),
+        Span::styled(reg.decision.clone(), if reg.breaks.is_empty() { theme::accent() } else { theme::warn() }),
+        Span::styled(format!(" · conf {:.2}", reg.confidence), theme::dim()),
+    ];
+    if let Some(d) = &reg.scope_drift {
+        head.push(Span::styled(format!(" · drift {:.2}", d.score), theme::dim()));
+    }
+    if !reg.low_confidence_spans.is_empty() {
+        head.push(Span::styled(format!(" · {} unsure", reg.low_confidence_spans.len()), theme::dim()));
+    }
+    let mut out = vec![Line::from(head)];
+    for s in &reg.low_confidence_spans {
+        out.push(Line::from(vec![
+            Span::styled("  unsure ", theme::dim()),
+            Span::styled(format!("\u{201c}{}\u{201d}", s.text), Style::new().add_modifier(Modifier::UNDERLINED)),
+            Span::styled(format!(" logprob {:.2} · chars {}–{}", s.mean_logprob, s.start, s.end), theme::dim()),
+        ]));
+    }
+    for b in &reg.breaks {
+        out.push(Line::from(format!("break: {}", b.message)).style(theme::warn()));
+    }
+    out
 }
 
 /// Whether the tie-breaker ran, and what came of it.

@@ -22,6 +22,7 @@ pub fn settings(triage: ModelUse) -> LlmSettings {
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,
         max_retries: 0,
+        regulator_token_cap: 10_000,
     }
 }
 

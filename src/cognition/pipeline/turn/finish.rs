@@ -97,7 +97,7 @@ impl Turn<'_> {
             memories: topic.memories.clone(),
             act_iterations: replied.run.as_ref().map(|r| r.iterations.clone()).unwrap_or_default(),
             act_termination: replied.run.as_ref().map(|r| r.termination),
-            regulator: Vec::new(),
+            regulator: self.regulation.report.clone().unwrap_or_else(crate::vocab::regulator::RegulatorReport::idle),
             fallbacks: wire_names(&self.fallbacks),
             cancelled: g.cancelled,
             failed: g.failed.clone(),

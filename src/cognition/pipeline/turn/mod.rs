@@ -7,7 +7,7 @@ mod finish;
 mod reply;
 
 pub use finish::Header;
-use reply::Replied;
+pub(in crate::cognition::pipeline) use reply::Replied;
 
 use super::fallback::{Failure, Fallback, Stage};
 use super::phases::{self, PhaseA, TopicStage};
@@ -26,14 +26,14 @@ use tokio_util::sync::CancellationToken;
 
 /// The state one turn collects while its phases run.
 pub(super) struct Turn<'t> {
-    engine: &'t Engine,
-    thread_id: &'t str,
-    exchange_id: &'t str,
-    msg: &'t Analysis<'t>,
+    pub(in crate::cognition::pipeline) engine: &'t Engine,
+    pub(in crate::cognition::pipeline) thread_id: &'t str,
+    pub(in crate::cognition::pipeline) exchange_id: &'t str,
+    pub(in crate::cognition::pipeline) msg: &'t Analysis<'t>,
     cancel: &'t CancellationToken,
-    now: i64,
+    pub(in crate::cognition::pipeline) now: i64,
     /// The id of this turn's audit row, which the ACT loop's iteration rows point at.
-    routing_id: String,
+    pub(in crate::cognition::pipeline) routing_id: String,
     started: Instant,
     timings: Timings,
     /// Every fallback that fired, in order.
@@ -42,6 +42,8 @@ pub(super) struct Turn<'t> {
     uncertainty_check: Option<(Instant, tokio::task::JoinHandle<Result<Applied, crate::store::StoreError>>)>,
     /// What it and surfacing did this turn.
     uncertainty: UncertaintyReport,
+    /// The regulator's hold on this turn: a break's line, the correction prelude, its verdict.
+    pub(in crate::cognition::pipeline) regulation: super::regulate::Regulation,
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -97,6 +99,7 @@ impl<'t> Turn<'t> {
             fallbacks: Vec::new(),
             uncertainty_check: None,
             uncertainty: UncertaintyReport::default(),
+            regulation: Default::default(),
         }
     }
 
@@ -125,6 +128,8 @@ impl<'t> Turn<'t> {
         if self.msg.social.is_none() && !self.msg.words.is_empty() {
             let (db, llm) = (self.engine.db.clone(), self.engine.llm.clone());
             let check = ingest::run(db, llm, self.msg.text.to_string(), embedding.clone(), self.now);
+            // A spawned task does not inherit the turn's origin; its model calls are the turn's.
+            let check = crate::llm::ORIGIN.scope(crate::llm::exchange_origin(self.exchange_id), check);
             self.uncertainty_check = Some((Instant::now(), tokio::spawn(check)));
         }
         let clock = Instant::now();
@@ -189,7 +194,8 @@ impl<'t> Turn<'t> {
                     previous_tools: Vec::new(),
                 };
                 let wm = &context.phase_a.working_memory;
-                let (report, fallback) = self.engine.triage(self.msg, &u.signals, wm, &ctx, self.cancel).await;
+                let halted = self.halted();
+                let (report, fallback) = self.engine.triage(self.msg, &u.signals, wm, &ctx, halted, self.cancel).await;
                 self.fallbacks.extend(fallback);
                 report
             }
@@ -206,7 +212,9 @@ impl<'t> Turn<'t> {
         self.timings.routing = ms(clock);
         let clock = Instant::now();
         let topic_name = &topic.stage.report.name;
-        let fallback = self.engine.tiebreak(&mut decision, self.msg.text, topic_name, &u.signals, self.cancel).await;
+        let halted = self.halted();
+        let fallback =
+            self.engine.tiebreak(&mut decision, self.msg.text, topic_name, &u.signals, halted, self.cancel).await;
         self.fallbacks.extend(fallback);
         self.timings.tiebreak = ms(clock);
         decision

@@ -57,6 +57,7 @@ impl Turn<'_> {
             ));
         }
         notes.extend(self.uncertainty_checked().await);
+        notes.extend(self.regulation.prelude.clone());
         let builtin_primary = builtin_primary(self.engine);
         // The built-in model invents answers about the user: a question about their own
         // traits is answered from memory before any action or generation.
@@ -66,7 +67,7 @@ impl Turn<'_> {
         } else {
             None
         };
-        let run = if delivered.settled.mode == Mode::Act && memory_answer.is_none() {
+        let run = if delivered.settled.mode == Mode::Act && memory_answer.is_none() && !self.halted() {
             let ctx = SkillContext {
                 thread_id: self.thread_id.to_string(),
                 exchange_id: self.exchange_id.to_string(),
@@ -163,6 +164,13 @@ impl Turn<'_> {
             cards = after.cards;
             notes.extend(after.notes);
             self.fallbacks.extend(after.fallback);
+            if run.termination == crate::cognition::act::plan::Termination::RegulatorBreak {
+                let names: Vec<String> =
+                    run.iterations.iter().flat_map(|i| i.actions.iter()).map(|a| a.kind.clone()).collect();
+                let (tool, count) = crate::cognition::regulator::cost::tool_loop(&names).unwrap_or_default();
+                let b = crate::cognition::regulator::Break::ToolLoop { tool, count };
+                self.halt(b.message());
+            }
         }
         let settled = decide(&Evidence {
             routed: &delivered.routing,
@@ -195,6 +203,11 @@ impl Turn<'_> {
         let social = msg.social;
         if let Some(a) = memory_answer {
             return engine.fixed_reply(xid, a.text.clone(), ReplySource::Memory);
+        }
+        // A regulator break: no model call, the reply says why (after any ACT cards).
+        if let Some(line) = self.regulation.halt.clone() {
+            let text = cards.iter().cloned().chain([line]).collect::<Vec<_>>().join("\n");
+            return engine.fixed_reply(xid, text, ReplySource::Template);
         }
         let mode = settled.reply_mode;
         let template = builtin_primary

@@ -1,0 +1,196 @@
+//! The regulator's part of a turn (docs/cognition.md §13): before anything runs, the new
+//! message judges the last reply (feedback written to its audit row) and the regulator decides
+//! whether this turn may spend at all and which past corrections its prompt carries; after the
+//! reply, it reads the turn's model calls off the bus (by origin) and records its verdict.
+
+use super::turn::Turn;
+use super::{Engine, EngineError};
+use crate::cognition::regulator::{self, Decision, Event, Exchange, Regulator, RegulatorState, Settings};
+use crate::config::Role;
+use crate::events::{EngineEvent, NoticeLevel, Stamped};
+use crate::store::{RegulatorStateRepo, RoutingRepo};
+use crate::vocab::Mode;
+use crate::vocab::regulator::RegulatorReport;
+use std::collections::HashMap;
+use tokio::sync::broadcast;
+
+/// The one user of a terminal assistant.
+pub const USER_ID: &str = "local";
+
+/// The engine's regulator, loaded from the database at the first turn, and the last turn's
+/// message (for the feedback detector's repeat check; after a restart it is unknown).
+#[derive(Default)]
+pub(super) struct Slot {
+    reg: Option<Regulator>,
+    last: Option<(String, String)>,
+}
+
+/// What a turn's regulation holds between its start and its end.
+#[derive(Default)]
+pub(super) struct Regulation {
+    /// The line the reply becomes when a break stopped the turn from spending.
+    pub halt: Option<String>,
+    /// Past corrections on this turn's cluster, for the generation prompt.
+    pub prelude: Option<String>,
+    rx: Option<broadcast::Receiver<Stamped>>,
+    pub report: Option<RegulatorReport>,
+}
+
+fn settings(engine: &Engine) -> Settings {
+    Settings { token_cap: engine.llm.settings().regulator_token_cap, ..Settings::default() }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Turn<'_> {
+    /// Judge the last reply by this message, then start the regulator's turn and act on its
+    /// decision before any model is asked.
+    pub(super) async fn regulate_start(&mut self) -> Result<(), EngineError> {
+        let engine = self.engine;
+        self.regulation.rx = Some(engine.bus.subscribe());
+        let thread = self.thread_id.to_string();
+        let (prev, stored) = engine
+            .db
+            .call(move |c| Ok((RoutingRepo(c).latest_in_thread(&thread)?, RegulatorStateRepo(c).load(USER_ID)?)))
+            .await?;
+        // Read every turn: a forget rewrites the stored state, and the copy in memory must not
+        // write the forgotten words back.
+        let state = stored
+            .and_then(|s| {
+                serde_json::from_str::<RegulatorState>(&s)
+                    .map_err(|e| tracing::warn!("regulator state unreadable, starting afresh: {e}"))
+                    .ok()
+            })
+            .unwrap_or_else(|| RegulatorState::for_user(USER_ID));
+        let mut slot = engine.regulator.lock().await;
+        let Slot { reg, last } = &mut *slot;
+        let reg = reg.get_or_insert_with(|| Regulator::new(settings(engine), RegulatorState::default()));
+        reg.set_state(state);
+        if let Some(prev) = prev.filter(|p| p.feedback.is_none()) {
+            let mode = prev.selected_mode.parse::<Mode>().unwrap_or(Mode::Respond);
+            let user = last.as_ref().filter(|(id, _)| *id == prev.id).map_or("", |(_, u)| u.as_str());
+            let fb = regulator::detect_feedback(Exchange { user, mode, next: self.msg.text });
+            reg.on_feedback(&fb, self.msg.text, self.now);
+            let value = serde_json::to_value(&fb).unwrap_or_default();
+            engine.db.call(move |c| RoutingRepo(c).set_feedback(&prev.id, &value)).await?;
+        }
+        reg.on_event(Event::TurnStart { user_message: self.msg.text.to_string(), at_ms: now_ms() });
+        match reg.decide() {
+            Decision::CircuitBreak(b) => self.regulation.halt = Some(b.message()),
+            Decision::ProceduralWarning { .. } => self.regulation.prelude = reg.prelude(),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Whether a break stopped this turn from calling models.
+    pub(super) fn halted(&self) -> bool {
+        self.regulation.halt.is_some()
+    }
+
+    /// Stop the turn's spending from here on (the ACT loop broke), with the line the reply says.
+    pub(super) fn halt(&mut self, line: String) {
+        self.regulation.halt.get_or_insert(line);
+    }
+
+    /// Feed the turn's model calls, tools and reply to the regulator, record its verdict (the
+    /// audit row, the stored state, the `regulated` event) and close its turn.
+    pub(super) async fn regulate_end(
+        &mut self,
+        reply: &str,
+        failed: bool,
+        cut_off: bool,
+        tools: Vec<String>,
+    ) -> Result<RegulatorReport, EngineError> {
+        let engine = self.engine;
+        let origin = crate::llm::exchange_origin(self.exchange_id);
+        let mut calls: HashMap<String, Role> = HashMap::new();
+        let mut tokens: Vec<(String, String, Option<f64>)> = Vec::new();
+        let mut events = Vec::new();
+        if let Some(mut rx) = self.regulation.rx.take() {
+            loop {
+                match rx.try_recv() {
+                    Ok(s) => match s.event {
+                        EngineEvent::LlmStart { call_id, role, origin: Some(o), .. } if o == origin => {
+                            calls.insert(call_id, role);
+                        }
+                        EngineEvent::LlmToken { call_id, text, logprob } if calls.contains_key(&call_id) => {
+                            tokens.push((call_id, text, logprob));
+                        }
+                        EngineEvent::LlmCost { call_id, tokens_in, tokens_out, wall_ms, .. } => {
+                            if let Some(role) = calls.get(&call_id) {
+                                events.push(Event::Cost { role: role.as_str().into(), tokens_in, tokens_out, wall_ms });
+                            }
+                        }
+                        _ => {}
+                    },
+                    Err(broadcast::error::TryRecvError::Lagged(n)) => {
+                        tracing::warn!("regulator missed {n} events of the turn");
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        // The reply's tokens are the last primary call's that streamed.
+        let reply_call =
+            tokens.iter().rev().find(|(id, _, _)| calls.get(id) == Some(&Role::Primary)).map(|t| t.0.clone());
+        let mut slot = engine.regulator.lock().await;
+        let Some(reg) = slot.reg.as_mut() else { return Ok(RegulatorReport::idle()) };
+        for (_, text, logprob) in tokens.into_iter().filter(|(id, _, _)| Some(id) == reply_call.as_ref()) {
+            reg.on_event(Event::Token { text, logprob });
+        }
+        for e in events {
+            reg.on_event(e);
+        }
+        for name in tools {
+            reg.on_event(Event::ToolCall { name });
+        }
+        reg.on_event(Event::TurnComplete { response: reply.to_string(), at_ms: now_ms() });
+        if failed || cut_off {
+            reg.on_event(Event::ReplyFailed { cut_off });
+        }
+        let (decision, mut report) = reg.report();
+        // A break that stopped the turn at its start is the verdict, whatever the reply shows.
+        if self.regulation.halt.is_some() && report.breaks.is_empty() {
+            report.decision = "circuit_break".into();
+        }
+        reg.finish_turn(&decision);
+        let state = serde_json::to_string(reg.export()).unwrap_or_default();
+        slot.last = Some((self.routing_id.clone(), self.msg.text.to_string()));
+        drop(slot);
+        if let Some(d) = &report.scope_drift {
+            engine.bus.notice(
+                NoticeLevel::Info,
+                format!("This reply strays from what you asked (drift {:.2}: {}).", d.score, d.terms.join(", ")),
+            );
+        }
+        let (id, value) = (self.routing_id.clone(), serde_json::to_value(&report).unwrap_or_default());
+        engine
+            .db
+            .call(move |c| {
+                RegulatorStateRepo(c).save(USER_ID, &state)?;
+                RoutingRepo(c).set_regulator(&id, &value)?;
+                Ok(())
+            })
+            .await?;
+        engine.bus.emit(EngineEvent::Regulated { exchange_id: self.exchange_id.to_string(), report: report.clone() });
+        self.regulation.report = Some(report.clone());
+        Ok(report)
+    }
+
+    /// [`Turn::regulate_end`] over what the reply phase returned.
+    pub(super) async fn regulated(&mut self, replied: &super::turn::Replied) -> Result<(), EngineError> {
+        let g = &replied.generated;
+        let tools: Vec<String> = replied
+            .run
+            .iter()
+            .flat_map(|r| r.iterations.iter())
+            .flat_map(|i| i.actions.iter())
+            .map(|a| a.kind.clone())
+            .collect();
+        let cut_off = matches!(g.fallback, Some(super::Fallback::GenerationCutOff));
+        self.regulate_end(&g.text, g.failed.is_some(), cut_off, tools).await.map(|_| ())
+    }
+}
