@@ -140,16 +140,19 @@ impl RelationshipsRepo<'_> {
         )? > 0)
     }
 
-    /// Every edge's weight times `factor` (the decay pass). Returns how many changed.
-    pub fn scale_weights(&self, factor: f64) -> Result<usize, StoreError> {
-        Ok(self
-            .0
-            .execute("UPDATE semantic_relationships SET weight = weight * ?1 WHERE weight <> 0", params![factor])?)
+    /// Every learned edge's weight times `factor` (the decay pass). Returns how many changed.
+    pub fn scale_learned(&self, factor: f64) -> Result<usize, StoreError> {
+        Ok(self.0.execute(
+            "UPDATE semantic_relationships SET weight = weight * ?1 WHERE weight <> 0 AND origin <> 'extracted'",
+            params![factor],
+        )?)
     }
 
-    /// The ids of edges with |weight| below `floor`.
-    pub fn weaker_than(&self, floor: f64) -> Result<Vec<i64>, StoreError> {
-        let mut stmt = self.0.prepare_cached("SELECT id FROM semantic_relationships WHERE abs(weight) < ?1")?;
+    /// The ids of learned edges with |weight| below `floor`.
+    pub fn learned_weaker_than(&self, floor: f64) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT id FROM semantic_relationships WHERE abs(weight) < ?1 AND origin <> 'extracted'")?;
         let rows = stmt.query_map(params![floor], |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

@@ -114,6 +114,8 @@ pub struct Activation {
     pub steps: u8,
     /// Every fired node's new trace (its firing energy).
     pub traces: Vec<(i64, f64)>,
+    /// The step every fired node fired at (inhibited ones and those past `top_k` included).
+    pub steps_of: HashMap<i64, u8>,
     /// What every other trace is multiplied by.
     pub trace_factor: f64,
     /// Positive potential left on unfired nodes (what a later call with reset off starts from).
@@ -302,6 +304,7 @@ fn collect(
         let id = g.nodes[iu].id;
         a.fired_total += 1;
         a.traces.push((id, energy[iu]));
+        a.steps_of.insert(id, step_of[iu]);
         let via = (via_slot[iu] > 0 && flags[iu] & SEEDED == 0).then(|| {
             let o = g.out[via_slot[iu] as usize - 1];
             Via { from: g.nodes[via_from[iu] as usize].id, edge: o.edge, weight: o.weight }

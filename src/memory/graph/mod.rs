@@ -5,6 +5,9 @@
 
 pub mod activate;
 pub mod context;
+pub mod grow;
+pub mod learn;
+pub mod turn;
 
 pub use activate::{Activation, Edge, Firing, Graph, Node, Params, Seed, Via, seeds_from_similarity};
 

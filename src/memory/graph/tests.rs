@@ -163,3 +163,150 @@ fn the_store_round_trip_reads_both_signs_and_keeps_traces() {
     assert_eq!(lines[0].text, "coffee (brought to mind by morning, 1 step)");
     assert!(context::context_lines(&got, 3).is_empty(), "the budget holds");
 }
+
+mod learning {
+    use super::super::learn::{self, Change, stdp_pairs, timing};
+    use super::*;
+    use std::collections::HashSet;
+
+    /// parameters §12.6 STDP vectors.
+    #[test]
+    fn recorded_stdp_vectors() {
+        let both: HashSet<(i64, i64)> = [(A, B), (B, A)].into();
+        let (d, _) = stdp_pairs(&[(A, 0), (B, 0)], &both, 0.1, 1.0, 10);
+        assert!(d.iter().all(|(_, x)| (x - 0.05).abs() < 1e-12), "simultaneous pair: Δ = 0.05");
+        let (d, _) = stdp_pairs(&[(A, 0), (B, 1)], &both, 0.1, 1.0, 10);
+        let get = |k| d.iter().find(|(p, _)| *p == k).unwrap().1;
+        assert!(get((A, B)) > 0.0 && get((B, A)) < 0.0 && get((A, B)).abs() > get((B, A)).abs());
+        let (_, created) = stdp_pairs(&[(A, 0), (B, 1), (C, 2)], &HashSet::new(), 0.61, 1.0, 2);
+        let expect =
+            [(A, B), (B, C)].map(|(source, target)| Change::Create { source, target, weight: 0.61 * 0.5 * 0.5 });
+        assert_eq!(created.len(), 2);
+        for (got, want) in created.iter().zip(expect) {
+            let (Change::Create { source, target, weight }, Change::Create { source: s, target: t, weight: w }) =
+                (got, want)
+            else {
+                panic!("{got:?}")
+            };
+            assert_eq!((*source, *target), (s, t));
+            assert!((weight - 0.1525).abs() < 1e-12 && (w - 0.1525).abs() < 1e-12);
+        }
+        assert_eq!([timing(None), timing(Some(0)), timing(Some(1)), timing(Some(-1))], [1.0, 0.5, 0.5, -0.25]);
+    }
+
+    fn deltas(changes: &[Change]) -> Vec<(i64, f64)> {
+        changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Adjust { edge, delta, .. } => Some((*edge, (delta * 1e6).round() / 1e6)),
+                Change::Create { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn used_targets_gain_unused_ones_lose_and_used_pairs_link() {
+        // Edges 1: a→b, 2: b→c, 3: a→d (inhibits).
+        let g = graph(&[(A, 1.0), (B, 1.0), (C, 1.0), (D, 1.0)], &[(A, B, 1.5), (B, C, 1.2), (A, D, -1.0)]);
+        let a = activate(&g, &[seed(A, 1.0)], &Params::default());
+        let used: HashSet<i64> = [A, B, D].into();
+        let ch = learn::learn(&g, &a, &used, 1.0);
+        let mut d = deltas(&ch);
+        d.sort_by_key(|x| x.0);
+        assert_eq!(d, [(1, 0.05), (2, -0.025), (3, 0.05)], "a→b up, b→c down, a→d eased");
+        let created: Vec<_> = ch.iter().filter(|c| matches!(c, Change::Create { .. })).collect();
+        assert!(created.is_empty(), "a→b exists; b→a is anti-causal (−0.05, not above the floor)");
+        let ch = learn::learn(&g, &a, &[A, C].into(), 1.0);
+        assert!(
+            ch.iter().any(|c| matches!(c, Change::Create { source: A, target: C, weight } if (weight - 0.4 / 3.0 * 0.5).abs() < 1e-12)),
+            "a and c both used, two steps apart: a new edge {ch:?}"
+        );
+        assert!(
+            learn::learn(&g, &a, &used, -1.0)
+                .iter()
+                .any(|c| matches!(c, Change::Adjust { edge: 1, delta, .. } if *delta < 0.0))
+        );
+    }
+
+    #[test]
+    fn outcome_and_used_concepts() {
+        assert_eq!(learn::outcome(Some(-1.0), Some(0.9)), -1.0, "explicit feedback wins");
+        assert_eq!(learn::outcome(None, Some(0.75)), 0.5);
+        assert_eq!(learn::outcome(None, None), learn::DEFAULT_OUTCOME);
+        assert_eq!(learn::outcome(Some(f64::NAN), None), 0.0);
+        let used = learn::used_concepts(
+            "Morning coffee helps; ice cream does not.",
+            [(1, "coffee"), (2, "Ice Cream"), (3, "tea"), (4, "ice")],
+        );
+        assert_eq!(used, [1, 2, 4].into());
+    }
+}
+
+mod turn {
+    use super::super::turn::{after_reply, decay, for_message};
+    use crate::store::{ConceptsRepo, RelationshipsRepo, VecTable, VectorRepo};
+
+    fn unit(dim: usize, hot: &[(usize, f32)]) -> Vec<f32> {
+        let mut v = vec![0.0f32; dim];
+        for &(i, x) in hot {
+            v[i] = x;
+        }
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn a_turn_fires_grows_learns_and_decays() {
+        let c = crate::store::open_in_memory().unwrap();
+        let dim = crate::store::EMBEDDING_DIM;
+        let f = crate::store::fixtures::Fixture(&c);
+        for (id, name) in [(1, "coffee"), (2, "morning")] {
+            f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+        }
+        VectorRepo(&c).upsert(VecTable::Concepts, 1, &unit(dim, &[(0, 1.0)])).unwrap();
+        VectorRepo(&c).upsert(VecTable::Concepts, 2, &unit(dim, &[(1, 1.0)])).unwrap();
+        f.insert(
+            "semantic_relationships",
+            &[
+                ("source_id", &1),
+                ("target_id", &2),
+                ("rel_type", &"related-to"),
+                ("weight", &0.9),
+                ("bidirectional", &1),
+                ("created_at", &0),
+                ("updated_at", &0),
+            ],
+        );
+        // Near coffee (0.45 cosine): coffee seeds at 2.0, morning fires from it; novel enough to grow.
+        let msg = unit(dim, &[(0, 0.45), (5, 0.893)]);
+        let t = for_message(&c, "my espresso machine broke again", &msg, false, 100).unwrap();
+        assert_eq!(t.lines.len(), 1, "{:?}", t.lines);
+        assert_eq!(t.lines[0].name, "morning");
+        assert_eq!(t.novelty, Some(super::super::grow::Novelty::Novel));
+        let grown = t.grown.expect("a node grows");
+        let again = for_message(&c, "My espresso machine broke AGAIN!", &msg, false, 200).unwrap();
+        assert_eq!(again.grown, None, "the same text is the same node");
+        assert_eq!(ConceptsRepo(&c).graph_counts().unwrap(), (3, 1));
+        let elsewhere = unit(dim, &[(9, 1.0)]);
+        assert!(for_message(&c, "hello", &elsewhere, false, 300).unwrap().grown.is_none());
+        let probation = ConceptsRepo(&c).probationers().unwrap();
+        assert_eq!(
+            probation.iter().map(|p| (p.id, p.fired_count)).collect::<Vec<_>>(),
+            [(grown, 1)],
+            "fired once: not yet confirmed"
+        );
+
+        let learned = after_reply(&c, &t, "A slow morning, then.", 1.0, 400).unwrap();
+        assert_eq!(learned.used, [2]);
+        let w: f64 = f.value("semantic_relationships", "weight", "id = 1", []);
+        assert!(w > 0.9, "the edge into the used concept grew: {w}");
+
+        // Decay: the grown node's seed edge (0.15, learned) fades below 0.05 after enough periods and is
+        // pruned; the never-confirmed node expires after its probation.
+        let (d, removed) = decay(&c, 60.0, 100 + super::super::grow::PROBATION_TTL_S + 1).unwrap();
+        assert_eq!((d.edges_pruned, d.nodes_expired), (1, 1), "{d:?}");
+        assert_eq!(removed.len(), 1);
+        assert!(!ConceptsRepo(&c).is_live(grown).unwrap());
+        assert_eq!(RelationshipsRepo(&c).counts().unwrap().0, 1, "the extracted edge stays");
+    }
+}

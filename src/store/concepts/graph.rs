@@ -134,4 +134,13 @@ impl ConceptsRepo<'_> {
         self.0.execute("UPDATE semantic_concepts SET probation = 0 WHERE id = ?1", params![id])?;
         Ok(())
     }
+
+    /// How many nodes were grown since `since`.
+    pub fn grown_since(&self, since: i64) -> Result<i64, StoreError> {
+        Ok(self.0.query_row(
+            "SELECT COUNT(*) FROM semantic_concepts WHERE graph_key IS NOT NULL AND created_at >= ?1",
+            params![since],
+            |r| r.get(0),
+        )?)
+    }
 }
