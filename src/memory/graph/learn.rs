@@ -106,6 +106,9 @@ pub fn new_edges(mut fresh: Vec<(i64, i64, f64)>, max: usize) -> Vec<Change> {
     fresh.into_iter().take(max).map(|(source, target, weight)| Change::Create { source, target, weight }).collect()
 }
 
+/// `((source, target), Δw)`.
+pub type PairDelta = ((i64, i64), f64);
+
 /// Reference STDP over every ordered pair of fired nodes (parameters §12.2), for the recorded
 /// vectors: existing `(s, t)` edges get `rate · y · f`, missing ones `rate · y · f · 0.5`.
 pub fn stdp_pairs(
@@ -114,7 +117,7 @@ pub fn stdp_pairs(
     rate: f64,
     y: f64,
     max_new: usize,
-) -> (Vec<((i64, i64), f64)>, Vec<Change>) {
+) -> (Vec<PairDelta>, Vec<Change>) {
     let mut deltas = Vec::new();
     let mut fresh = Vec::new();
     for &(s, ss) in steps {

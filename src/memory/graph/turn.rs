@@ -121,6 +121,9 @@ pub const LEARNED_EDGE_DECAY: f64 = 0.02;
 /// Learned edges weaker than this are pruned (parameters §12.3 consolidation).
 pub const PRUNE_BELOW: f64 = 0.05;
 
+/// A removed row: `(layer, id, snapshot)` for the deletion record.
+pub type Removed = (String, i64, serde_json::Value);
+
 /// What the decay pass did to the graph.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct GraphDecay {
@@ -131,11 +134,7 @@ pub struct GraphDecay {
 /// Fade learned edges by `periods` decay periods and prune the weak ones; drop probationary
 /// nodes past their probation. Extracted edges are the semantic worker's record and are left alone.
 /// Returns what was removed, with each removal's snapshot for the deletion record.
-pub fn decay(
-    c: &Connection,
-    periods: f64,
-    now: i64,
-) -> Result<(GraphDecay, Vec<(String, i64, serde_json::Value)>), StoreError> {
+pub fn decay(c: &Connection, periods: f64, now: i64) -> Result<(GraphDecay, Vec<Removed>), StoreError> {
     let edges = RelationshipsRepo(c);
     let factor = (1.0 - LEARNED_EDGE_DECAY).powf(periods.max(0.0));
     edges.scale_learned(factor)?;
