@@ -30,6 +30,10 @@ pub fn for_message(
     social: bool,
     now: i64,
 ) -> Result<TurnGraph, StoreError> {
+    // An embedding of another space (a model change not yet re-embedded) cannot seed the graph.
+    if embedding.len() != crate::store::embedding_dim(c)? {
+        return Ok(TurnGraph::default());
+    }
     let activated = activate(c, Cue::Embedding(embedding), &Params::default())?;
     persist(c, &activated.activation, now)?;
     let concepts = ConceptsRepo(c);
