@@ -308,9 +308,9 @@ fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>) -> Result<Duration, StoreError>
                  VALUES (?1, 'domain', ?2, ?3, ?4, ?5, '[]', ?6, ?6)",
             )?;
             let mut rel = tx.prepare(
-                "INSERT OR IGNORE INTO semantic_relationships (source_id, target_id, rel_type, strength, weight,
+                "INSERT OR IGNORE INTO semantic_relationships (source_id, target_id, rel_type, weight,
                      confidence, created_at, updated_at)
-                 VALUES (?1, ?2, 'related-to', 0.5, ?3, 0.5, ?4, ?4)",
+                 VALUES (?1, ?2, 'related-to', ?3, 0.5, ?4, ?4)",
             )?;
             for i in 0..n_con {
                 let domain = CONCEPTS[i % CONCEPTS.len()];

@@ -44,10 +44,25 @@ pub enum Command {
     Audit(AuditArgs),
     /// List what the assistant remembers, by layer
     Memory(MemoryArgs),
+    /// The concept graph: counts, strongest edges, and what a text would activate
+    Graph(GraphArgs),
     /// The built-in models: show their state, or fetch them
     Models(ModelsArgs),
     /// Every background worker: state, last run, queue depth, last error
     Status,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// One JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Trace the activation TEXT starts (seeds: the concepts it names); nothing is written
+    #[arg(long, value_name = "TEXT")]
+    pub activate: Option<String>,
+    /// How many strongest edges to show
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]

@@ -166,6 +166,10 @@ pub struct DecayReport {
     pub relationships_deleted: usize,
     pub expired: usize,
     pub uncertainties_decayed: usize,
+    /// Learned graph edges pruned below |w| 0.05 (docs/cognition.md §9.4.4).
+    pub graph_edges_pruned: usize,
+    /// Probationary grown nodes past their probation (docs/cognition.md §9.4.5).
+    pub grown_nodes_expired: usize,
 }
 
 impl DecayReport {

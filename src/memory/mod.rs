@@ -10,6 +10,7 @@ pub mod decay;
 pub mod episodic;
 pub mod extract;
 pub mod forget;
+pub mod graph;
 pub mod identity;
 pub mod patterns;
 pub mod recall;

@@ -208,7 +208,6 @@ pub fn upsert_relationship(
         source,
         target,
         rel_type: &r.rel_type,
-        strength,
         weight: signed_weight(&r.rel_type, strength),
         bidirectional: is_symmetric(&r.rel_type),
     };

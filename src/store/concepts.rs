@@ -4,6 +4,9 @@
 use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};
 
+mod graph;
+pub use graph::{GraphNodeRow, Probationer};
+
 /// A concept's fields as extraction gives them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConceptFields<'a> {

@@ -87,7 +87,7 @@ mod world_state;
 
 pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, row_object};
 pub use chat::{ChatMessage, ChatRepo};
-pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept};
+pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept, GraphNodeRow, Probationer};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;
 pub use embedding_space::{
@@ -112,7 +112,7 @@ pub use profile::{FactRow, ProfileRepo};
 pub use purge::{FORGOTTEN_LINE, Purge, PurgeCounts, Purged, exchange_forgotten, mask_secrets, purge, user_lines};
 pub use recall::{KeywordLayer, RecallRepo, RecallRow, TRIGRAM};
 pub use regulator::RegulatorStateRepo;
-pub use relationships::{EdgeRow, NewEdge, RelationshipsRepo};
+pub use relationships::{EdgeRow, NamedEdge, NewEdge, RelationshipsRepo, WEIGHT_BOUND};
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};

@@ -83,7 +83,8 @@ impl KeywordLayer {
                 "concepts_trgm",
                 "SELECT id, name || ': ' || definition, updated_at, reliability,
                         (MIN(strength, 10.0) / 10.0 + confidence) / 2.0 FROM semantic_concepts
-                 WHERE {ix} (name LIKE ?1 OR definition LIKE ?1) AND deleted_at IS NULL AND ?2 IS NOT NULL LIMIT 50",
+                 WHERE {ix} (name LIKE ?1 OR definition LIKE ?1) AND deleted_at IS NULL AND probation = 0
+                   AND ?2 IS NOT NULL LIMIT 50",
             ),
             KeywordLayer::Chat => (
                 "chat_user_trgm",
@@ -154,7 +155,7 @@ impl RecallRepo<'_> {
             VecTable::Concepts => {
                 "SELECT id, name || ': ' || definition, updated_at, reliability,
                         (MIN(strength, 10.0) / 10.0 + confidence) / 2.0
-                 FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL"
+                 FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL AND probation = 0"
             }
             VecTable::Traits => {
                 "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability, confidence

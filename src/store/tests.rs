@@ -290,3 +290,37 @@ fn context_traits_skip_weak_ones_put_statements_first_and_flag_the_rest() {
         "current first, contradicted flagged, past last"
     );
 }
+
+/// Migration 8 rebuilds `semantic_relationships`: `weight` keeps the signed strength, the
+/// `strength` column goes, and the bound widens to ±10.
+#[test]
+fn graph_migration_keeps_edges_signed_and_widens_the_bound() {
+    register_sqlite_vec();
+    let mut conn = Connection::open_in_memory().unwrap();
+    for m in &MIGRATIONS[..6] {
+        conn.execute_batch(m.sql).unwrap();
+    }
+    conn.pragma_update(None, "user_version", 6).unwrap();
+    conn.execute_batch(
+        "INSERT INTO semantic_concepts (id, name, created_at, updated_at) VALUES (1, 'a', 0, 0), (2, 'b', 0, 0);
+         INSERT INTO semantic_relationships (source_id, target_id, rel_type, strength, weight, bidirectional,
+                                             created_at, updated_at)
+         VALUES (1, 2, 'contradicts', 0.8, -0.8, 1, 0, 0), (1, 2, 'is-a', 0.6, 0.6, 0, 0, 0);",
+    )
+    .unwrap();
+    assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() - 6);
+    let rows: Vec<(String, f64, bool)> = conn
+        .prepare("SELECT rel_type, weight, bidirectional FROM semantic_relationships ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows, [("contradicts".into(), -0.8, true), ("is-a".into(), 0.6, false)]);
+    assert!(!columns(&conn, "semantic_relationships").contains(&"strength".to_string()));
+    for c in ["threshold", "potential", "trace", "probation", "graph_key"] {
+        assert!(columns(&conn, "semantic_concepts").contains(&c.to_string()), "semantic_concepts lacks {c}");
+    }
+    conn.execute("UPDATE semantic_relationships SET weight = 9.5 WHERE rel_type = 'is-a'", []).unwrap();
+    assert!(conn.execute("UPDATE semantic_relationships SET weight = 10.5 WHERE rel_type = 'is-a'", []).is_err());
+}

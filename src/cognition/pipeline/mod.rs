@@ -137,7 +137,7 @@ impl Engine {
         let mut turn = Turn::new(self, thread_id, exchange_id, &msg, cancel);
         turn.regulate_start().await?;
         let context = turn.context().await?;
-        let topic = turn.topic().await?;
+        let mut topic = turn.topic().await?;
         let understood = turn.understand(&context, &topic);
         let triage = turn.triage(&context, &topic, &understood).await;
         let routed = turn.route(&topic, &understood).await;
@@ -146,6 +146,7 @@ impl Engine {
         let replied = turn.reply(&context, &topic, &understood, &triage, &delivered, acted).await;
         turn.commit(&topic, &triage, &delivered, &replied).await?;
         turn.regulated(&replied).await?;
+        turn.learn_graph(topic.graph.take(), &replied.generated.text).await;
         if let Some(plan) = crate::cognition::act::skills::forget::take_pending(exchange_id) {
             self.forget(exchange_id, plan).await?;
         }

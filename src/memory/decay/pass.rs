@@ -42,6 +42,13 @@ pub(super) fn run(c: &mut Connection, now: i64) -> Result<DecayReport, StoreErro
     if g == Gate::All {
         decay_concepts(&tx, p, now, &mut report)?;
     }
+    // The graph's own upkeep (learned edges, probationary nodes) is not gated on richness.
+    let (graph, removed) = crate::memory::graph::turn::decay(&tx, p, now)?;
+    for (layer, id, snap) in &removed {
+        record(&tx, layer, &id.to_string(), "a learned edge faded", snap, now)?;
+    }
+    report.graph_edges_pruned = graph.edges_pruned;
+    report.grown_nodes_expired = graph.nodes_expired;
     KvStateRepo(&tx).set_text(KV_NAMESPACE, KV_LAST_PASS, &now.to_string(), now)?;
     tx.commit()?;
     Ok(report)

@@ -150,7 +150,7 @@ fn relationships_upsert_signed_and_symmetric() {
     assert!(upsert_relationship(&c, b, a, &r("contradicts", 0.9), 2).unwrap(), "the reverse of a symmetric edge");
     assert!(upsert_relationship(&c, a, b, &r("is-a", 0.6), 1).unwrap());
     assert!(!upsert_relationship(&c, a, a, &r("is-a", 0.6), 1).unwrap(), "no self-loops");
-    let rows: Vec<(i64, i64, String, f64, f64, bool)> = {
+    let rows: Vec<(i64, i64, String, f64, bool)> = {
         let f = Fixture(&c);
         let ids: Vec<i64> = f.values("semantic_relationships", "id", "", []);
         ids.into_iter()
@@ -160,7 +160,6 @@ fn relationships_upsert_signed_and_symmetric() {
                     f.value("semantic_relationships", "source_id", at, [id]),
                     f.value("semantic_relationships", "target_id", at, [id]),
                     f.value("semantic_relationships", "rel_type", at, [id]),
-                    f.value("semantic_relationships", "strength", at, [id]),
                     f.value("semantic_relationships", "weight", at, [id]),
                     f.value("semantic_relationships", "bidirectional", at, [id]),
                 )
@@ -168,8 +167,8 @@ fn relationships_upsert_signed_and_symmetric() {
             .collect()
     };
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert_eq!(rows[0], (a.min(b), a.max(b), "contradicts".into(), 0.9, -0.9, true));
-    assert_eq!(rows[1], (a, b, "is-a".into(), 0.6, 0.6, false));
+    assert_eq!(rows[0], (a.min(b), a.max(b), "contradicts".into(), -0.9, true));
+    assert_eq!(rows[1], (a, b, "is-a".into(), 0.6, false));
 }
 
 #[test]

@@ -142,7 +142,6 @@ pub fn apply(c: &rusqlite::Connection, planned: &[Planned], now: i64) -> Result<
                         source: loser.1,
                         target: w.1,
                         rel_type: "temporal_evolution",
-                        strength: 0.5,
                         weight: 0.5,
                         bidirectional: false,
                     };

@@ -58,6 +58,8 @@ pub struct Context {
 pub struct Topic {
     pub stage: TopicStage,
     pub memories: Vec<Hit>,
+    /// What the concept graph fired for the message (docs/cognition.md §9.4.3).
+    pub graph: Option<crate::memory::graph::turn::TurnGraph>,
 }
 
 /// Phase B step 1: the context signals, the intent and the router's inputs.
@@ -135,6 +137,7 @@ impl<'t> Turn<'t> {
         let clock = Instant::now();
         let (thread, body, now) = (self.thread_id.to_string(), self.msg.text.to_string(), self.now);
         let params = (self.engine.topic_params.clone(), self.engine.boundary_params.clone());
+        let social = self.msg.social.is_some();
         let topic = self
             .engine
             .db
@@ -147,11 +150,33 @@ impl<'t> Turn<'t> {
                 } else {
                     phases::recalled_for_context(c, &body, embedding.as_deref(), now)?
                 };
-                Ok(Topic { stage, memories })
+                let graph = match embedding.as_deref() {
+                    Some(e) if !stage.report.contentless => {
+                        Some(crate::memory::graph::turn::for_message(c, &body, e, social, now)?)
+                    }
+                    _ => None,
+                };
+                Ok(Topic { stage, memories, graph })
             })
             .await?;
         self.timings.topic = ms(clock);
         Ok(topic)
+    }
+
+    /// After the commit: the graph learns from which fired concepts the reply used. The outcome
+    /// is the default until routing feedback and the regulator's quality are wired in
+    /// ([`crate::memory::graph::learn::outcome`]).
+    pub(super) async fn learn_graph(&self, graph: Option<crate::memory::graph::turn::TurnGraph>, reply: &str) {
+        let Some(graph) = graph.filter(|g| !g.activated.activation.fired.is_empty() && !reply.is_empty()) else {
+            return;
+        };
+        let (reply, now) = (reply.to_string(), self.now);
+        let y = crate::memory::graph::learn::outcome(None, None);
+        let learned =
+            self.engine.db.call(move |c| crate::memory::graph::turn::after_reply(c, &graph, &reply, y, now)).await;
+        if let Err(e) = learned {
+            self.engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from this turn: {e}"));
+        }
     }
 
     async fn embed(&mut self) -> Option<Vec<f32>> {

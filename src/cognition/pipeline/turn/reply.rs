@@ -223,7 +223,10 @@ impl Turn<'_> {
             (_, Some(SocialExit::Cancel)) => engine.fixed_reply(xid, CANCEL_REPLY.into(), ReplySource::Template),
             _ if template.is_some() => engine.fixed_reply(xid, template.unwrap_or_default(), ReplySource::Template),
             (mode, _) => {
-                let memories: Vec<String> = topic.memories.iter().map(prompts::memory_line).collect();
+                let mut memories: Vec<String> = topic.memories.iter().map(prompts::memory_line).collect();
+                // Concepts the graph fired, beside recall, within the graph's own token budget.
+                memories
+                    .extend(topic.graph.iter().flat_map(|g| g.lines.iter().map(|l| format!("Associated: {}", l.text))));
                 let input = generation_input(mode, msg, context, topic, &memories, notes);
                 let mut g = engine.generate(xid, &input, self.cancel).await;
                 if g.failed.is_none() && !g.cancelled {

@@ -1,0 +1,153 @@
+//! Learning from outcomes (parameters §12.2, docs/cognition.md §9.4.4): after a turn the edges
+//! between concepts that fired are moved by STDP, signed by whether the reply used the target,
+//! and co-firing pairs the reply used both of may get a new edge. Pure: it returns the changes.
+
+use super::activate::{Activation, Graph};
+use std::collections::{HashMap, HashSet};
+
+/// η_stdp: the rate for existing edges (v0.6's rate).
+pub const STDP_RATE: f64 = 0.1;
+/// The rate for a new co-firing edge. v0.6 used the STDP rate, and with it a new edge
+/// (`rate·y·f·0.5` ≤ 0.025 for y ≤ 1, |dt| ≥ 0) could never clear the 0.05 keep floor; 0.4 makes
+/// a causal or simultaneous pair clear it (0.1 at dt ∈ {0, 1}, 0.067 at dt = 2) and keeps an
+/// anti-causal one (−0.05 at dt = −1) out.
+pub const CREATE_RATE: f64 = 0.4;
+/// A new edge is kept only when |w0| exceeds this.
+pub const NEW_EDGE_MIN: f64 = 0.05;
+/// New co-firing edges per turn.
+pub const MAX_NEW_EDGES: usize = 10;
+/// An edge into a fired concept the reply did not use moves by this share of the outcome, the
+/// other way.
+pub const UNUSED_SHARE: f64 = 0.5;
+/// With neither feedback nor a quality signal, what "the reply used it" is worth.
+pub const DEFAULT_OUTCOME: f64 = 0.5;
+
+/// STDP timing factor for `dt = step(target) − step(source)` (`None`: timing unknown).
+pub fn timing(dt: Option<i32>) -> f64 {
+    match dt {
+        None => 1.0,
+        Some(d) if d > 0 => 1.0 / (1.0 + f64::from(d)),
+        Some(d) if d < 0 => -0.5 / (1.0 + f64::from(d.abs())),
+        Some(_) => 0.5,
+    }
+}
+
+/// The turn's outcome y ∈ [−1, 1]: explicit routing feedback wins, then the regulator's quality
+/// (0–1, mapped to −1…1), else [`DEFAULT_OUTCOME`]. The regulator and feedback arrive as plain
+/// numbers so the issue building them can wire them in without touching this rule.
+pub fn outcome(feedback: Option<f64>, quality: Option<f64>) -> f64 {
+    let y = feedback.or(quality.map(|q| 2.0 * q - 1.0)).unwrap_or(DEFAULT_OUTCOME);
+    if y.is_finite() { y.clamp(-1.0, 1.0) } else { 0.0 }
+}
+
+/// One change to the graph.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// Add `delta` to the edge (`carried`: it carried activation this turn).
+    Adjust {
+        edge: i64,
+        delta: f64,
+        carried: bool,
+    },
+    Create {
+        source: i64,
+        target: i64,
+        weight: f64,
+    },
+}
+
+/// The changes one turn's outcome makes. `used` are the concepts the reply used; `y` the outcome.
+///
+/// - An edge s→t between two fired concepts moves by `η_stdp · o · f(dt)`, where `o = y` when the
+///   reply used t and `o = −UNUSED_SHARE · y` (timing magnitude only, so an anti-causal edge into
+///   an unused concept is not strengthened) when it did not.
+/// - An inhibitory edge that drove a used concept below zero is eased by `η_stdp · y · |f|`.
+/// - Pairs of used concepts with no edge get `CREATE_RATE · y · f · 0.5`, kept above
+///   [`NEW_EDGE_MIN`], the largest [`MAX_NEW_EDGES`] of them.
+pub fn learn(g: &Graph, a: &Activation, used: &HashSet<i64>, y: f64) -> Vec<Change> {
+    let steps: &HashMap<i64, u8> = &a.steps_of;
+    let inhibited: HashSet<i64> = a.inhibited.iter().map(|x| x.0).collect();
+    let mut out = Vec::new();
+    let mut linked: HashSet<(i64, i64)> = HashSet::new();
+    let mut sources: Vec<(&i64, &u8)> = steps.iter().collect();
+    sources.sort();
+    for &(&s, &ss) in &sources {
+        for (t, w, edge) in g.outgoing(s) {
+            linked.insert((s, t));
+            if let Some(&ts) = steps.get(&t) {
+                let dt = i32::from(ts) - i32::from(ss);
+                let f = timing(Some(dt));
+                let delta = if used.contains(&t) { STDP_RATE * y * f } else { -UNUSED_SHARE * STDP_RATE * y * f.abs() };
+                out.push(Change::Adjust { edge, delta, carried: dt > 0 });
+            } else if w < 0.0 && inhibited.contains(&t) && used.contains(&t) {
+                out.push(Change::Adjust { edge, delta: STDP_RATE * y * timing(Some(1)).abs(), carried: true });
+            }
+        }
+    }
+    let mut fresh: Vec<(i64, i64, f64)> = Vec::new();
+    for &(&s, &ss) in &sources {
+        for &(&t, &ts) in &sources {
+            if s == t || !used.contains(&s) || !used.contains(&t) || linked.contains(&(s, t)) {
+                continue;
+            }
+            let w0 = CREATE_RATE * y * timing(Some(i32::from(ts) - i32::from(ss))) * 0.5;
+            if w0.abs() > NEW_EDGE_MIN {
+                fresh.push((s, t, w0));
+            }
+        }
+    }
+    out.extend(new_edges(fresh, MAX_NEW_EDGES));
+    out
+}
+
+/// The largest `max` candidates by |w0| (ties: by ends), as creations.
+pub fn new_edges(mut fresh: Vec<(i64, i64, f64)>, max: usize) -> Vec<Change> {
+    fresh.sort_by(|a, b| b.2.abs().total_cmp(&a.2.abs()).then((a.0, a.1).cmp(&(b.0, b.1))));
+    fresh.into_iter().take(max).map(|(source, target, weight)| Change::Create { source, target, weight }).collect()
+}
+
+/// `((source, target), Δw)`.
+pub type PairDelta = ((i64, i64), f64);
+
+/// Reference STDP over every ordered pair of fired nodes (parameters §12.2), for the recorded
+/// vectors: existing `(s, t)` edges get `rate · y · f`, missing ones `rate · y · f · 0.5`.
+pub fn stdp_pairs(
+    steps: &[(i64, u8)],
+    existing: &HashSet<(i64, i64)>,
+    rate: f64,
+    y: f64,
+    max_new: usize,
+) -> (Vec<PairDelta>, Vec<Change>) {
+    let mut deltas = Vec::new();
+    let mut fresh = Vec::new();
+    for &(s, ss) in steps {
+        for &(t, ts) in steps {
+            if s == t {
+                continue;
+            }
+            let f = timing(Some(i32::from(ts) - i32::from(ss)));
+            if existing.contains(&(s, t)) {
+                deltas.push(((s, t), rate * y * f));
+            } else if (rate * y * f * 0.5).abs() > NEW_EDGE_MIN {
+                fresh.push((s, t, rate * y * f * 0.5));
+            }
+        }
+    }
+    (deltas, new_edges(fresh, max_new))
+}
+
+/// The fired concepts a reply used: those whose name appears in it as whole words (any case).
+pub fn used_concepts<'n>(reply: &str, fired: impl IntoIterator<Item = (i64, &'n str)>) -> HashSet<i64> {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    };
+    let reply = words(reply);
+    fired
+        .into_iter()
+        .filter(|(_, name)| {
+            let n = words(name);
+            !n.is_empty() && reply.windows(n.len()).any(|w| w == n.as_slice())
+        })
+        .map(|(id, _)| id)
+        .collect()
+}

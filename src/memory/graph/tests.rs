@@ -1,0 +1,312 @@
+use super::activate::{Edge, Graph, Node, Params, Seed, activate};
+use super::*;
+
+fn graph(nodes: &[(i64, f64)], edges: &[(i64, i64, f64)]) -> Graph {
+    let nodes = nodes.iter().map(|&(id, th)| Node { threshold: th, ..Node::new(id, format!("n{id}")) }).collect();
+    let edges: Vec<Edge> = edges
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, t, w))| Edge { id: i as i64 + 1, source: s, target: t, weight: w, both: false })
+        .collect();
+    Graph::new(nodes, &edges)
+}
+
+fn seed(node: i64, energy: f64) -> Seed {
+    Seed { node, energy }
+}
+
+fn fired(a: &Activation) -> Vec<(i64, u8, f64)> {
+    let mut v: Vec<_> = a.fired.iter().map(|f| (f.node, f.step, (f.energy * 1e6).round() / 1e6)).collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+const A: i64 = 1;
+const B: i64 = 2;
+const C: i64 = 3;
+const D: i64 = 4;
+
+/// parameters §12.6: a→b 1.5, b→c 1.2, a→d −1.0; seed a 1.0; max_steps 5.
+#[test]
+fn recorded_chain_fires_in_order_and_inhibits_d() {
+    let g = graph(&[(A, 1.0), (B, 1.0), (C, 1.0), (D, 1.0)], &[(A, B, 1.5), (B, C, 1.2), (A, D, -1.0)]);
+    let a = activate(&g, &[seed(A, 1.0)], &Params { max_steps: 5, ..Params::default() });
+    assert_eq!(fired(&a), [(A, 0, 1.0), (B, 1, 1.35), (C, 2, 1.458)]);
+    assert_eq!(a.steps, 3);
+    assert_eq!(a.inhibited, [(D, -1.0)]);
+    let c = a.fired.iter().find(|f| f.node == C).unwrap();
+    assert_eq!((c.seed, c.path.clone()), (A, vec![1, 2]), "provenance: seed a, edges a→b, b→c");
+}
+
+#[test]
+fn recorded_threshold_leak_convergence_and_cycle() {
+    let p = Params::default();
+    let g = graph(&[(A, 10.0), (B, 1.0)], &[(A, B, 5.0)]);
+    assert!(activate(&g, &[seed(A, 1.0)], &p).fired.is_empty(), "threshold 10: nothing fires");
+
+    let g = graph(&[(A, 1.0), (B, 1.0)], &[(A, B, 0.8)]);
+    let a = activate(&g, &[seed(A, 1.0)], &Params { decay: 0.9, ..p });
+    assert_eq!(fired(&a), [(A, 0, 1.0)], "a sub-threshold edge does not fire its target");
+
+    let g = graph(&[(A, 1.0), (B, 1.0), (C, 1.5)], &[(A, C, 0.9), (B, C, 0.9)]);
+    let a = activate(&g, &[seed(A, 1.0), seed(B, 1.0)], &p);
+    assert_eq!(fired(&a), [(A, 0, 1.0), (B, 0, 1.0), (C, 1, 1.62)], "two convergent 0.9 inputs");
+
+    let g = graph(&[(A, 1.0), (B, 1.0)], &[(A, B, 2.0), (B, A, 2.0)]);
+    let a = activate(&g, &[seed(A, 1.0)], &Params { max_steps: 5, ..p });
+    assert_eq!(fired(&a), [(A, 0, 1.0), (B, 1, 1.8)], "the cycle fires each node once");
+    assert_eq!(a.steps, 2);
+}
+
+#[test]
+fn recorded_energy_trace_and_reset() {
+    let mut g = graph(&[(A, 1.0)], &[]);
+    let a = activate(&g, &[seed(A, 2.5)], &Params { trace_decay: 0.5, ..Params::default() });
+    assert_eq!(fired(&a), [(A, 0, 2.5)], "firing energy is the seed energy");
+    assert_eq!(a.traces, [(A, 2.5)]);
+    g.apply(&a);
+    let b = activate(&g, &[], &Params { trace_decay: 0.5, ..Params::default() });
+    g.apply(&b);
+    assert_eq!(g.node(A).unwrap().trace, 1.25, "trace_decay 0.5 halves it by the next call");
+
+    let mut g = graph(&[(A, 1.0)], &[]);
+    let off = Params { reset: false, ..Params::default() };
+    let first = activate(&g, &[seed(A, 0.6)], &off);
+    assert!(first.fired.is_empty());
+    g.apply(&first);
+    assert!(activate(&g, &[seed(A, 0.6)], &Params::default()).fired.is_empty(), "reset on: no help");
+    // Nothing fired, so the call stopped before any leak: 0.6 is left for the next.
+    assert_eq!(fired(&activate(&g, &[seed(A, 0.6)], &off)), [(A, 0, 1.2)], "reset off: leftover 0.6 helps");
+}
+
+/// Where the reference differs: a and b both seeded over threshold, a→b 1.0. The reference
+/// fires a first and hands b a's energy before b fires (b at 2.0) — but only when a comes first
+/// in insertion order; listed the other way round, b fires at 1.0. Here a step reads the state
+/// the step began with, so b fires at 1.0 in both orders.
+#[test]
+fn a_step_is_independent_of_insertion_order() {
+    let edges = [(A, B, 1.0), (B, C, 0.6), (A, C, 0.6), (C, D, -2.0)];
+    let one = graph(&[(A, 1.0), (B, 1.0), (C, 1.0), (D, 1.0)], &edges);
+    let other = graph(&[(D, 1.0), (C, 1.0), (B, 1.0), (A, 1.0)], &edges);
+    let seeds = [seed(B, 1.0), seed(A, 1.0)];
+    let (x, y) = (activate(&one, &seeds, &Params::default()), activate(&other, &seeds, &Params::default()));
+    assert_eq!(fired(&x), fired(&y));
+    assert_eq!(x.inhibited, y.inhibited);
+    assert_eq!(fired(&x), [(A, 0, 1.0), (B, 0, 1.0), (C, 1, 1.08)]);
+    assert_eq!(x.inhibited, [(D, -2.16)]);
+}
+
+#[test]
+fn symmetric_edges_run_both_ways_and_inhibition_keeps_a_node_out() {
+    let nodes = vec![Node::new(A, "a"), Node::new(B, "b"), Node::new(C, "c")];
+    let edges = [
+        Edge { id: 7, source: A, target: B, weight: 1.2, both: true },
+        Edge { id: 8, source: C, target: B, weight: -0.9, both: true },
+    ];
+    let g = Graph::new(nodes, &edges);
+    assert_eq!(g.transfer_count(), 4);
+    assert_eq!(fired(&activate(&g, &[seed(B, 1.0)], &Params::default())), [(A, 1, 1.08), (B, 0, 1.0)]);
+    let a = activate(&g, &[seed(A, 1.0), seed(C, 1.0)], &Params::default());
+    assert_eq!(fired(&a), [(A, 0, 1.0), (C, 0, 1.0)], "b gets 1.2 − 0.9 = 0.3 and stays below");
+    let a = activate(&g, &[seed(C, 1.0), seed(B, 0.5)], &Params::default());
+    assert!(a.inhibited.iter().any(|x| x.0 == B));
+    // b is inhibited at step 0 (0.5 − 0.9); a fires at step 1 and gives it 5.4, too late.
+    let g = graph(&[(A, 1.0), (B, 1.0), (C, 1.0), (D, 1.0)], &[(C, B, -0.9), (D, A, 2.0), (A, B, 3.0)]);
+    let later = activate(&g, &[seed(C, 1.0), seed(B, 0.5), seed(D, 1.0)], &Params::default());
+    assert_eq!(fired(&later), [(A, 1, 1.8), (C, 0, 1.0), (D, 0, 1.0)], "an inhibited node does not fire later");
+    assert_eq!(later.inhibited.iter().map(|x| x.0).collect::<Vec<_>>(), [B], "inhibited once, it stays so");
+}
+
+#[test]
+fn top_k_and_seeds_from_similarity() {
+    let nodes: Vec<(i64, f64)> = (1..=20).map(|i| (i, 1.0)).collect();
+    let edges: Vec<(i64, i64, f64)> = (2..=20).map(|i| (1, i, 2.0 + i as f64 / 100.0)).collect();
+    let a = activate(&graph(&nodes, &edges), &[seed(1, 1.0)], &Params { top_k: 5, ..Params::default() });
+    assert_eq!(a.fired.len(), 5);
+    assert_eq!(a.fired_total, 20);
+    assert_eq!(a.fired[0].node, 20, "strongest first");
+
+    let s = seeds_from_similarity(&[(1, 0.5), (2, 0.8), (3, 0.2)]);
+    assert_eq!(s, [Seed { node: 2, energy: 2.0 }, Seed { node: 1, energy: 1.25 }]);
+    assert!(seeds_from_similarity(&[(1, 0.1)]).is_empty());
+}
+
+#[test]
+fn the_store_round_trip_reads_both_signs_and_keeps_traces() {
+    let c = crate::store::open_in_memory().unwrap();
+    let f = crate::store::fixtures::Fixture(&c);
+    for (id, name) in [(1, "coffee"), (2, "morning"), (3, "decaf")] {
+        f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+    }
+    for (s, t, ty, w, both) in [(1, 2, "related-to", 1.5, 1), (1, 3, "contradicts", -1.0, 1)] {
+        f.insert(
+            "semantic_relationships",
+            &[
+                ("source_id", &s),
+                ("target_id", &t),
+                ("rel_type", &ty),
+                ("weight", &w),
+                ("bidirectional", &both),
+                ("created_at", &0),
+                ("updated_at", &0),
+            ],
+        );
+    }
+    let got = super::activate(&c, Cue::Concepts(&[2], 1.0), &Params::default()).unwrap();
+    assert_eq!(fired(&got.activation), [(1, 1, 1.35), (2, 0, 1.0)], "a symmetric edge stored 1→2 runs 2→1");
+    assert_eq!(got.activation.inhibited, [(3, -1.35)], "the negative edge is kept and inhibits");
+    persist(&c, &got.activation, 100).unwrap();
+    let nodes = crate::store::ConceptsRepo(&c).graph_nodes().unwrap();
+    assert_eq!(nodes.iter().map(|n| n.trace).collect::<Vec<_>>(), [1.35, 1.0, 0.0]);
+    let lines = context::context_lines(&got, 200);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].text, "coffee (brought to mind by morning, 1 step)");
+    assert!(context::context_lines(&got, 3).is_empty(), "the budget holds");
+}
+
+mod learning {
+    use super::super::learn::{self, Change, stdp_pairs, timing};
+    use super::*;
+    use std::collections::HashSet;
+
+    /// parameters §12.6 STDP vectors.
+    #[test]
+    fn recorded_stdp_vectors() {
+        let both: HashSet<(i64, i64)> = [(A, B), (B, A)].into();
+        let (d, _) = stdp_pairs(&[(A, 0), (B, 0)], &both, 0.1, 1.0, 10);
+        assert!(d.iter().all(|(_, x)| (x - 0.05).abs() < 1e-12), "simultaneous pair: Δ = 0.05");
+        let (d, _) = stdp_pairs(&[(A, 0), (B, 1)], &both, 0.1, 1.0, 10);
+        let get = |k| d.iter().find(|(p, _)| *p == k).unwrap().1;
+        assert!(get((A, B)) > 0.0 && get((B, A)) < 0.0 && get((A, B)).abs() > get((B, A)).abs());
+        let (_, created) = stdp_pairs(&[(A, 0), (B, 1), (C, 2)], &HashSet::new(), 0.61, 1.0, 2);
+        let expect =
+            [(A, B), (B, C)].map(|(source, target)| Change::Create { source, target, weight: 0.61 * 0.5 * 0.5 });
+        assert_eq!(created.len(), 2);
+        for (got, want) in created.iter().zip(expect) {
+            let (Change::Create { source, target, weight }, Change::Create { source: s, target: t, weight: w }) =
+                (got, want)
+            else {
+                panic!("{got:?}")
+            };
+            assert_eq!((*source, *target), (s, t));
+            assert!((weight - 0.1525).abs() < 1e-12 && (w - 0.1525).abs() < 1e-12);
+        }
+        assert_eq!([timing(None), timing(Some(0)), timing(Some(1)), timing(Some(-1))], [1.0, 0.5, 0.5, -0.25]);
+    }
+
+    fn deltas(changes: &[Change]) -> Vec<(i64, f64)> {
+        changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Adjust { edge, delta, .. } => Some((*edge, (delta * 1e6).round() / 1e6)),
+                Change::Create { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn used_targets_gain_unused_ones_lose_and_used_pairs_link() {
+        // Edges 1: a→b, 2: b→c, 3: a→d (inhibits).
+        let g = graph(&[(A, 1.0), (B, 1.0), (C, 1.0), (D, 1.0)], &[(A, B, 1.5), (B, C, 1.2), (A, D, -1.0)]);
+        let a = activate(&g, &[seed(A, 1.0)], &Params::default());
+        let used: HashSet<i64> = [A, B, D].into();
+        let ch = learn::learn(&g, &a, &used, 1.0);
+        let mut d = deltas(&ch);
+        d.sort_by_key(|x| x.0);
+        assert_eq!(d, [(1, 0.05), (2, -0.025), (3, 0.05)], "a→b up, b→c down, a→d eased");
+        let created: Vec<_> = ch.iter().filter(|c| matches!(c, Change::Create { .. })).collect();
+        assert!(created.is_empty(), "a→b exists; b→a is anti-causal (−0.05, not above the floor)");
+        let ch = learn::learn(&g, &a, &[A, C].into(), 1.0);
+        assert!(
+            ch.iter().any(|c| matches!(c, Change::Create { source: A, target: C, weight } if (weight - 0.4 / 3.0 * 0.5).abs() < 1e-12)),
+            "a and c both used, two steps apart: a new edge {ch:?}"
+        );
+        assert!(
+            learn::learn(&g, &a, &used, -1.0)
+                .iter()
+                .any(|c| matches!(c, Change::Adjust { edge: 1, delta, .. } if *delta < 0.0))
+        );
+    }
+
+    #[test]
+    fn outcome_and_used_concepts() {
+        assert_eq!(learn::outcome(Some(-1.0), Some(0.9)), -1.0, "explicit feedback wins");
+        assert_eq!(learn::outcome(None, Some(0.75)), 0.5);
+        assert_eq!(learn::outcome(None, None), learn::DEFAULT_OUTCOME);
+        assert_eq!(learn::outcome(Some(f64::NAN), None), 0.0);
+        let used = learn::used_concepts(
+            "Morning coffee helps; ice cream does not.",
+            [(1, "coffee"), (2, "Ice Cream"), (3, "tea"), (4, "ice")],
+        );
+        assert_eq!(used, [1, 2, 4].into());
+    }
+}
+
+mod turn {
+    use super::super::turn::{after_reply, decay, for_message};
+    use crate::store::{ConceptsRepo, RelationshipsRepo, VecTable, VectorRepo};
+
+    fn unit(dim: usize, hot: &[(usize, f32)]) -> Vec<f32> {
+        let mut v = vec![0.0f32; dim];
+        for &(i, x) in hot {
+            v[i] = x;
+        }
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn a_turn_fires_grows_learns_and_decays() {
+        let c = crate::store::open_in_memory().unwrap();
+        let dim = crate::store::EMBEDDING_DIM;
+        let f = crate::store::fixtures::Fixture(&c);
+        for (id, name) in [(1, "coffee"), (2, "morning")] {
+            f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+        }
+        VectorRepo(&c).upsert(VecTable::Concepts, 1, &unit(dim, &[(0, 1.0)])).unwrap();
+        VectorRepo(&c).upsert(VecTable::Concepts, 2, &unit(dim, &[(1, 1.0)])).unwrap();
+        f.insert(
+            "semantic_relationships",
+            &[
+                ("source_id", &1),
+                ("target_id", &2),
+                ("rel_type", &"related-to"),
+                ("weight", &0.9),
+                ("bidirectional", &1),
+                ("created_at", &0),
+                ("updated_at", &0),
+            ],
+        );
+        // Near coffee (0.45 cosine): coffee seeds at 2.0, morning fires from it; novel enough to grow.
+        let msg = unit(dim, &[(0, 0.45), (5, 0.893)]);
+        let t = for_message(&c, "my espresso machine broke again", &msg, false, 100).unwrap();
+        assert_eq!(t.lines.len(), 1, "{:?}", t.lines);
+        assert_eq!(t.lines[0].name, "morning");
+        assert_eq!(t.novelty, Some(super::super::grow::Novelty::Novel));
+        let grown = t.grown.expect("a node grows");
+        let again = for_message(&c, "My espresso machine broke AGAIN!", &msg, false, 200).unwrap();
+        assert_eq!(again.grown, None, "the same text is the same node");
+        assert_eq!(ConceptsRepo(&c).graph_counts().unwrap(), (3, 1));
+        let elsewhere = unit(dim, &[(9, 1.0)]);
+        assert!(for_message(&c, "hello", &elsewhere, false, 300).unwrap().grown.is_none());
+        let probation = ConceptsRepo(&c).probationers().unwrap();
+        assert_eq!(
+            probation.iter().map(|p| (p.id, p.fired_count)).collect::<Vec<_>>(),
+            [(grown, 1)],
+            "fired once: not yet confirmed"
+        );
+
+        let learned = after_reply(&c, &t, "A slow morning, then.", 1.0, 400).unwrap();
+        assert_eq!(learned.used, [2]);
+        let w: f64 = f.value("semantic_relationships", "weight", "id = 1", []);
+        assert!(w > 0.9, "the edge into the used concept grew: {w}");
+
+        // Decay: the grown node's seed edge (0.15, learned) fades below 0.05 after enough periods and is
+        // pruned; the never-confirmed node expires after its probation.
+        let (d, removed) = decay(&c, 60.0, 100 + super::super::grow::PROBATION_TTL_S + 1).unwrap();
+        assert_eq!((d.edges_pruned, d.nodes_expired), (1, 1), "{d:?}");
+        assert_eq!(removed.len(), 1);
+        assert!(!ConceptsRepo(&c).is_live(grown).unwrap());
+        assert_eq!(RelationshipsRepo(&c).counts().unwrap().0, 1, "the extracted edge stays");
+    }
+}

@@ -1,0 +1,164 @@
+//! A turn's use of the graph (docs/cognition.md §9.4.3–9.4.5): activate from the message, keep
+//! the firings, grow a node for novel content; after the reply, learn from what it used; in the
+//! decay pass, fade and prune learned edges and drop expired probationary nodes.
+
+use super::context::{CONTEXT_TOKEN_BUDGET, GraphLine, context_lines};
+use super::grow::{self, Novelty};
+use super::learn::{self, Change};
+use super::{Activated, Cue, Params, activate, persist};
+use crate::store::{ConceptsRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
+use rusqlite::Connection;
+use serde::Serialize;
+
+/// What the graph did for one message.
+#[derive(Debug, Clone, Default)]
+pub struct TurnGraph {
+    pub activated: Activated,
+    /// Fired concepts for the reply's context, with provenance.
+    pub lines: Vec<GraphLine>,
+    pub novelty: Option<Novelty>,
+    /// The node grown from this message, if one was.
+    pub grown: Option<i64>,
+}
+
+/// Activate from the message's embedding, persist the firings, confirm probationary nodes that
+/// fired often enough, and grow a node when the message is novel (not for social messages).
+pub fn for_message(
+    c: &Connection,
+    text: &str,
+    embedding: &[f32],
+    social: bool,
+    now: i64,
+) -> Result<TurnGraph, StoreError> {
+    // An embedding of another space (a model change not yet re-embedded) cannot seed the graph.
+    if embedding.len() != crate::store::embedding_dim(c)? {
+        return Ok(TurnGraph::default());
+    }
+    let activated = activate(c, Cue::Embedding(embedding), &Params::default())?;
+    persist(c, &activated.activation, now)?;
+    let concepts = ConceptsRepo(c);
+    for p in concepts.probationers()? {
+        if activated.activation.steps_of.contains_key(&p.id) && grow::confirmed(p.fired_count, false) {
+            concepts.confirm(p.id)?;
+        }
+    }
+    let lines = context_lines(&activated, CONTEXT_TOKEN_BUDGET);
+    let mut out = TurnGraph { activated, lines, novelty: None, grown: None };
+    if !social {
+        grow_node(c, text, embedding, &mut out, now)?;
+    }
+    Ok(out)
+}
+
+fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, now: i64) -> Result<(), StoreError> {
+    let normalised = grow::normalise(text);
+    let v = VectorRepo(c);
+    let top1 = if v.count(VecTable::Concepts)? == 0 {
+        None
+    } else {
+        v.search(VecTable::Concepts, embedding, 1)?.first().map(|(_, d)| 1.0 - f64::from(*d))
+    };
+    let novelty = grow::novelty(&normalised, top1);
+    t.novelty = Some(novelty);
+    let concepts = ConceptsRepo(c);
+    let key = grow::graph_key(&normalised);
+    if let Some(id) = concepts.by_graph_key(&key)? {
+        concepts.bump_seed_count(id, now)?;
+        return Ok(());
+    }
+    if novelty != Novelty::Novel || concepts.grown_since(now - 86_400)? >= grow::MAX_GROWN_PER_DAY {
+        return Ok(());
+    }
+    let id = concepts.insert_grown(&key, &grow::grown_name(&normalised), grow::GROWN_THRESHOLD, now)?;
+    v.upsert(VecTable::Concepts, id, embedding)?;
+    let edges = RelationshipsRepo(c);
+    for s in &t.activated.seeds {
+        edges.insert_learned(s.node, id, grow::SEED_EDGE, now)?;
+    }
+    t.grown = Some(id);
+    Ok(())
+}
+
+/// What learning did after a reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Learned {
+    pub used: Vec<i64>,
+    pub adjusted: usize,
+    pub created: usize,
+    pub outcome: f64,
+}
+
+/// Learn from the reply: which fired concepts it used, and outcome `y` ([`learn::outcome`]).
+/// An explicit positive outcome (`y` ≥ 1) confirms the probationary nodes it used.
+pub fn after_reply(c: &Connection, t: &TurnGraph, reply: &str, y: f64, now: i64) -> Result<Learned, StoreError> {
+    let a = &t.activated;
+    let fired = a.activation.steps_of.keys().map(|&id| (id, a.name(id)));
+    let used = learn::used_concepts(reply, fired);
+    let changes = learn::learn(&a.graph, &a.activation, &used, y);
+    let edges = RelationshipsRepo(c);
+    let mut report = Learned { outcome: y, ..Learned::default() };
+    for ch in changes {
+        match ch {
+            Change::Adjust { edge, delta, carried } => {
+                edges.add_weight(edge, delta, carried, now)?;
+                report.adjusted += 1;
+            }
+            Change::Create { source, target, weight } => {
+                report.created += usize::from(edges.insert_learned(source, target, weight, now)?)
+            }
+        }
+    }
+    if y >= 1.0 {
+        for id in &used {
+            if a.graph.node(*id).is_some_and(|n| n.probation) {
+                ConceptsRepo(c).confirm(*id)?;
+            }
+        }
+    }
+    report.used = used.into_iter().collect();
+    report.used.sort_unstable();
+    Ok(report)
+}
+
+/// Learned edges lose this share of their weight per decay period.
+pub const LEARNED_EDGE_DECAY: f64 = 0.02;
+/// Learned edges weaker than this are pruned (parameters §12.3 consolidation).
+pub const PRUNE_BELOW: f64 = 0.05;
+
+/// A removed row: `(layer, id, snapshot)` for the deletion record.
+pub type Removed = (String, i64, serde_json::Value);
+
+/// What the decay pass did to the graph.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct GraphDecay {
+    pub edges_pruned: usize,
+    pub nodes_expired: usize,
+}
+
+/// Fade learned edges by `periods` decay periods and prune the weak ones; drop probationary
+/// nodes past their probation. Extracted edges are the semantic worker's record and are left alone.
+/// Returns what was removed, with each removal's snapshot for the deletion record.
+pub fn decay(c: &Connection, periods: f64, now: i64) -> Result<(GraphDecay, Vec<Removed>), StoreError> {
+    let edges = RelationshipsRepo(c);
+    let factor = (1.0 - LEARNED_EDGE_DECAY).powf(periods.max(0.0));
+    edges.scale_learned(factor)?;
+    let mut report = GraphDecay::default();
+    let mut removed = Vec::new();
+    for id in edges.learned_weaker_than(PRUNE_BELOW)? {
+        if let Some(snap) = edges.snapshot(id)? {
+            removed.push(("relationship".to_string(), id, snap));
+        }
+        edges.delete(id)?;
+        report.edges_pruned += 1;
+    }
+    let concepts = ConceptsRepo(c);
+    for p in concepts.probationers()? {
+        if grow::expired(p.created_at, now) && !grow::confirmed(p.fired_count, false) {
+            edges.delete_of_concept(p.id)?;
+            concepts.soft_delete(p.id, now)?;
+            VectorRepo(c).delete(VecTable::Concepts, p.id)?;
+            report.nodes_expired += 1;
+        }
+    }
+    Ok((report, removed))
+}
