@@ -11,3 +11,4 @@ pub mod router;
 pub mod signals;
 pub mod social;
 pub mod topic;
+pub mod world;

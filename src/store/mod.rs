@@ -120,7 +120,7 @@ pub use ui::*;
 pub use uncertainties::{NewUncertainty, UncertaintiesRepo};
 pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};
 pub use working_memory::WorkingMemoryRepo;
-pub use world_state::WorldStateRepo;
+pub use world_state::{WorldStateRepo, world_key};
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
