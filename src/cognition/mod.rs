@@ -8,6 +8,7 @@ pub mod intent;
 pub mod pipeline;
 pub mod reply;
 pub mod router;
+pub mod self_model;
 pub mod signals;
 pub mod social;
 pub mod topic;

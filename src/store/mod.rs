@@ -73,6 +73,7 @@ mod relationships;
 mod reminders;
 mod router_weights;
 mod routing;
+mod self_state;
 #[cfg(test)]
 mod sql_boundary;
 mod traits;
@@ -114,6 +115,7 @@ pub use relationships::{EdgeRow, NewEdge, RelationshipsRepo};
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
+pub use self_state::{FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;
 pub use ui::*;

@@ -105,19 +105,30 @@ pub fn introspect(c: &Connection, _p: &Map<String, Value>, ctx: &SkillContext) -
         .map(|(skill, uses)| json!({"skill": skill, "uses": uses}))
         .collect();
     let pending = RemindersRepo(c).pending_count()?;
-    let summary = format!(
+    let self_items = crate::cognition::self_model::assess(
+        &crate::store::self_readings(c, now)?,
+        None,
+        crate::cognition::act::plan::ActLimits::default().fatigue_budget,
+    );
+    let constraint = crate::cognition::self_model::self_constraint(&self_items);
+    let mut summary = format!(
         "Working memory {wm}/4, {} gists and {} facts on this topic, FOK {}; last modes: {}; {pending} pending reminder(s).",
         topic.real_gist_count(),
         topic.facts.len(),
         topic.fok,
         routing.iter().filter_map(|r| r["mode"].as_str()).collect::<Vec<_>>().join(", "),
     );
+    if !self_items.is_empty() {
+        let notes: Vec<String> = self_items.iter().map(|i| format!("{} ({:.1})", i.detail, i.severity)).collect();
+        summary.push_str(&format!(" About myself: {}.", notes.join("; ")));
+    }
     Ok(SkillOutput::new(
         summary,
         json!({
             "working_memory": wm, "gists": topic.real_gist_count(), "facts": topic.facts.len(),
             "world_state": topic.world_state.len(), "fok": topic.fok, "recent_routing": routing,
             "skill_use": skills, "pending_reminders": pending,
+            "self_model": self_items, "self_constraint": constraint,
         }),
     ))
 }
@@ -170,5 +181,27 @@ mod tests {
         let out = call(introspect, &c, json!({})).unwrap();
         assert!(out.summary.starts_with("Working memory 0/4"), "{}", out.summary);
         assert_eq!(out.data["pending_reminders"], 0);
+        assert_eq!(out.data["self_model"], json!([]), "a fresh store is calm");
+        assert_eq!(out.data["self_constraint"], 0.0);
+        crate::store::fixtures::Fixture(&c).insert(
+            "uncertainties",
+            &[
+                ("id", &"u1"),
+                ("memory_a_type", &"trait"),
+                ("memory_a_id", &"1"),
+                ("uncertainty_type", &"contradiction"),
+                ("severity", &"high"),
+                ("detection_context", &"ingestion"),
+                ("created_at", &0),
+            ],
+        );
+        let out = call(introspect, &c, json!({})).unwrap();
+        assert_eq!(out.data["self_model"][0]["kind"], "contradiction", "{}", out.data);
+        assert_eq!(out.data["self_constraint"], 0.6);
+        assert!(
+            out.summary.contains("About myself: 1 contradiction(s) in memory not yet resolved (0.6)"),
+            "{}",
+            out.summary
+        );
     }
 }
