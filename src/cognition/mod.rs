@@ -5,6 +5,7 @@ pub mod act;
 pub mod boundary;
 pub mod context;
 pub mod intent;
+pub mod onboarding;
 pub mod pipeline;
 pub mod reply;
 pub mod router;

@@ -122,6 +122,8 @@ pub struct PhaseA {
     pub silence_gap_s: Option<i64>,
     /// The self-model's noteworthy items, most severe first (docs/cognition.md §4.8).
     pub self_items: Vec<crate::cognition::self_model::SelfItem>,
+    /// The onboarding state before this exchange (docs/cognition.md §4.9).
+    pub spark: crate::cognition::onboarding::SparkState,
 }
 
 /// Phase A steps 1–2 and 9: the identity hook's write, working memory, traits, session
@@ -155,7 +157,14 @@ pub fn phase_a(
         session_exchanges,
         silence_gap_s,
         self_items,
+        spark: spark_state(c)?,
     })
+}
+
+/// The stored onboarding state (fresh when there is none).
+pub fn spark_state(c: &Connection) -> Result<crate::cognition::onboarding::SparkState, StoreError> {
+    use crate::cognition::onboarding::{KEY, NAMESPACE, SparkState};
+    Ok(SparkState::from_json(TurnRepo(c).kv_get(NAMESPACE, KEY)?))
 }
 
 /// What the topic stage decided and read.

@@ -129,6 +129,7 @@ pub fn introspect(c: &Connection, _p: &Map<String, Value>, ctx: &SkillContext) -
             "world_state": topic.world_state.len(), "fok": topic.fok, "recent_routing": routing,
             "skill_use": skills, "pending_reminders": pending,
             "self_model": self_items, "self_constraint": constraint,
+            "onboarding": crate::cognition::pipeline::phases::spark_state(c)?,
         }),
     ))
 }
