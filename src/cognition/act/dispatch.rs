@@ -41,13 +41,13 @@ const fn skill_row(name: &'static str, run: SkillFn, doc: &'static str, card: bo
 /// The skills this build can run, in the order the ACT prompt lists them.
 pub const SKILLS: &[Skill] = {
     use Consequence::{Except, Never, Only};
-    use skills::{associate, autobiography, focus, forget, list, memory, schedule};
+    use skills::{associate, autobiography, focus, forget, introspect, list, memory, schedule};
     &[
         skill_row("recall", memory::recall, include_str!("../../../prompts/skills/recall.md"), false, Never),
         skill_row("memorize", memory::memorize, include_str!("../../../prompts/skills/memorize.md"), true, Never),
         skill_row(
             "introspect",
-            memory::introspect,
+            introspect::introspect,
             include_str!("../../../prompts/skills/introspect.md"),
             false,
             Never,

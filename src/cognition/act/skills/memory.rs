@@ -1,4 +1,5 @@
-//! The three primitives every ACT prompt gets: `memorize`, `recall`, `introspect`.
+//! Two of the three primitives every ACT prompt gets: `memorize` and `recall` (`introspect` is
+//! in `introspect.rs`).
 //!
 //! `recall` is the hybrid recall of [`crate::memory::recall`] across every layer, with
 //! provenance (which layer, which row, when, which sources matched and why it ranked).
@@ -87,53 +88,6 @@ pub fn recall(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Res
     Ok(SkillOutput::new(summary, json!({"query": query, "hits": hits, "partial_matches": partial})))
 }
 
-/// `introspect`: what the assistant can say about its own state — warmth inputs, FOK,
-/// recent routing decisions with their reasons, skill use and open reminders/focus.
-pub fn introspect(c: &Connection, _p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
-    let now = ctx.now.timestamp();
-    let repo = TurnRepo(c);
-    let wm = repo.working_memory(&ctx.thread_id, now)?.len();
-    let topic = repo.topic_context(&ctx.topic, now)?;
-    let routing: Vec<Value> = RoutingRepo(c)
-        .recent(5, None)?
-        .into_iter()
-        .map(|r| json!({"mode": r.selected_mode, "why": r.reasoning.unwrap_or_default(), "topic": r.topic, "at": r.created_at}))
-        .collect();
-    let skills: Vec<Value> = CortexIterationsRepo(c)
-        .skill_use(10)?
-        .into_iter()
-        .map(|(skill, uses)| json!({"skill": skill, "uses": uses}))
-        .collect();
-    let pending = RemindersRepo(c).pending_count()?;
-    let self_items = crate::cognition::self_model::assess(
-        &crate::store::self_readings(c, now)?,
-        None,
-        crate::cognition::act::plan::ActLimits::default().fatigue_budget,
-    );
-    let constraint = crate::cognition::self_model::self_constraint(&self_items);
-    let mut summary = format!(
-        "Working memory {wm}/4, {} gists and {} facts on this topic, FOK {}; last modes: {}; {pending} pending reminder(s).",
-        topic.real_gist_count(),
-        topic.facts.len(),
-        topic.fok,
-        routing.iter().filter_map(|r| r["mode"].as_str()).collect::<Vec<_>>().join(", "),
-    );
-    if !self_items.is_empty() {
-        let notes: Vec<String> = self_items.iter().map(|i| format!("{} ({:.1})", i.detail, i.severity)).collect();
-        summary.push_str(&format!(" About myself: {}.", notes.join("; ")));
-    }
-    Ok(SkillOutput::new(
-        summary,
-        json!({
-            "working_memory": wm, "gists": topic.real_gist_count(), "facts": topic.facts.len(),
-            "world_state": topic.world_state.len(), "fok": topic.fok, "recent_routing": routing,
-            "skill_use": skills, "pending_reminders": pending,
-            "self_model": self_items, "self_constraint": constraint,
-            "onboarding": crate::cognition::pipeline::phases::spark_state(c)?,
-        }),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,35 +128,5 @@ mod tests {
         assert_eq!(fok, 0);
         assert!(call(recall, &c, json!({"query": "the"})).is_err());
         assert!(call(memorize, &c, json!({})).is_err());
-    }
-
-    #[test]
-    fn introspect_reports_state() {
-        let c = crate::store::open_in_memory().unwrap();
-        let out = call(introspect, &c, json!({})).unwrap();
-        assert!(out.summary.starts_with("Working memory 0/4"), "{}", out.summary);
-        assert_eq!(out.data["pending_reminders"], 0);
-        assert_eq!(out.data["self_model"], json!([]), "a fresh store is calm");
-        assert_eq!(out.data["self_constraint"], 0.0);
-        crate::store::fixtures::Fixture(&c).insert(
-            "uncertainties",
-            &[
-                ("id", &"u1"),
-                ("memory_a_type", &"trait"),
-                ("memory_a_id", &"1"),
-                ("uncertainty_type", &"contradiction"),
-                ("severity", &"high"),
-                ("detection_context", &"ingestion"),
-                ("created_at", &0),
-            ],
-        );
-        let out = call(introspect, &c, json!({})).unwrap();
-        assert_eq!(out.data["self_model"][0]["kind"], "contradiction", "{}", out.data);
-        assert_eq!(out.data["self_constraint"], 0.6);
-        assert!(
-            out.summary.contains("About myself: 1 contradiction(s) in memory not yet resolved (0.6)"),
-            "{}",
-            out.summary
-        );
     }
 }
