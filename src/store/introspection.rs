@@ -94,7 +94,7 @@ pub fn recent_activity(c: &Connection, since: i64, limit: usize) -> Result<Vec<A
     if let (true, Some(at)) = (decayed > 0, last) {
         out.push(Activity { kind: "memories_decayed", what: format!("let {decayed} short-lived memories lapse"), at });
     }
-    out.sort_by(|a, b| b.at.cmp(&a.at));
+    out.sort_by_key(|a| std::cmp::Reverse(a.at));
     out.truncate(limit);
     Ok(out)
 }

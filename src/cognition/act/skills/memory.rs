@@ -6,10 +6,7 @@
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
 use crate::memory::recall::{RecallRequest, query_terms, recall_with};
-use crate::store::{
-    CortexIterationsRepo, FactOrigin, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, RemindersRepo, RoutingRepo,
-    TurnRepo,
-};
+use crate::store::{FactOrigin, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, TurnRepo};
 use crate::text::{is_content_word, normalize, words};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
