@@ -136,6 +136,8 @@ pub enum MemoryListing {
     Facts,
     Lists,
     Reminders,
+    /// The topics' open things (docs/cognition.md §4.7).
+    World,
     Uncertainties,
 }
 
@@ -151,6 +153,7 @@ impl MemoryListing {
             MemoryListing::Facts => L::Facts,
             MemoryListing::Lists => L::Lists,
             MemoryListing::Reminders => L::Reminders,
+            MemoryListing::World => L::World,
             MemoryListing::Uncertainties => return None,
         })
     }

@@ -25,12 +25,13 @@ pub enum MemoryLayer {
     Facts,
     Lists,
     Reminders,
+    World,
 }
 
 impl MemoryLayer {
     /// Browser tab order: who you are, what happened, what it meant, then the short-lived
     /// layers and the skills' own stores.
-    pub const ALL: [MemoryLayer; 7] = [
+    pub const ALL: [MemoryLayer; 8] = [
         MemoryLayer::Traits,
         MemoryLayer::Episodes,
         MemoryLayer::Concepts,
@@ -38,6 +39,7 @@ impl MemoryLayer {
         MemoryLayer::Facts,
         MemoryLayer::Lists,
         MemoryLayer::Reminders,
+        MemoryLayer::World,
     ];
 
     /// The prefix of this layer's typed ids.
@@ -50,6 +52,7 @@ impl MemoryLayer {
             MemoryLayer::Facts => "fact",
             MemoryLayer::Lists => "list",
             MemoryLayer::Reminders => "reminder",
+            MemoryLayer::World => "world",
         }
     }
 
@@ -62,6 +65,7 @@ impl MemoryLayer {
             MemoryLayer::Facts => "Facts",
             MemoryLayer::Lists => "Lists",
             MemoryLayer::Reminders => "Reminders",
+            MemoryLayer::World => "World state",
         }
     }
 
@@ -75,6 +79,7 @@ impl MemoryLayer {
             MemoryLayer::Facts => "facts",
             MemoryLayer::Lists => "lists",
             MemoryLayer::Reminders => "reminders",
+            MemoryLayer::World => "world_state",
         }
     }
 
@@ -177,6 +182,7 @@ impl MemoryRow {
             }
             MemoryLayer::Lists => format!("{}/{} done", p("checked"), p("items")),
             MemoryLayer::Reminders => format!("due {}", p("due_at")),
+            MemoryLayer::World => p("key"),
         }
     }
 }
@@ -258,6 +264,14 @@ fn sql(layer: MemoryLayer, fts: bool) -> &'static str {
              WHERE state = 'pending' AND (?3 IS NULL OR message LIKE ?3 ESCAPE '\\')
              ORDER BY due_ts, id LIMIT ?1"
         }
+        // A topic's open things (docs/cognition.md §4.7); rows are named by rowid.
+        (MemoryLayer::World, _) => {
+            "SELECT rowid, value, NULL, NULL, updated_at, updated_at, expires_at, key
+             FROM world_state
+             WHERE (expires_at IS NULL OR expires_at > ?2)
+                   AND (?3 IS NULL OR key LIKE ?3 ESCAPE '\\' OR value LIKE ?3 ESCAPE '\\')
+             ORDER BY updated_at DESC, rowid DESC LIMIT ?1"
+        }
     }
 }
 
@@ -301,13 +315,17 @@ pub fn memory_text(conn: &Connection, name: &str) -> Result<Option<(String, Opti
         }
         MemoryLayer::Gists => "SELECT content, reliability FROM gists WHERE id = ?1",
         MemoryLayer::Facts => "SELECT key || ': ' || value, reliability FROM facts WHERE id = ?1",
+        MemoryLayer::World => "SELECT key || ': ' || value, NULL FROM world_state WHERE rowid = ?1",
         MemoryLayer::Lists | MemoryLayer::Reminders => return Ok(None),
     };
     Ok(conn.query_row(sql, [id.row], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
 }
 
 pub fn get_row(conn: &Connection, id: MemoryId) -> Result<Option<Map<String, Value>>, StoreError> {
-    let sql = format!("SELECT * FROM {} WHERE id = ?1", id.layer.table());
+    let sql = match id.layer {
+        MemoryLayer::World => "SELECT rowid AS id, * FROM world_state WHERE rowid = ?1".to_string(),
+        _ => format!("SELECT * FROM {} WHERE id = ?1", id.layer.table()),
+    };
     let mut stmt = conn.prepare(&sql)?;
     let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
     let mut rows = stmt.query([id.row])?;

@@ -1,5 +1,5 @@
 //! The short-lived tables' expiry: the rows past their time, as the JSON snapshots
-//! `memory_deletions` keeps, and their removal. One place for the four tables, because the
+//! `memory_deletions` keeps, and their removal. One place for the five tables, because the
 //! decay pass treats them alike.
 
 use super::StoreError;
@@ -14,10 +14,12 @@ pub enum ShortLived {
     Facts,
     WorkingMemory,
     Fok,
+    WorldState,
 }
 
 impl ShortLived {
-    pub const ALL: [ShortLived; 4] = [ShortLived::Gists, ShortLived::Facts, ShortLived::WorkingMemory, ShortLived::Fok];
+    pub const ALL: [ShortLived; 5] =
+        [ShortLived::Gists, ShortLived::Facts, ShortLived::WorkingMemory, ShortLived::Fok, ShortLived::WorldState];
 
     fn table(self) -> &'static str {
         match self {
@@ -25,6 +27,7 @@ impl ShortLived {
             ShortLived::Facts => "facts",
             ShortLived::WorkingMemory => "working_memory",
             ShortLived::Fok => "fok",
+            ShortLived::WorldState => "world_state",
         }
     }
 
@@ -36,6 +39,7 @@ impl ShortLived {
             ShortLived::Facts => "fact",
             ShortLived::WorkingMemory => "working_memory",
             ShortLived::Fok => "fok",
+            ShortLived::WorldState => "world",
         }
     }
 
@@ -43,6 +47,7 @@ impl ShortLived {
     pub fn key_column(self) -> &'static str {
         match self {
             ShortLived::Fok => "topic",
+            ShortLived::WorldState => "key",
             _ => "id",
         }
     }

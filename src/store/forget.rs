@@ -69,6 +69,7 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         MemoryLayer::Concepts => text("name").into_iter().collect(),
         MemoryLayer::Lists => text("name").into_iter().collect(),
         MemoryLayer::Reminders => text("message").into_iter().collect(),
+        MemoryLayer::World => text("value").into_iter().collect(),
     };
     let mut needles = needles;
     let exchanges: Vec<String> = match id.layer {
@@ -88,6 +89,9 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         // Items and history go with it (ON DELETE CASCADE).
         MemoryLayer::Lists | MemoryLayer::Reminders | MemoryLayer::Gists | MemoryLayer::Facts => {
             tx.execute(&format!("DELETE FROM {table} WHERE id = ?1"), [id.row])?;
+        }
+        MemoryLayer::World => {
+            tx.execute("DELETE FROM world_state WHERE rowid = ?1", [id.row])?;
         }
         MemoryLayer::Episodes => {
             super::VectorRepo(&tx).wipe(super::VecTable::Episodes, id.row)?;

@@ -31,6 +31,8 @@ pub const WORKING_MEMORY_TTL_S: i64 = 86_400;
 pub const GIST_TTL_S: i64 = 1_800;
 /// At most this many gists are read into context, newest first.
 pub const GISTS_IN_CONTEXT: usize = 8;
+/// World-state slots of the topic read into context (one per slot, docs/cognition.md §4.7).
+pub const WORLD_STATE_IN_CONTEXT: usize = 4;
 /// Facts per topic read into context.
 pub const FACTS_IN_CONTEXT: usize = 50;
 /// Boundary-detector state lives a day.
@@ -178,7 +180,7 @@ impl TurnRepo<'_> {
             super::GistsRepo(self.0).extend_live(topic, now, now + GIST_TTL_S)?;
         }
         let facts = super::FactsRepo(self.0).for_context(topic, now, FACTS_IN_CONTEXT)?;
-        let world_state = super::WorldStateRepo(self.0).live(now, 20)?;
+        let world_state = super::WorldStateRepo(self.0).live_for(topic, now, WORLD_STATE_IN_CONTEXT)?;
         let fok = super::FokRepo(self.0).score(topic, now)?;
         Ok(TopicContext { gists, facts, world_state, fok: fok.unwrap_or(0).clamp(0, 5) as f64 })
     }

@@ -30,6 +30,7 @@ mod memory_cli;
 mod memory_embedding_space;
 mod memory_episodes;
 mod memory_semantic;
+mod onboarding;
 mod pipeline;
 mod pipeline_degrade;
 mod pipeline_local;

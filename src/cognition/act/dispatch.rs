@@ -41,13 +41,13 @@ const fn skill_row(name: &'static str, run: SkillFn, doc: &'static str, card: bo
 /// The skills this build can run, in the order the ACT prompt lists them.
 pub const SKILLS: &[Skill] = {
     use Consequence::{Except, Never, Only};
-    use skills::{associate, autobiography, focus, forget, list, memory, schedule};
+    use skills::{associate, autobiography, focus, forget, introspect, list, memory, schedule};
     &[
         skill_row("recall", memory::recall, include_str!("../../../prompts/skills/recall.md"), false, Never),
         skill_row("memorize", memory::memorize, include_str!("../../../prompts/skills/memorize.md"), true, Never),
         skill_row(
             "introspect",
-            memory::introspect,
+            introspect::introspect,
             include_str!("../../../prompts/skills/introspect.md"),
             false,
             Never,
@@ -174,7 +174,7 @@ pub fn dispatch(c: &Connection, action: &Action, ctx: &SkillContext, previous: O
         None => Err(SkillError::NotFound(format!("the `{}` skill is not available in this build", action.kind))),
     };
     let ms = clock.elapsed().as_secs_f64() * 1000.0;
-    match outcome {
+    let result = match outcome {
         Ok(out) => ActionResult {
             kind: action.kind.clone(),
             ok: true,
@@ -196,6 +196,24 @@ pub fn dispatch(c: &Connection, action: &Action, ctx: &SkillContext, previous: O
             card,
             choices: Vec::new(),
         },
+    };
+    note_world_state(c, &result, ctx);
+    result
+}
+
+/// Leave the action's open thing in its topic's world state (docs/cognition.md §4.7). A
+/// failure here costs only warmth, never the action, so it is logged and passed over.
+fn note_world_state(c: &Connection, r: &ActionResult, ctx: &SkillContext) {
+    use crate::cognition::world::{Change, change};
+    let now = ctx.now.timestamp();
+    let repo = crate::store::WorldStateRepo(c);
+    let written = match change(&r.kind, r.ok, &r.data, &r.choices, now) {
+        Some(Change::Set { slot, value, ttl_s }) => repo.set(&ctx.topic, slot, &value, now, now + ttl_s),
+        Some(Change::Clear { slot }) => repo.clear(&ctx.topic, slot),
+        None => Ok(()),
+    };
+    if let Err(e) = written {
+        tracing::warn!(error = %crate::describe(&e), "world state not written");
     }
 }
 
@@ -226,6 +244,34 @@ mod tests {
         assert!(r.summary.contains("not available"));
         let r = dispatch(&c, &Action::new("list", json!({"action": "view", "name": "nope"})), &ctx, None);
         assert!(!r.ok && r.card);
+    }
+
+    #[test]
+    fn actions_leave_their_topic_world_state() {
+        let c = crate::store::open_in_memory().unwrap();
+        let ctx = SkillContext {
+            thread_id: "t".into(),
+            exchange_id: "x".into(),
+            topic: "shopping".into(),
+            now: Local::now(),
+        };
+        let now = ctx.now.timestamp();
+        let ws = |topic: &str| crate::store::WorldStateRepo(&c).live_for(topic, now, 10).unwrap();
+        dispatch(
+            &c,
+            &Action::new("list", json!({"action": "add", "name": "groceries", "items": ["eggs"]})),
+            &ctx,
+            None,
+        );
+        assert_eq!(
+            ws("shopping"),
+            vec![("list".into(), "editing the list groceries (1 items); just added eggs".into())]
+        );
+        assert!(ws("other").is_empty(), "per topic");
+        dispatch(&c, &Action::new("list", json!({"action": "delete", "name": "groceries"})), &ctx, None);
+        assert!(ws("shopping").is_empty(), "a deleted list is no longer open");
+        dispatch(&c, &Action::new("list", json!({"action": "view", "name": "nope"})), &ctx, None);
+        assert!(ws("shopping").is_empty(), "a failed action leaves nothing");
     }
 
     #[test]

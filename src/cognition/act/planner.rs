@@ -11,6 +11,17 @@ use regex::Regex;
 use serde_json::json;
 use std::sync::LazyLock;
 
+/// "why did you answer like that?", "why did you say that?", "why did you ask me that?"
+static WHY_ANSWER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*why\s+did\s+you\s+(?:answer|say|reply|respond|ask)\b(?:\s+(?:me\s+)?(?:like\s+that|that|this|so))?\s*\??\s*$")
+        .expect("valid regex")
+});
+/// "what have you been doing?", "what have you been up to?", "what did you do while I was away?"
+static WHAT_DOING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*what\s+(?:have\s+you\s+been\s+(?:doing|up\s+to)|did\s+you\s+do\s+while\s+i\s+was\s+(?:away|gone))\b.*\??\s*$")
+        .expect("valid regex")
+});
+
 static LIST_ADD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:please\s+)?(?:can you\s+|could you\s+)?(?:add|put|stick|throw)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+(?P<name>(?:my|the|our)\s+)?(?P<list>[\w' -]*?)\s*list\b")
         .expect("valid regex")
@@ -127,6 +138,12 @@ pub fn plan(text: &str, now: DateTime<Local>) -> Option<Vec<Action>> {
         }
         return Some(vec![Action::new("focus", params)]);
     }
+    if WHY_ANSWER.is_match(t) {
+        return Some(vec![Action::new("introspect", json!({"about": "last_answer"}))]);
+    }
+    if WHAT_DOING.is_match(t) {
+        return Some(vec![Action::new("introspect", json!({"about": "activity"}))]);
+    }
     if let Some(c) = RECALL.captures(t) {
         return Some(vec![Action::new("recall", json!({"query": c["q"].trim()}))]);
     }
@@ -198,6 +215,22 @@ mod tests {
         let a = one("remember that my sister lives in Porto");
         assert_eq!(a.kind, "memorize");
         assert_eq!(a.params["facts"][0]["value"], "my sister lives in Porto");
+    }
+
+    #[test]
+    fn questions_about_itself_are_introspection() {
+        for q in ["why did you answer like that?", "Why did you say that", "why did you ask me that?"] {
+            let a = one(q);
+            assert_eq!((a.kind.as_str(), &a.params["about"]), ("introspect", &json!("last_answer")), "{q}");
+        }
+        for q in ["what have you been doing?", "What have you been up to lately?", "what did you do while I was away?"]
+        {
+            assert_eq!(one(q).params["about"], "activity", "{q}");
+        }
+        assert!(
+            plan("why did you choose Lisbon for the trip?", now()).is_none(),
+            "a question about a choice in the world"
+        );
     }
 
     #[test]

@@ -316,7 +316,18 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
     ("associate", &["remind you of", "reminds you of", "what comes to mind", "associate with", "associations"]),
     (
         "introspect",
-        &["introspect", "your memory", "how confident are you", "what are you thinking", "your routing", "your state"],
+        &[
+            "introspect",
+            "your memory",
+            "how confident are you",
+            "what are you thinking",
+            "your routing",
+            "your state",
+            "why did you answer",
+            "why did you say that",
+            "what have you been doing",
+            "what have you been up to",
+        ],
     ),
     (
         "persistent_task",

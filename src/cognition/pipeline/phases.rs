@@ -120,6 +120,10 @@ pub struct PhaseA {
     pub session_exchanges: usize,
     /// The silence before this message, when it ended a session.
     pub silence_gap_s: Option<i64>,
+    /// The self-model's noteworthy items, most severe first (docs/cognition.md §4.8).
+    pub self_items: Vec<crate::cognition::self_model::SelfItem>,
+    /// The onboarding state before this exchange (docs/cognition.md §4.9).
+    pub spark: crate::cognition::onboarding::SparkState,
 }
 
 /// Phase A steps 1–2 and 9: the identity hook's write, working memory, traits, session
@@ -141,7 +145,26 @@ pub fn phase_a(
     let mut traits = repo.traits()?;
     // Within a reliability state the store's order (statements first, then confidence) holds.
     order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
-    Ok(PhaseA { working_memory: repo.working_memory(thread_id, now)?, traits, session_exchanges, silence_gap_s })
+    // The routing regulator's break is a plain input (None until issue 17's regulator reports one).
+    let self_items = crate::cognition::self_model::assess(
+        &crate::store::self_readings(c, now)?,
+        None,
+        crate::cognition::act::plan::ActLimits::default().fatigue_budget,
+    );
+    Ok(PhaseA {
+        working_memory: repo.working_memory(thread_id, now)?,
+        traits,
+        session_exchanges,
+        silence_gap_s,
+        self_items,
+        spark: spark_state(c)?,
+    })
+}
+
+/// The stored onboarding state (fresh when there is none).
+pub fn spark_state(c: &Connection) -> Result<crate::cognition::onboarding::SparkState, StoreError> {
+    use crate::cognition::onboarding::{KEY, NAMESPACE, SparkState};
+    Ok(SparkState::from_json(TurnRepo(c).kv_get(NAMESPACE, KEY)?))
 }
 
 /// What the topic stage decided and read.

@@ -87,7 +87,7 @@ fn memory_browser_lists_a_layer_with_reliability_marks() {
     let screen = draw(&mut a, 120, 40);
     assert!(screen.contains(" forget "), "hints come from the browser's own bindings: {screen}");
     insta::assert_snapshot!("memory_traits_120x40", screen);
-    assert_eq!(a.on_terminal(key(KeyCode::Left)), load(MemoryLayer::Reminders, None), "layers wrap around");
+    assert_eq!(a.on_terminal(key(KeyCode::Left)), load(MemoryLayer::World, None), "layers wrap around");
     assert_eq!(a.on_terminal(key(KeyCode::Esc)), None);
     assert!(a.memory.is_none(), "Esc closes");
 }

@@ -1,14 +1,12 @@
-//! The three primitives every ACT prompt gets: `memorize`, `recall`, `introspect`.
+//! Two of the three primitives every ACT prompt gets: `memorize` and `recall` (`introspect` is
+//! in `introspect.rs`).
 //!
 //! `recall` is the hybrid recall of [`crate::memory::recall`] across every layer, with
 //! provenance (which layer, which row, when, which sources matched and why it ranked).
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
 use crate::memory::recall::{RecallRequest, query_terms, recall_with};
-use crate::store::{
-    CortexIterationsRepo, FactOrigin, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, RemindersRepo, RoutingRepo,
-    TurnRepo,
-};
+use crate::store::{FactOrigin, FactsRepo, FokRepo, GIST_TTL_S, GistsRepo, NewGist, TurnRepo};
 use crate::text::{is_content_word, normalize, words};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
@@ -87,41 +85,6 @@ pub fn recall(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Res
     Ok(SkillOutput::new(summary, json!({"query": query, "hits": hits, "partial_matches": partial})))
 }
 
-/// `introspect`: what the assistant can say about its own state — warmth inputs, FOK,
-/// recent routing decisions with their reasons, skill use and open reminders/focus.
-pub fn introspect(c: &Connection, _p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
-    let now = ctx.now.timestamp();
-    let repo = TurnRepo(c);
-    let wm = repo.working_memory(&ctx.thread_id, now)?.len();
-    let topic = repo.topic_context(&ctx.topic, now)?;
-    let routing: Vec<Value> = RoutingRepo(c)
-        .recent(5, None)?
-        .into_iter()
-        .map(|r| json!({"mode": r.selected_mode, "why": r.reasoning.unwrap_or_default(), "topic": r.topic, "at": r.created_at}))
-        .collect();
-    let skills: Vec<Value> = CortexIterationsRepo(c)
-        .skill_use(10)?
-        .into_iter()
-        .map(|(skill, uses)| json!({"skill": skill, "uses": uses}))
-        .collect();
-    let pending = RemindersRepo(c).pending_count()?;
-    let summary = format!(
-        "Working memory {wm}/4, {} gists and {} facts on this topic, FOK {}; last modes: {}; {pending} pending reminder(s).",
-        topic.real_gist_count(),
-        topic.facts.len(),
-        topic.fok,
-        routing.iter().filter_map(|r| r["mode"].as_str()).collect::<Vec<_>>().join(", "),
-    );
-    Ok(SkillOutput::new(
-        summary,
-        json!({
-            "working_memory": wm, "gists": topic.real_gist_count(), "facts": topic.facts.len(),
-            "world_state": topic.world_state.len(), "fok": topic.fok, "recent_routing": routing,
-            "skill_use": skills, "pending_reminders": pending,
-        }),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,13 +125,5 @@ mod tests {
         assert_eq!(fok, 0);
         assert!(call(recall, &c, json!({"query": "the"})).is_err());
         assert!(call(memorize, &c, json!({})).is_err());
-    }
-
-    #[test]
-    fn introspect_reports_state() {
-        let c = crate::store::open_in_memory().unwrap();
-        let out = call(introspect, &c, json!({})).unwrap();
-        assert!(out.summary.starts_with("Working memory 0/4"), "{}", out.summary);
-        assert_eq!(out.data["pending_reminders"], 0);
     }
 }

@@ -4,6 +4,7 @@ pub mod associate;
 pub mod autobiography;
 pub mod focus;
 pub mod forget;
+pub mod introspect;
 pub mod list;
 pub mod list_match;
 pub mod memory;

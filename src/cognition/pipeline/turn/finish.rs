@@ -46,8 +46,34 @@ impl Turn<'_> {
         let rows =
             commit_rows(&self.header(), &self.timings, &topic.stage, triage, delivered, replied, &self.fallbacks);
         self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await?;
+        self.advance_onboarding(delivered, replied).await?;
         self.timings.commit = ms(clock);
         self.timings.total = ms(self.started);
+        Ok(())
+    }
+
+    /// Phase D's onboarding step (docs/cognition.md §4.9): count the exchange, note the skills
+    /// it used and the capability its reply introduced. Read and written on the database
+    /// thread, which serialises it with every other turn.
+    async fn advance_onboarding(&self, delivered: &Delivered, replied: &Replied) -> Result<(), EngineError> {
+        use crate::cognition::onboarding::{KEY, NAMESPACE, advance, intro};
+        let mode = delivered.settled.mode;
+        let model_wrote = !crate::cognition::pipeline::model::builtin_primary(self.engine)
+            && replied.generated.source == crate::cognition::reply::ReplySource::Model
+            && replied.generated.failed.is_none();
+        let mut used: Vec<String> =
+            replied.run.iter().flat_map(|r| r.results()).filter(|r| r.ok).map(|r| r.kind.clone()).collect();
+        used.dedup();
+        let now = self.now;
+        self.engine
+            .db
+            .call(move |c| {
+                let before = phases::spark_state(c)?;
+                let introduced = intro(&before, mode, model_wrote);
+                let after = advance(before, now, &used, introduced);
+                TurnRepo(c).kv_set(NAMESPACE, KEY, &serde_json::to_value(&after).unwrap_or(Value::Null))
+            })
+            .await?;
         Ok(())
     }
 

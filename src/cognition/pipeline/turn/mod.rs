@@ -288,7 +288,7 @@ pub fn understand(msg: &Analysis, a: &PhaseA, topic: &TopicStage) -> Understandi
         topic_confidence: f64::from(topic.report.confidence),
         is_new_topic: topic.report.is_new_topic,
         session_exchange_count: a.session_exchanges,
-        self_constraint: 0.0,
+        self_constraint: crate::cognition::self_model::self_constraint(&a.self_items),
         focus_distraction: phases::is_distraction(topic.focus_on.as_deref(), &topic.report, msg.social.is_some()),
         referent_support: Some(referent_support(
             &msg.words,

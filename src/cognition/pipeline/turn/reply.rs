@@ -59,6 +59,10 @@ impl Turn<'_> {
         notes.extend(self.uncertainty_checked().await);
         notes.extend(self.regulation.prelude.clone());
         let builtin_primary = builtin_primary(self.engine);
+        let spark = &context.phase_a.spark;
+        if let Some(c) = crate::cognition::onboarding::intro(spark, delivered.settled.mode, !builtin_primary) {
+            notes.push(crate::cognition::onboarding::note(c));
+        }
         // The built-in model invents answers about the user: a question about their own
         // traits is answered from memory before any action or generation.
         let own_question = reply::own::parse(self.msg.text);

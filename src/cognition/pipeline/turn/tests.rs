@@ -49,6 +49,35 @@ fn understanding_reads_the_one_analysis_and_the_context() {
     assert!(u.ctx.referent_support.is_some());
 }
 
+#[test]
+fn the_self_model_constrains_the_router() {
+    let text = "tell me about my week";
+    let lower = normalize(text);
+    let msg = Analysis::new(text, &lower);
+    let topic = stage("week", false, None);
+    let calm = understand(&msg, &phase_a(&["a", "b"]), &topic);
+    assert_eq!(calm.ctx.self_constraint, 0.0);
+    let mut a = phase_a(&["a", "b"]);
+    a.self_items = crate::cognition::self_model::assess(
+        &crate::store::SelfReadings {
+            durable_memories: 50,
+            recent_fatigue: Some(8.0),
+            ..crate::store::SelfReadings::default()
+        },
+        None,
+        10.0,
+    );
+    let tired = understand(&msg, &a, &topic);
+    assert!((tired.ctx.self_constraint - 0.8).abs() < 1e-12);
+    let w = RouterWeights::default();
+    let (c, t) = (
+        score(&calm.signals, &w, &RouterState::default(), true),
+        score(&tired.signals, &w, &RouterState::default(), true),
+    );
+    let s = |d: &RoutingDecision, m: Mode| d.scores.get(m);
+    assert!(s(&t, Mode::Clarify) > s(&c, Mode::Clarify) && s(&t, Mode::Respond) < s(&c, Mode::Respond));
+}
+
 fn settled_for(text: &str, social: bool) -> (RoutingDecision, Decision, TriageResult) {
     let lower = normalize(text);
     let msg = Analysis::new(text, &lower);
