@@ -115,6 +115,8 @@ async fn a_cap_with_poor_replies_stops_the_spending() {
     assert!(tokens_spent >= 20 && tokens_cap == 20, "{tokens_spent}");
     assert!((mean_quality - 0.1).abs() < 1e-9, "three complaints: {mean_quality}");
     assert!(r.response.starts_with("Stopped:") && !r.response.contains('\n'), "{}", r.response);
+    // The self-model carries the break (severity 0.5), and the router reads it as self_constraint.
+    assert_eq!(r.router.signals["self_constraint"], json!(0.5), "{}", r.router.signals);
     // The break reset the budget: the next message is answered again.
     let again = h.say("t", "a weekend in Lisbon, two people, by train").await;
     assert_eq!(h.double.chat_requests().len(), calls_before + 1);

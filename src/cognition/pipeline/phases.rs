@@ -133,6 +133,7 @@ pub fn phase_a(
     thread_id: &str,
     exchange_id: &str,
     name: Option<&str>,
+    regulator_break: Option<&str>,
     now: i64,
 ) -> Result<PhaseA, StoreError> {
     let repo = TurnRepo(c);
@@ -145,10 +146,10 @@ pub fn phase_a(
     let mut traits = repo.traits()?;
     // Within a reliability state the store's order (statements first, then confidence) holds.
     order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
-    // The routing regulator's break is a plain input (None until issue 17's regulator reports one).
+    // The regulator's break on this turn (docs/cognition.md §13.1) is one of the self-model's items.
     let self_items = crate::cognition::self_model::assess(
         &crate::store::self_readings(c, now)?,
-        None,
+        regulator_break,
         crate::cognition::act::plan::ActLimits::default().fatigue_budget,
     );
     Ok(PhaseA {
@@ -307,7 +308,7 @@ mod tests {
         let c = crate::store::open_in_memory().unwrap();
         crate::store::ChatRepo(&c).append("t", "x1", "user", "hello", None, None).unwrap();
         let later = crate::store::now_ts() + SILENCE_GAP_S + 60;
-        let a = phase_a(&c, "t", "x2", None, later).unwrap();
+        let a = phase_a(&c, "t", "x2", None, None, later).unwrap();
         assert!(a.silence_gap_s.is_some(), "the gap is still reported");
         assert_eq!(crate::store::JobsRepo(&c).pending_count().unwrap(), 0, "nothing queued that no worker drains");
     }

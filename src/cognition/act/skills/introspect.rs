@@ -32,9 +32,15 @@ pub fn introspect(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) ->
         .collect();
     let recalls = crate::store::recall_outcomes(c)?;
     let pending = RemindersRepo(c).pending_count()?;
+    // The previous answer's regulator verdict: a break that stopped it is a self-model item.
+    let last_break = decisions
+        .first()
+        .and_then(|d| d.regulator.clone())
+        .and_then(|v| serde_json::from_value::<crate::vocab::regulator::RegulatorReport>(v).ok())
+        .and_then(|r| r.break_line().map(str::to_string));
     let self_items = crate::cognition::self_model::assess(
         &crate::store::self_readings(c, now)?,
-        None,
+        last_break.as_deref(),
         crate::cognition::act::plan::ActLimits::default().fatigue_budget,
     );
     let constraint = crate::cognition::self_model::self_constraint(&self_items);

@@ -112,7 +112,11 @@ impl<'t> Turn<'t> {
         let phase_a = {
             let (thread, xid, name, now) =
                 (self.thread_id.to_string(), self.exchange_id.to_string(), name.clone(), self.now);
-            self.engine.db.call(move |c| phases::phase_a(c, &thread, &xid, name.as_deref(), now)).await?
+            let halt = self.regulation.halt.clone();
+            self.engine
+                .db
+                .call(move |c| phases::phase_a(c, &thread, &xid, name.as_deref(), halt.as_deref(), now))
+                .await?
         };
         if let Some(n) = &name {
             self.engine.bus.emit(EngineEvent::IdentityLearned { name: n.clone() });

@@ -34,6 +34,7 @@ fn decision(now: i64) -> RoutingRecord {
         reasoning: Some("the message refers to something not in context".into()),
         feedback: None,
         reflection: None,
+        regulator: None,
         previous_mode: None,
         created_at: now - 30,
     }
@@ -115,4 +116,26 @@ fn the_self_model_is_part_of_the_state() {
         "{}",
         out.summary
     );
+}
+
+#[test]
+fn a_break_that_stopped_the_last_answer_is_part_of_the_self_model() {
+    use crate::vocab::regulator::{BreakReason, BreakReport, RegulatorReport};
+    let c = crate::store::open_in_memory().unwrap();
+    let now = ctx().now.timestamp();
+    let mut report = RegulatorReport::idle();
+    report.decision = "circuit_break".into();
+    report.breaks.push(BreakReport {
+        reason: BreakReason::CostCapReached { tokens_spent: 40, tokens_cap: 20, mean_quality: 0.1 },
+        message: "Stopped: this topic has spent its budget on replies that did not help.".into(),
+    });
+    let mut stopped = decision(now);
+    stopped.regulator = Some(serde_json::to_value(&report).unwrap());
+    stopped.fallback = None;
+    RoutingRepo(&c).insert(&stopped).unwrap();
+    let out = ask(&c, None);
+    let kinds: Vec<&str> =
+        out.data["self_model"].as_array().unwrap().iter().filter_map(|i| i["kind"].as_str()).collect();
+    assert!(kinds.contains(&"regulator_break"), "{}", out.data);
+    assert_eq!(out.data["self_constraint"], json!(0.5), "{}", out.data);
 }
