@@ -25,6 +25,7 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration { version: 5, name: "0005_forget", sql: include_str!("../../migrations/0005_forget.sql") },
     Migration { version: 6, name: "0006_uncertainty", sql: include_str!("../../migrations/0006_uncertainty.sql") },
+    Migration { version: 7, name: "0007_fact_vectors", sql: include_str!("../../migrations/0007_fact_vectors.sql") },
 ];
 
 pub fn latest_version() -> u32 {
@@ -50,5 +51,8 @@ pub fn migrate(conn: &mut Connection) -> Result<usize, StoreError> {
         tracing::info!(migration = m.name, "applied schema migration");
         applied += 1;
     }
+    // A vector table's width is the recorded embedding space's, which a migration's SQL
+    // cannot name: one added by a migration (0007's fact_vec) is created here.
+    super::embedding_space::ensure_vec_tables(conn)?;
     Ok(applied)
 }

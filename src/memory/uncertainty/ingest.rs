@@ -1,6 +1,6 @@
 //! The ingestion check (docs/cognition.md §10.4): the user's message against what memory holds,
 //! run beside the reply. Candidates come from the slots the message names (traits and facts
-//! by key) and from a k = 5 vector pre-screen over traits and concepts; the rules judge each
+//! by key) and from a k = 5 vector pre-screen over traits, facts and concepts; the rules judge each
 //! pair ([`super::rules`]); what they find is written at once:
 //!
 //! - a temporal change supersedes the old value (kept, shown as past) and stores the new one
@@ -118,6 +118,16 @@ pub fn candidates(
             && reliability != "superseded"
         {
             out.push(Candidate { kind: "trait", id, slot: None, text: trait_sentence(&key, &value), reliability });
+        }
+    }
+    for id in near(VecTable::Facts)? {
+        if out.iter().any(|x| x.kind == "fact" && x.id == id) {
+            continue;
+        }
+        if let Some((key, value, reliability)) = FactsRepo(c).describe_live(id, now)?
+            && reliability != "superseded"
+        {
+            out.push(Candidate { kind: "fact", id, slot: None, text: trait_sentence(&key, &value), reliability });
         }
     }
     for id in near(VecTable::Concepts)? {

@@ -293,3 +293,29 @@ fn a_move_settles_what_was_open_about_the_old_value() {
     let current = crate::store::TraitsRepo(&c).find("gym").unwrap().unwrap();
     assert_eq!((current.value.as_str(), current.reliability.as_str()), ("Anytime Fitness", "reliable"));
 }
+
+#[test]
+fn the_pre_screen_compares_facts_through_their_vectors() {
+    use crate::store::{FactOrigin, FactsRepo, VecTable, VectorRepo};
+    let c = crate::store::open_in_memory().unwrap();
+    let mut e = vec![0.0f32; crate::store::EMBEDDING_DIM];
+    e[7] = 1.0;
+    let (id, _) = FactsRepo(&c)
+        .upsert("health", "morning_routine", "I like running in the morning", 0.9, 1, 86_400, FactOrigin::Conversation)
+        .unwrap();
+    let msg = "I do not like running in the morning";
+    let claims = rules::claims(msg);
+    let seen = |c: &rusqlite::Connection| {
+        ingest::candidates(c, &claims, Some(&e), 10).unwrap().iter().any(|x| x.kind == "fact" && x.id == id)
+    };
+    assert!(!seen(&c), "no slot names it and it has no vector");
+    VectorRepo(&c).upsert(VecTable::Facts, id, &e).unwrap();
+    assert!(seen(&c));
+    let applied = ingest::check(&c, msg, Some(&e), 0.8, 10).unwrap();
+    let rec = &applied.report.detected[0];
+    assert_eq!((rec.kind.as_str(), rec.memory_a.as_str()), ("contradiction", format!("fact:{id}").as_str()));
+    let f = crate::store::fixtures::Fixture(&c);
+    assert_eq!(f.value::<String>("facts", "reliability", "id = ?1", [id]), "contradicted");
+    // Expired, it is no longer a candidate (nor has a vector once swept).
+    assert!(ingest::candidates(&c, &claims, Some(&e), 90_000).unwrap().iter().all(|x| x.kind != "fact"));
+}
