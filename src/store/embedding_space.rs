@@ -303,10 +303,10 @@ mod tests {
         // As a database of version 6 that had moved to a 768-d model was.
         c.execute_batch(
             "DROP TABLE fact_vec; DROP TABLE fact_vec_f32; DELETE FROM vector_code_state WHERE tbl = 3;
-             PRAGMA user_version = 6;",
+             ALTER TABLE user_traits DROP COLUMN superseded_by; PRAGMA user_version = 6;",
         )
         .unwrap();
-        assert_eq!(crate::store::migrate(&mut c).unwrap(), 1);
+        assert_eq!(crate::store::migrate(&mut c).unwrap(), 2);
         assert!(declared(&c, "fact_vec").contains("float[768]"), "{}", declared(&c, "fact_vec"));
         VectorRepo(&c).upsert(VecTable::Facts, 1, &unit(768, 3)).unwrap();
         assert_eq!(VectorRepo(&c).search(VecTable::Facts, &unit(768, 3), 1).unwrap()[0].0, 1);

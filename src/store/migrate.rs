@@ -26,6 +26,11 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 5, name: "0005_forget", sql: include_str!("../../migrations/0005_forget.sql") },
     Migration { version: 6, name: "0006_uncertainty", sql: include_str!("../../migrations/0006_uncertainty.sql") },
     Migration { version: 7, name: "0007_fact_vectors", sql: include_str!("../../migrations/0007_fact_vectors.sql") },
+    Migration {
+        version: 8,
+        name: "0008_trait_succession",
+        sql: include_str!("../../migrations/0008_trait_succession.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {

@@ -241,6 +241,9 @@ pub fn apply(
         match cand.kind {
             "trait" => {
                 traits.set_reliability(cand.id, state_a, force, now)?;
+                if let (true, Some(new)) = (temporal && b_kind == "trait", b) {
+                    traits.link_successor(cand.id, new)?;
+                }
             }
             "fact" => {
                 FactsRepo(c).set_reliability(cand.id, state_a, force)?;
