@@ -143,6 +143,19 @@ fn answer_failed(what: &'static str, e: &StoreError) -> ViewAnswer {
     ViewAnswer::Failed { what, error: crate::describe(e) }
 }
 
+/// What a record's memory says, for the Uncertainties pane: its text, and for a value that
+/// was replaced, by what and since when ("used to …" with its temporal_evolution link).
+fn shown(c: &rusqlite::Connection, name: &str) -> Result<Option<String>, store::StoreError> {
+    let Some((text, _)) = store::memory_text(c, name)? else { return Ok(None) };
+    Ok(Some(match store::replaced_by(c, name)? {
+        Some((_, value, at)) => match chrono::DateTime::from_timestamp(at, 0) {
+            Some(d) => format!("{text} (replaced by {value} on {})", d.format("%-d %b %Y")),
+            None => format!("{text} (replaced by {value})"),
+        },
+        None => text,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,17 +195,4 @@ mod tests {
         q.audit(None);
         assert!(matches!(next(&mut rx).await, ViewAnswer::Audit { mode: None, .. }));
     }
-}
-
-/// What a record's memory says, for the Uncertainties pane: its text, and for a value that
-/// was replaced, by what and since when ("used to …" with its temporal_evolution link).
-fn shown(c: &rusqlite::Connection, name: &str) -> Result<Option<String>, store::StoreError> {
-    let Some((text, _)) = store::memory_text(c, name)? else { return Ok(None) };
-    Ok(Some(match store::replaced_by(c, name)? {
-        Some((_, value, at)) => match chrono::DateTime::from_timestamp(at, 0) {
-            Some(d) => format!("{text} (replaced by {value} on {})", d.format("%-d %b %Y")),
-            None => format!("{text} (replaced by {value})"),
-        },
-        None => text,
-    }))
 }
