@@ -223,8 +223,11 @@ async fn memory_answers_give_the_current_value() {
     ] {
         h.say("x", first).await;
         let r = h.say("x", change).await;
-        // A statement is never answered by reading an old memory back.
-        assert!(!r.response.contains(old), "{change}: {}", r.response);
+        // A change is acknowledged: the new value as current, the old one only as past; never
+        // the no-action line, nor an old memory read back.
+        assert!(!r.response.contains("couldn't turn that into an action"), "{change}: {}", r.response);
+        assert!(r.response.contains(new), "{change}: {}", r.response);
+        assert!(!r.response.contains(old) || r.response.contains(" any more"), "{change}: {}", r.response);
         let r = h.say("y", question).await;
         assert!(r.response.contains(new), "{question}: {}", r.response);
         assert!(!r.response.contains(old), "{question}: {}", r.response);

@@ -196,6 +196,17 @@ pub struct Applied {
     pub report: UncertaintyReport,
     /// For the reply: what changed, and what to ask about.
     pub notes: Vec<String>,
+    /// The slot values this message replaced, for a reply that acknowledges the change
+    /// without a model (the built-in path's templates).
+    pub changes: Vec<Change>,
+}
+
+/// One value the user said has changed: `slot` was `old`, is now `new`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub slot: String,
+    pub old: String,
+    pub new: String,
 }
 
 /// Write what the findings decide, and learn the message's new slots. `auto_min` is the
@@ -279,6 +290,11 @@ pub fn apply(
         }
         let new_value = f.claim.as_ref().map(|cl| cl.value.clone());
         let old = cand.text.clone();
+        if let (true, Some(slot), Some(new)) = (temporal, &cand.slot, &new_value)
+            && !out.changes.iter().any(|c| &c.slot == slot)
+        {
+            out.changes.push(Change { slot: slot.clone(), old: old.clone(), new: new.clone() });
+        }
         out.notes.push(match (temporal, new_value) {
             (true, Some(v)) => format!(
                 "The user's {slot_label} has changed: it is now {v} (it used to be {old}). Use the new value; mention the old one only as past."

@@ -42,6 +42,8 @@ pub(super) struct Turn<'t> {
     uncertainty_check: Option<(Instant, tokio::task::JoinHandle<Result<Applied, crate::store::StoreError>>)>,
     /// What it and surfacing did this turn.
     uncertainty: UncertaintyReport,
+    /// The slot values the check found the message replaced (the built-in path says so).
+    changes: Vec<crate::memory::uncertainty::ingest::Change>,
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -97,6 +99,7 @@ impl<'t> Turn<'t> {
             fallbacks: Vec::new(),
             uncertainty_check: None,
             uncertainty: UncertaintyReport::default(),
+            changes: Vec::new(),
         }
     }
 
