@@ -384,6 +384,13 @@ pub async fn run(
     embedding: Option<Vec<f32>>,
     now: i64,
 ) -> Result<Applied, StoreError> {
+    let text = message.clone();
+    if let Some(item) = db.call(move |c| answer_to_a_question(c, &text, now)).await? {
+        return Ok(Applied {
+            report: UncertaintyReport { resolved: vec![item], ..Default::default() },
+            ..Default::default()
+        });
+    }
     if message.trim_end().ends_with('?') {
         return Ok(Applied::default());
     }
@@ -411,6 +418,29 @@ pub async fn run(
         Ok(applied)
     })
     .await
+}
+
+/// When `message` answers a question a recent reply asked about two memories (opened or raised
+/// in the last [`super::answer::ANSWER_WINDOW_S`]), resolve the record the way the TUI's 1/2/3
+/// would ([`super::resolve::resolve_by_user`]). Returns the record as closed.
+pub fn answer_to_a_question(
+    c: &mut Connection,
+    message: &str,
+    now: i64,
+) -> Result<Option<UncertaintyItem>, StoreError> {
+    let asked = UncertaintiesRepo(c).recently_asked(now - super::answer::ANSWER_WINDOW_S)?;
+    for rec in asked {
+        let Some(b) = rec.memory_b.as_deref() else { continue };
+        let (Some((older, _)), Some((newer, _))) =
+            (crate::store::memory_text(c, &rec.memory_a)?, crate::store::memory_text(c, b)?)
+        else {
+            continue;
+        };
+        if let Some(choice) = super::answer::classify(message, &older, &newer) {
+            return super::resolve::resolve_by_user(c, &rec.id, choice, now);
+        }
+    }
+    Ok(None)
 }
 
 /// The model's verdicts on the pre-screened candidates the rules could not judge: the first
