@@ -298,7 +298,7 @@ async fn an_answer_in_chat_settles_the_woven_question() {
         assert!(weave.contains("ask one short, natural question"), "{weave}");
         let other = h.say("a", "Tell me a joke about penguins").await;
         assert!(other.uncertainty.resolved.is_empty(), "not an answer");
-        let state = |id: String| async { h.read(move |c| Ok(chalie::store::UncertaintiesRepo(c).get(&id)?)).await };
+        let state = |id: String| async { h.read(move |c| chalie::store::UncertaintiesRepo(c).get(&id)).await };
         assert_eq!(state(id.clone()).await.unwrap().item.state, "open");
 
         let r = h.say("a", answer).await;
