@@ -333,7 +333,7 @@ fn a_replaced_trait_names_its_successor() {
     assert_eq!(TraitsRepo(&c).successor(porto).unwrap(), Some((lisbon, "Lisbon".into(), 20)));
     assert_eq!(TraitsRepo(&c).successor(lisbon).unwrap(), None, "the current value was replaced by nothing");
     // "Used to … until" is when the successor arrived, not when the old row last changed.
-    c.execute("UPDATE user_traits SET updated_at = 99 WHERE id = ?1", [porto]).unwrap();
+    crate::store::fixtures::Fixture(&c).set("user_traits", "updated_at = 99", "id = ?1", [porto]);
     let past = TraitsRepo(&c).past_values(4).unwrap();
     assert_eq!((past[0].value.as_str(), past[0].until), ("Porto", Some(20)));
     assert_eq!(crate::store::replaced_by(&c, &format!("trait:{porto}")).unwrap().unwrap().0, format!("trait:{lisbon}"));
