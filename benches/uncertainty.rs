@@ -1,10 +1,10 @@
 //! Speed of the uncertainty engine's ingestion check without a model (docs/cognition.md §10.4):
-//! the slot lookup and the k = 5 vector pre-screen over traits and concepts
+//! the slot lookup and the k = 5 vector pre-screen over traits, facts and concepts
 //! (`ingest::candidates`), then the rules over every candidate (`ingest::judge`). No writes:
 //! what runs beside the reply before anything is found.
 //!
-//! The store holds 100k memories: 50k traits (one key each, eight of them everyday slots; all vectorised), 25k facts and
-//! 25k concepts (vectorised), written through their repositories on an on-disk database
+//! The store holds 100k memories, all vectorised: 50k traits (one key each, eight of them
+//! everyday slots), 25k facts and 25k concepts, written through their repositories on an on-disk database
 //! (WAL) cached under `target/tmp/uncertainty-bench/`. Messages are personal statements that
 //! name a stored slot with a new value, with an embedding next to a stored trait vector.
 //!
@@ -40,7 +40,7 @@ const MESSAGES: [&str; 4] = [
     "My new manager is Bruno",
     "The deadline was pushed back to Monday",
 ];
-const SEED_VERSION: u32 = 2;
+const SEED_VERSION: u32 = 3;
 
 fn unit(rng: &mut SplitMix64) -> Vec<f32> {
     let v: Vec<f32> = (0..EMBEDDING_DIM).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
@@ -80,9 +80,10 @@ fn seed(c: &mut Connection) -> Vec<Vec<f32>> {
     for i in 0..FACTS {
         let k = if i % 10 == 0 { "deadline".to_string() } else { format!("fact_{}", i % 500) };
         let topic = format!("topic-{}", i % 300);
-        FactsRepo(&tx)
+        let (id, _) = FactsRepo(&tx)
             .upsert(&topic, &k, &format!("day {}", i % 28), 0.7, now, now + 86_400, FactOrigin::Conversation)
             .unwrap();
+        VectorRepo(&tx).upsert(VecTable::Facts, id, &unit(&mut rng)).unwrap();
     }
     for i in 0..CONCEPTS {
         let name = format!("concept {i}");

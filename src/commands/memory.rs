@@ -67,6 +67,7 @@ pub fn uncertainties(conn: &rusqlite::Connection, limit: usize, json: bool) -> a
                 "id": i.id, "kind": i.kind, "severity": i.severity, "state": i.state,
                 "memory_a": i.memory_a, "memory_b": i.memory_b,
                 "memory_a_text": text(Some(&i.memory_a))?, "memory_b_text": text(i.memory_b.as_deref())?,
+                "memory_a_replaced_by": store::replaced_by(conn, &i.memory_a)?.map(|x| x.0),
                 "reasoning": i.reasoning, "surface_context": i.surface_context,
                 "surfaced_count": i.surfaced_count, "temporal_signal": r.temporal_signal,
                 "resolution_strategy": r.resolution_strategy, "resolution_detail": r.resolution_detail,

@@ -18,7 +18,7 @@
 
 use super::chunk_model;
 use super::extract::{Extraction, extract};
-use super::shortterm::{apply, load_topic, plan_facts, plan_gists};
+use super::shortterm::{apply_with_vectors, fact_embedding_text, load_topic, plan_facts, plan_gists};
 use super::style::{observe, observe_and_save};
 use super::traits::{Origin, TraitDecision, adjusted_confidence, store_trait};
 use crate::config::Role;
@@ -82,13 +82,28 @@ pub struct ChunkSummary {
 }
 
 /// Every write of one job and its completion, in one transaction. `vectors[i]` belongs to
-/// `ex.traits[i]`.
+/// `ex.traits[i]`; facts are stored without vectors (see [`store_chunk_with`]).
 pub fn store_chunk(
     c: &mut Connection,
     job_id: i64,
     input: &ChunkInput,
     ex: &Extraction,
     vectors: &[Option<Vec<f32>>],
+    source: &str,
+    now: i64,
+) -> Result<ChunkSummary, StoreError> {
+    store_chunk_with(c, job_id, input, ex, vectors, &[], source, now)
+}
+
+/// [`store_chunk`] with the facts' vectors, by their [`fact_embedding_text`].
+#[allow(clippy::too_many_arguments)]
+pub fn store_chunk_with(
+    c: &mut Connection,
+    job_id: i64,
+    input: &ChunkInput,
+    ex: &Extraction,
+    vectors: &[Option<Vec<f32>>],
+    fact_vectors: &[(String, Vec<f32>)],
     source: &str,
     now: i64,
 ) -> Result<ChunkSummary, StoreError> {
@@ -103,14 +118,13 @@ pub fn store_chunk(
     }
     let (live_gists, live_facts) = load_topic(&tx, &input.topic, now)?;
     // A password, key, card or id number is never written into a gist, fact or trait.
-    // A key names what the value is ("password"), so each pair is read as one sentence too.
-    let secret = crate::text::privacy::has_secret;
-    let pair = |k: &str, v: &str| secret(v) || secret(k) || secret(&format!("{} is {v}", k.replace('_', " ")));
-    let gists: Vec<_> = ex.gists.iter().filter(|g| !secret(&g.content)).cloned().collect();
+    let pair = secret_pair;
+    let gists: Vec<_> = ex.gists.iter().filter(|g| !crate::text::privacy::has_secret(&g.content)).cloned().collect();
     let facts: Vec<_> = ex.facts.iter().filter(|f| !pair(&f.key, &f.value)).cloned().collect();
     let gist_plan = plan_gists(&live_gists, &gists);
     let fact_plan = plan_facts(&live_facts, &facts);
-    let (gists, facts) = apply(&tx, &input.topic, input.thread_id.as_deref(), &gist_plan, &fact_plan, now)?;
+    let (gists, facts) =
+        apply_with_vectors(&tx, &input.topic, input.thread_id.as_deref(), &gist_plan, &fact_plan, fact_vectors, now)?;
     let style_observations = match &ex.style {
         Some(s) => Some(observe_and_save(&tx, s)?.observations),
         None => None,
@@ -192,28 +206,52 @@ async fn extraction(
     }
 }
 
-/// Embeddings for the traits that will be stored (`None` where rejected or on failure).
-async fn embed_traits(llm: &Llm, ex: &Extraction, dim: usize) -> (Vec<Option<Vec<f32>>>, Option<String>) {
+/// Whether a key/value pair holds a password, key, card or id number. A key names what the
+/// value is ("password"), so the pair is read as one sentence too.
+fn secret_pair(k: &str, v: &str) -> bool {
+    let secret = crate::text::privacy::has_secret;
+    secret(v) || secret(k) || secret(&format!("{} is {v}", k.replace('_', " ")))
+}
+
+/// The traits' and facts' vectors.
+type Vectors = (Vec<Option<Vec<f32>>>, Vec<(String, Vec<f32>)>);
+
+/// Embeddings for the traits that will be stored (`None` where rejected or on failure) and
+/// for the facts that may be (by their text; the plan decides in the write), in one call.
+async fn embed_memories(llm: &Llm, ex: &Extraction, dim: usize) -> (Vectors, Option<String>) {
     let wanted: Vec<usize> = (0..ex.traits.len())
         .filter(|&i| adjusted_confidence(ex.traits[i].confidence, ex.traits[i].source).is_some())
         .collect();
+    let mut fact_texts: Vec<String> = ex
+        .facts
+        .iter()
+        .filter(|f| f.confidence >= super::shortterm::MIN_FACT_CONFIDENCE && !secret_pair(&f.key, &f.value))
+        .take(super::shortterm::FACTS_PER_EXCHANGE)
+        .map(|f| fact_embedding_text(&f.key, &f.value))
+        .collect();
+    fact_texts.dedup();
     let mut out = vec![None; ex.traits.len()];
-    if wanted.is_empty() {
-        return (out, None);
+    if wanted.is_empty() && fact_texts.is_empty() {
+        return ((out, Vec::new()), None);
     }
-    let texts: Vec<String> = wanted.iter().map(|&i| ex.traits[i].embedding_text()).collect();
+    let mut texts: Vec<String> = wanted.iter().map(|&i| ex.traits[i].embedding_text()).collect();
+    texts.extend(fact_texts.iter().cloned());
     match llm.embed(&texts).await {
         Ok(v) if v.len() == texts.len() && v.iter().all(|x| x.len() == dim) => {
-            for (i, e) in wanted.into_iter().zip(v) {
+            let mut v = v.into_iter();
+            for (i, e) in wanted.into_iter().zip(v.by_ref()) {
                 out[i] = Some(e);
             }
-            (out, None)
+            ((out, fact_texts.into_iter().zip(v).collect()), None)
         }
         Ok(v) => {
             let got = v.first().map_or(0, Vec::len);
-            (out, Some(format!("the embedding model returned {got} dimensions, the vector tables hold {dim}")))
+            (
+                (out, Vec::new()),
+                Some(format!("the embedding model returned {got} dimensions, the vector tables hold {dim}")),
+            )
         }
-        Err(e) => (out, Some(crate::describe(&e))),
+        Err(e) => ((out, Vec::new()), Some(crate::describe(&e))),
     }
 }
 
@@ -239,14 +277,15 @@ pub async fn process(
         return Ok(None);
     };
     let dim = db.call(|c| crate::store::embedding_dim(c)).await?;
-    let (vectors, embed_error) = tokio::select! {
-        r = embed_traits(llm, &ex, dim) => r,
+    let ((vectors, fact_vectors), embed_error) = tokio::select! {
+        r = embed_memories(llm, &ex, dim) => r,
         _ = shutdown.cancelled() => return Ok(None),
     };
     if let Some(error) = &embed_error {
-        tracing::warn!(job_id, "traits stored without vectors: {error}");
+        tracing::warn!(job_id, "traits and facts stored without vectors: {error}");
     }
-    let stored = db.call(move |c| store_chunk(c, job_id, &input, &ex, &vectors, source, now_ts())).await;
+    let stored =
+        db.call(move |c| store_chunk_with(c, job_id, &input, &ex, &vectors, &fact_vectors, source, now_ts())).await;
     match stored {
         Ok(summary) => Ok(Some(Processed::Stored { job_id, source, fallback, embed_error, summary })),
         Err(StoreError::Closed) => Err(StoreError::Closed),

@@ -11,7 +11,7 @@
 //! confidence and a tie to the newer; at most [`FACTS_PER_TOPIC`] per topic, the least recently
 //! updated evicted.
 
-use crate::store::{FactOrigin, FactsRepo, GIST_TTL_S, GistsRepo, NewGist, StoreError};
+use crate::store::{FactOrigin, FactsRepo, GIST_TTL_S, GistsRepo, NewGist, StoreError, VecTable, VectorRepo};
 use crate::text::{normalize, words};
 use rusqlite::Connection;
 use serde::Serialize;
@@ -156,6 +156,11 @@ pub fn load_topic(c: &Connection, topic: &str, now: i64) -> Result<(Vec<LiveGist
     Ok((gists.of_topic(topic)?, facts.of_topic(topic)?))
 }
 
+/// The text a fact's vector is made of (as a trait's: "key: value").
+pub fn fact_embedding_text(key: &str, value: &str) -> String {
+    format!("{key}: {value}")
+}
+
 /// Apply both plans (in the caller's transaction). Returns how many gists and facts were written.
 pub fn apply(
     c: &Connection,
@@ -163,6 +168,21 @@ pub fn apply(
     thread_id: Option<&str>,
     gists: &GistPlan,
     facts: &FactPlan,
+    now: i64,
+) -> Result<(usize, usize), StoreError> {
+    apply_with_vectors(c, topic, thread_id, gists, facts, &[], now)
+}
+
+/// [`apply`], storing each written fact's vector from `fact_vectors` (by
+/// [`fact_embedding_text`]). A fact whose value changed and has no new vector loses the old
+/// one, which described the old value.
+pub fn apply_with_vectors(
+    c: &Connection,
+    topic: &str,
+    thread_id: Option<&str>,
+    gists: &GistPlan,
+    facts: &FactPlan,
+    fact_vectors: &[(String, Vec<f32>)],
     now: i64,
 ) -> Result<(usize, usize), StoreError> {
     let (gist_rows, fact_rows) = (GistsRepo(c), FactsRepo(c));
@@ -176,8 +196,16 @@ pub fn apply(
     for id in &facts.evict {
         fact_rows.delete(*id)?;
     }
+    let vectors = VectorRepo(c);
     for f in &facts.upsert {
-        fact_rows.upsert(topic, &f.key, &f.value, f.confidence, now, now + FACT_TTL_S, FactOrigin::Conversation)?;
+        let (id, changed) =
+            fact_rows.upsert(topic, &f.key, &f.value, f.confidence, now, now + FACT_TTL_S, FactOrigin::Conversation)?;
+        let text = fact_embedding_text(&f.key, &f.value);
+        match fact_vectors.iter().find(|(t, _)| *t == text) {
+            Some((_, v)) => vectors.upsert(VecTable::Facts, id, v)?,
+            None if changed => vectors.delete(VecTable::Facts, id)?,
+            None => {}
+        }
     }
     Ok((gists.insert.len(), facts.upsert.len()))
 }

@@ -197,7 +197,8 @@ fn sql(layer: MemoryLayer, fts: bool) -> &'static str {
     match (layer, fts) {
         (MemoryLayer::Traits, _) => {
             "SELECT id, trait_key || ': ' || trait_value, reliability, confidence, created_at, updated_at, NULL,
-                    category, source, is_literal, reinforcement_count, last_reinforced_at, last_conflict_at
+                    category, source, is_literal, reinforcement_count, last_reinforced_at, last_conflict_at,
+                    superseded_by
              FROM user_traits
              WHERE ?3 IS NULL OR trait_key LIKE ?3 ESCAPE '\\' OR trait_value LIKE ?3 ESCAPE '\\'
                    OR category LIKE ?3 ESCAPE '\\'
@@ -319,6 +320,16 @@ pub fn memory_text(conn: &Connection, name: &str) -> Result<Option<(String, Opti
         MemoryLayer::Lists | MemoryLayer::Reminders => return Ok(None),
     };
     Ok(conn.query_row(sql, [id.row], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
+}
+
+/// For a superseded trait named `trait:N`: the row that replaced it (`trait:M`), its value and
+/// when it was stored, read where it is shown like [`memory_text`].
+pub fn replaced_by(conn: &Connection, name: &str) -> Result<Option<(String, String, i64)>, StoreError> {
+    let Ok(id) = MemoryId::from_str(name) else { return Ok(None) };
+    if id.layer != MemoryLayer::Traits {
+        return Ok(None);
+    }
+    Ok(super::TraitsRepo(conn).successor(id.row)?.map(|(n, value, at)| (format!("trait:{n}"), value, at)))
 }
 
 pub fn get_row(conn: &Connection, id: MemoryId) -> Result<Option<Map<String, Value>>, StoreError> {

@@ -81,9 +81,10 @@ pub fn switch_model(tx: &Connection, model: &str, dim: usize) -> Result<Switch, 
         "DELETE FROM reembed_pending;
          INSERT INTO reembed_pending (tbl, id) SELECT 0, id FROM episodes WHERE deleted_at IS NULL;
          INSERT INTO reembed_pending (tbl, id) SELECT 1, id FROM semantic_concepts WHERE deleted_at IS NULL;
-         INSERT INTO reembed_pending (tbl, id) SELECT 2, t.id FROM user_traits t JOIN trait_vec_f32 v ON v.id = t.id;",
+         INSERT INTO reembed_pending (tbl, id) SELECT 2, t.id FROM user_traits t JOIN trait_vec_f32 v ON v.id = t.id;
+         INSERT INTO reembed_pending (tbl, id) SELECT 3, f.id FROM facts f JOIN fact_vec_f32 v ON v.id = f.id;",
     )?;
-    for table in [VecTable::Episodes, VecTable::Concepts, VecTable::Traits] {
+    for table in VecTable::ALL {
         let t = table.name();
         tx.execute_batch(&format!("DROP TABLE IF EXISTS {t}; {}; DELETE FROM {t}_f32;", vec_table_ddl(table, dim)))?;
     }
@@ -108,19 +109,26 @@ pub struct PendingVector {
 
 /// `reembed_pending.tbl`: the code [`switch_model`] lists each table's rows under.
 fn pending_table(code: u8) -> VecTable {
-    match code {
-        0 => VecTable::Episodes,
-        1 => VecTable::Concepts,
-        _ => VecTable::Traits,
-    }
+    VecTable::ALL.into_iter().find(|t| t.code_table() == code).unwrap_or(VecTable::Traits)
 }
 
 fn pending_code(table: VecTable) -> u8 {
-    match table {
-        VecTable::Episodes => 0,
-        VecTable::Concepts => 1,
-        VecTable::Traits => 2,
+    table.code_table()
+}
+
+/// Create every vector table that does not exist yet, at the recorded size (a migration adds
+/// the rest of a table's parts but cannot know its width; see migration 0009).
+pub fn ensure_vec_tables(c: &Connection) -> Result<(), StoreError> {
+    let dim = embedding_dim(c)?;
+    for table in VecTable::ALL {
+        let exists: bool = c
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)")?
+            .query_row([table.name()], |r| r.get(0))?;
+        if !exists {
+            c.execute_batch(&vec_table_ddl(table, dim))?;
+        }
     }
+    Ok(())
 }
 
 /// How many rows still wait for a vector.
@@ -136,6 +144,7 @@ pub fn pending_vectors(c: &Connection, n: usize) -> Result<Vec<PendingVector>, S
              WHEN 0 THEN (SELECT gist FROM episodes WHERE id = p.id AND deleted_at IS NULL)
              WHEN 1 THEN (SELECT name || ' (' || concept_type || '): ' || definition
                           FROM semantic_concepts WHERE id = p.id AND deleted_at IS NULL)
+             WHEN 3 THEN (SELECT key || ': ' || value FROM facts WHERE id = p.id)
              ELSE (SELECT trait_key || ': ' || trait_value FROM user_traits WHERE id = p.id) END
          FROM reembed_pending p ORDER BY p.tbl, p.id LIMIT ?1",
     )?;
@@ -225,10 +234,23 @@ mod tests {
         )
         .unwrap();
         VectorRepo(&c).upsert(VecTable::Traits, 7, &unit(384, 7)).unwrap();
+        c.execute(
+            "INSERT INTO facts (id, topic, key, value, confidence, created_at, updated_at, expires_at)
+             VALUES (5, 't', 'gym', 'Iron Works', 0.9, 0, 0, 99)",
+            [],
+        )
+        .unwrap();
+        VectorRepo(&c).upsert(VecTable::Facts, 5, &unit(384, 5)).unwrap();
 
         let got = switch_model(&c, "ollama/nomic-embed-text", 768).unwrap();
-        assert_eq!(got, Switch::Recreated { pending: 3 }, "two live episodes and the trait that had a vector");
-        for t in ["episode_vec", "concept_vec", "trait_vec"] {
+        assert_eq!(
+            got,
+            Switch::Recreated { pending: 4 },
+            "two live episodes, the trait and the fact that had a vector"
+        );
+        let texts: Vec<String> = pending_vectors(&c, 10).unwrap().into_iter().filter_map(|p| p.text).collect();
+        assert!(texts.contains(&"gym: Iron Works".to_string()), "{texts:?}");
+        for t in ["episode_vec", "concept_vec", "trait_vec", "fact_vec"] {
             assert!(declared(&c, t).contains("float[768]"), "{t}");
         }
         let left: i64 = c
@@ -272,6 +294,22 @@ mod tests {
             // Beyond the first, random vectors are all about equally far: only it is certain.
             assert_eq!(exact[0].0, got[0].0);
         }
+    }
+
+    #[test]
+    fn a_table_added_by_a_migration_takes_the_recorded_size() {
+        let mut c = open_in_memory().unwrap();
+        switch_model(&c, "m768", 768).unwrap();
+        // As a database of version 8 that had moved to a 768-d model was.
+        c.execute_batch(
+            "DROP TABLE fact_vec; DROP TABLE fact_vec_f32; DELETE FROM vector_code_state WHERE tbl = 3;
+             ALTER TABLE user_traits DROP COLUMN superseded_by; PRAGMA user_version = 8;",
+        )
+        .unwrap();
+        assert_eq!(crate::store::migrate(&mut c).unwrap(), 2);
+        assert!(declared(&c, "fact_vec").contains("float[768]"), "{}", declared(&c, "fact_vec"));
+        VectorRepo(&c).upsert(VecTable::Facts, 1, &unit(768, 3)).unwrap();
+        assert_eq!(VectorRepo(&c).search(VecTable::Facts, &unit(768, 3), 1).unwrap()[0].0, 1);
     }
 
     #[test]

@@ -61,7 +61,15 @@ pub fn expired_rows(c: &Connection, table: ShortLived, now: i64) -> Result<Vec<V
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Remove the rows of `table` expired at `now`. Returns how many.
+/// Remove the rows of `table` expired at `now` (a fact with its vector). Returns how many.
 pub fn delete_expired(c: &Connection, table: ShortLived, now: i64) -> Result<usize, StoreError> {
+    if table == ShortLived::Facts {
+        let mut stmt = c.prepare_cached("DELETE FROM facts WHERE expires_at <= ?1 RETURNING id")?;
+        let ids: Vec<i64> = stmt.query_map(params![now], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        for &id in &ids {
+            super::VectorRepo(c).delete(super::VecTable::Facts, id)?;
+        }
+        return Ok(ids.len());
+    }
     Ok(c.execute(&format!("DELETE FROM {} WHERE expires_at <= ?1", table.table()), params![now])?)
 }

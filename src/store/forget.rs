@@ -87,11 +87,15 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
     let mut relationships = 0;
     match id.layer {
         // Items and history go with it (ON DELETE CASCADE).
-        MemoryLayer::Lists | MemoryLayer::Reminders | MemoryLayer::Gists | MemoryLayer::Facts => {
+        MemoryLayer::Lists | MemoryLayer::Reminders | MemoryLayer::Gists => {
             tx.execute(&format!("DELETE FROM {table} WHERE id = ?1"), [id.row])?;
         }
         MemoryLayer::World => {
             tx.execute("DELETE FROM world_state WHERE rowid = ?1", [id.row])?;
+        }
+        MemoryLayer::Facts => {
+            super::VectorRepo(&tx).wipe(super::VecTable::Facts, id.row)?;
+            tx.execute("DELETE FROM facts WHERE id = ?1", [id.row])?;
         }
         MemoryLayer::Episodes => {
             super::VectorRepo(&tx).wipe(super::VecTable::Episodes, id.row)?;

@@ -27,6 +27,12 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 6, name: "0006_uncertainty", sql: include_str!("../../migrations/0006_uncertainty.sql") },
     Migration { version: 7, name: "0007_regulator", sql: include_str!("../../migrations/0007_regulator.sql") },
     Migration { version: 8, name: "0008_graph", sql: include_str!("../../migrations/0008_graph.sql") },
+    Migration { version: 9, name: "0009_fact_vectors", sql: include_str!("../../migrations/0009_fact_vectors.sql") },
+    Migration {
+        version: 10,
+        name: "0010_trait_succession",
+        sql: include_str!("../../migrations/0010_trait_succession.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {
@@ -52,5 +58,8 @@ pub fn migrate(conn: &mut Connection) -> Result<usize, StoreError> {
         tracing::info!(migration = m.name, "applied schema migration");
         applied += 1;
     }
+    // A vector table's width is the recorded embedding space's, which a migration's SQL
+    // cannot name: one added by a migration (0007's fact_vec) is created here.
+    super::embedding_space::ensure_vec_tables(conn)?;
     Ok(applied)
 }

@@ -87,7 +87,9 @@ mod vectors;
 mod working_memory;
 mod world_state;
 
-pub use browse::{BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, row_object};
+pub use browse::{
+    BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, replaced_by, row_object,
+};
 pub use chat::{ChatMessage, ChatRepo};
 pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept, GraphNodeRow, Probationer};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};

@@ -48,7 +48,7 @@ pub const TEXT_MAP: &[(&str, &[&str], Policy)] = &[
         Policy::Delete(Some(VecTable::Episodes)),
     ),
     ("gists", &["content", "topic"], Policy::Delete(None)),
-    ("facts", &["key", "value", "topic"], Policy::Delete(None)),
+    ("facts", &["key", "value", "topic"], Policy::Delete(Some(VecTable::Facts))),
     ("fok", &["topic"], Policy::Delete(None)),
     ("kv_state", &["key", "value"], Policy::Delete(None)),
     ("user_traits", &["trait_key", "trait_value"], Policy::Delete(Some(VecTable::Traits))),
@@ -95,6 +95,7 @@ pub const NO_USER_TEXT: &[&str] = &[
     "episode_vec_f32",
     "concept_vec_f32",
     "trait_vec_f32",
+    "fact_vec_f32",
 ];
 
 /// The full-text indexes, all external-content: their terms live only in the index (each has

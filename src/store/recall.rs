@@ -161,6 +161,9 @@ impl RecallRepo<'_> {
                 "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability, confidence
                  FROM user_traits WHERE id = ?1"
             }
+            VecTable::Facts => {
+                "SELECT id, key || ': ' || value, updated_at, reliability, confidence FROM facts WHERE id = ?1"
+            }
         };
         Ok(self.0.prepare_cached(sql)?.query_row(params![id], read).optional()?)
     }

@@ -160,7 +160,31 @@ impl TraitsRepo<'_> {
     /// resolution), the new one is inserted current. Returns the new id.
     pub fn supersede_with(&self, old_id: i64, t: &TraitWrite<'_>, now: i64) -> Result<i64, StoreError> {
         self.set_reliability(old_id, "superseded", true, now)?;
-        self.insert(t, now)
+        let new = self.insert(t, now)?;
+        self.link_successor(old_id, new)?;
+        Ok(new)
+    }
+
+    /// Row `old` was replaced by row `new` (the temporal_evolution link "used to … until"
+    /// reads). A no-op unless `old` is superseded and both rows are traits of one key.
+    pub fn link_successor(&self, old: i64, new: i64) -> Result<bool, StoreError> {
+        Ok(self.0.execute(
+            "UPDATE user_traits SET superseded_by = ?2 WHERE id = ?1 AND reliability = 'superseded' AND ?1 != ?2
+               AND trait_key = (SELECT n.trait_key FROM user_traits n WHERE n.id = ?2)",
+            params![old, new],
+        )? > 0)
+    }
+
+    /// The row that replaced trait `id` and when it was stored, if it still exists.
+    pub fn successor(&self, id: i64) -> Result<Option<(i64, String, i64)>, StoreError> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT n.id, n.trait_value, n.created_at FROM user_traits o JOIN user_traits n ON n.id = o.superseded_by
+                 WHERE o.id = ?1",
+            )?
+            .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?)
     }
 
     /// A rival value stored beside a current one, both marked contradicted (docs/cognition.md §10.3).
@@ -199,7 +223,9 @@ impl TraitsRepo<'_> {
     /// context assembly shows as past.
     pub fn past_values(&self, limit: usize) -> Result<Vec<TraitRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT s.trait_key, s.trait_value, s.category, s.confidence, s.reliability, s.updated_at FROM user_traits s
+            "SELECT s.trait_key, s.trait_value, s.category, s.confidence, s.reliability,
+                    COALESCE((SELECT n.created_at FROM user_traits n WHERE n.id = s.superseded_by), s.updated_at)
+             FROM user_traits s
              WHERE s.reliability = 'superseded'
                AND EXISTS (SELECT 1 FROM user_traits c WHERE c.trait_key = s.trait_key AND c.reliability != 'superseded')
              ORDER BY s.updated_at DESC, s.id DESC LIMIT ?1",

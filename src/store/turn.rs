@@ -86,8 +86,8 @@ pub struct TraitRow {
     pub category: String,
     pub confidence: f64,
     pub reliability: String,
-    /// When a superseded value stopped being current (the row's last update, which the
-    /// supersession was); `None` for the others.
+    /// When a superseded value stopped being current: when the row that replaced it was stored
+    /// (`superseded_by`), else the row's last update; `None` for the others.
     pub until: Option<i64>,
 }
 

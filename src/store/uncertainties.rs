@@ -117,6 +117,18 @@ impl UncertaintiesRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Unresolved records between two memories that a reply may have asked about since
+    /// `since` (opened then, or raised then), the latest first.
+    pub fn recently_asked(&self, since: i64) -> Result<Vec<UncertaintyItem>, StoreError> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM uncertainties WHERE state IN ('open', 'surfaced') AND memory_b_id IS NOT NULL
+               AND MAX(created_at, COALESCE(last_surfaced_at, 0)) >= ?1
+             ORDER BY MAX(created_at, COALESCE(last_surfaced_at, 0)) DESC, id DESC LIMIT 3"
+        ))?;
+        let rows = stmt.query_map(params![since], |r| record(r).map(|x| x.item))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Every record, unresolved first, then newest (what `memory uncertainties` lists).
     pub fn all(&self, limit: usize) -> Result<Vec<UncertaintyRecord>, StoreError> {
         let mut stmt = self.0.prepare_cached(&format!(

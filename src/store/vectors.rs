@@ -27,15 +27,21 @@ pub enum VecTable {
     Episodes,
     Concepts,
     Traits,
+    /// Migration 0009: what the uncertainty pre-screen compares a message with, beside traits
+    /// and concepts.
+    Facts,
 }
 
 impl VecTable {
-    /// The table's number in `vector_codes.tbl`.
-    fn code_table(self) -> u8 {
+    pub const ALL: [VecTable; 4] = [VecTable::Episodes, VecTable::Concepts, VecTable::Traits, VecTable::Facts];
+
+    /// The table's number in `vector_codes.tbl` (and `reembed_pending.tbl`).
+    pub(crate) fn code_table(self) -> u8 {
         match self {
             VecTable::Episodes => 0,
             VecTable::Concepts => 1,
             VecTable::Traits => 2,
+            VecTable::Facts => 3,
         }
     }
 
@@ -44,6 +50,7 @@ impl VecTable {
             VecTable::Episodes => "episode_vec",
             VecTable::Concepts => "concept_vec",
             VecTable::Traits => "trait_vec",
+            VecTable::Facts => "fact_vec",
         }
     }
 }

@@ -54,11 +54,7 @@ impl Queries {
         let (memory, memory_rx) = watch::channel(None);
         let (texts, texts_rx) = watch::channel(None);
         serve(texts_rx, answers.clone(), db.clone(), |db, names: Vec<String>| async move {
-            let read = db
-                .call(move |c| {
-                    names.into_iter().map(|n| Ok((n.clone(), store::memory_text(c, &n)?.map(|x| x.0)))).collect()
-                })
-                .await;
+            let read = db.call(move |c| names.into_iter().map(|n| Ok((n.clone(), shown(c, &n)?))).collect()).await;
             answer("memories", read.map(|texts| ViewAnswer::MemoryTexts { texts }))
         });
 
@@ -145,6 +141,19 @@ fn answer(what: &'static str, read: Result<ViewAnswer, StoreError>) -> ViewAnswe
 
 fn answer_failed(what: &'static str, e: &StoreError) -> ViewAnswer {
     ViewAnswer::Failed { what, error: crate::describe(e) }
+}
+
+/// What a record's memory says, for the Uncertainties pane: its text, and for a value that
+/// was replaced, by what and since when ("used to …" with its temporal_evolution link).
+fn shown(c: &rusqlite::Connection, name: &str) -> Result<Option<String>, store::StoreError> {
+    let Some((text, _)) = store::memory_text(c, name)? else { return Ok(None) };
+    Ok(Some(match store::replaced_by(c, name)? {
+        Some((_, value, at)) => match chrono::DateTime::from_timestamp(at, 0) {
+            Some(d) => format!("{text} (replaced by {value} on {})", d.format("%-d %b %Y")),
+            None => format!("{text} (replaced by {value})"),
+        },
+        None => text,
+    }))
 }
 
 #[cfg(test)]

@@ -187,6 +187,7 @@ fn lists_uncertainty_records_reading_their_memories_at_display_time() {
         assert_eq!(r[k], v, "{k}");
     }
     assert!(r["id"].is_string() && r["created_at"] == 100);
+    assert_eq!(r["memory_a_replaced_by"], Value::Null, "a current trait was replaced by nothing");
     // Forgetting a memory leaves no copy of its text in the record.
     assert!(chalie(dir.path(), &["memory", "forget", "trait:7"]).status.success());
     let rows = json(&chalie(dir.path(), &["memory", "--json", "uncertainties"]));

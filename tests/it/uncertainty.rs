@@ -223,8 +223,11 @@ async fn memory_answers_give_the_current_value() {
     ] {
         h.say("x", first).await;
         let r = h.say("x", change).await;
-        // A statement is never answered by reading an old memory back.
-        assert!(!r.response.contains(old), "{change}: {}", r.response);
+        // A change is acknowledged: the new value as current, the old one only as past; never
+        // the no-action line, nor an old memory read back.
+        assert!(!r.response.contains("couldn't turn that into an action"), "{change}: {}", r.response);
+        assert!(r.response.contains(new), "{change}: {}", r.response);
+        assert!(!r.response.contains(old) || r.response.contains(" any more"), "{change}: {}", r.response);
         let r = h.say("y", question).await;
         assert!(r.response.contains(new), "{question}: {}", r.response);
         assert!(!r.response.contains(old), "{question}: {}", r.response);
@@ -278,4 +281,41 @@ async fn with_an_endpoint_the_model_classifies_what_the_rules_cannot() {
     let state =
         h.read(move |c| Ok(chalie::store::memory_text(c, &format!("concept:{concept}"))?.and_then(|x| x.1))).await;
     assert_eq!(state.as_deref(), Some("contradicted"));
+}
+
+/// The reply asks about a clash; the user answers in chat. The answer resolves the record the
+/// way the pane's 1/2/3 does; a message that answers nothing leaves it open.
+#[tokio::test]
+async fn an_answer_in_chat_settles_the_woven_question() {
+    for (answer, winner, both_reliable) in
+        [("the new one", "Bergen", false), ("I moved, yes", "Bergen", false), ("both are true", "Bergen", true)]
+    {
+        let h = start_heuristic(replies(10)).await;
+        h.say("a", "I live in Oslo").await;
+        let opened = h.say("a", "I live in Bergen").await;
+        let id = opened.uncertainty.detected.first().expect("a record").id.clone();
+        let weave = crate::support::harness::system_prompt(h.double.chat_requests().last().unwrap());
+        assert!(weave.contains("ask one short, natural question"), "{weave}");
+        let other = h.say("a", "Tell me a joke about penguins").await;
+        assert!(other.uncertainty.resolved.is_empty(), "not an answer");
+        let state = |id: String| async { h.read(move |c| chalie::store::UncertaintiesRepo(c).get(&id)).await };
+        assert_eq!(state(id.clone()).await.unwrap().item.state, "open");
+
+        let r = h.say("a", answer).await;
+        assert_eq!(r.uncertainty.resolved.iter().map(|u| u.id.as_str()).collect::<Vec<_>>(), [id.as_str()], "{answer}");
+        let rec = state(id.clone()).await.unwrap();
+        assert_eq!((rec.item.state.as_str(), rec.resolution_strategy.as_deref()), ("resolved", Some("user_clarified")));
+        let rows = h
+            .read(|c| {
+                Ok(chalie::store::TraitsRepo(c)
+                    .rows_for_key("location")?
+                    .into_iter()
+                    .map(|(t, _)| (t.value, t.reliability))
+                    .collect::<Vec<_>>())
+            })
+            .await;
+        let of = |v: &str| rows.iter().find(|r| r.0 == v).map(|r| r.1.clone()).unwrap_or_default();
+        assert_eq!(of(winner), "reliable", "{answer}: {rows:?}");
+        assert_eq!(of("Oslo"), if both_reliable { "reliable" } else { "superseded" }, "{answer}: {rows:?}");
+    }
 }

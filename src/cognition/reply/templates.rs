@@ -72,6 +72,18 @@ pub fn taught(text: &str) -> Vec<String> {
     out
 }
 
+/// The acknowledgement of values the user said have changed: the new value as current, the
+/// old one only as past ("Noted — Iron Works now, not Fitness First any more.").
+pub fn noted_changes(changes: &[crate::memory::uncertainty::ingest::Change]) -> String {
+    let parts: Vec<String> =
+        changes.iter().map(|c| format!("{} now, not {} any more", c.new.trim(), c.old.trim())).collect();
+    match parts.split_last() {
+        None => "Noted.".to_string(),
+        Some((last, [])) => format!("Noted — {last}."),
+        Some((last, rest)) => format!("Noted — {}, and {last}.", rest.join(", ")),
+    }
+}
+
 /// A `key` with its value `v`, said back to its owner.
 fn said_back(key: &str, v: &str) -> Option<String> {
     let v = v.trim();
@@ -352,6 +364,17 @@ mod tests {
 
     fn learned(text: &str) -> Vec<String> {
         learned_phrases(&extract(text).traits)
+    }
+
+    #[test]
+    fn a_change_is_noted_with_the_old_value_only_as_past() {
+        use crate::memory::uncertainty::ingest::Change;
+        let ch = |slot: &str, old: &str, new: &str| Change { slot: slot.into(), old: old.into(), new: new.into() };
+        assert_eq!(noted_changes(&[ch("gym", "Gold's", "Iron Works")]), "Noted — Iron Works now, not Gold's any more.");
+        assert_eq!(
+            noted_changes(&[ch("location", "Porto", "Lisbon"), ch("employer", "Acme", "Globex")]),
+            "Noted — Lisbon now, not Porto any more, and Globex now, not Acme any more."
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The ingestion check (docs/cognition.md §10.4): the user's message against what memory holds,
 //! run beside the reply. Candidates come from the slots the message names (traits and facts
-//! by key) and from a k = 5 vector pre-screen over traits and concepts; the rules judge each
+//! by key) and from a k = 5 vector pre-screen over traits, facts and concepts; the rules judge each
 //! pair ([`super::rules`]); what they find is written at once:
 //!
 //! - a temporal change supersedes the old value (kept, shown as past) and stores the new one
@@ -120,6 +120,16 @@ pub fn candidates(
             out.push(Candidate { kind: "trait", id, slot: None, text: trait_sentence(&key, &value), reliability });
         }
     }
+    for id in near(VecTable::Facts)? {
+        if out.iter().any(|x| x.kind == "fact" && x.id == id) {
+            continue;
+        }
+        if let Some((key, value, reliability)) = FactsRepo(c).describe_live(id, now)?
+            && reliability != "superseded"
+        {
+            out.push(Candidate { kind: "fact", id, slot: None, text: trait_sentence(&key, &value), reliability });
+        }
+    }
     for id in near(VecTable::Concepts)? {
         if ConceptsRepo(c).is_live(id)? {
             let (name, definition) = ConceptsRepo(c).name_and_definition(id)?;
@@ -186,6 +196,17 @@ pub struct Applied {
     pub report: UncertaintyReport,
     /// For the reply: what changed, and what to ask about.
     pub notes: Vec<String>,
+    /// The slot values this message replaced, for a reply that acknowledges the change
+    /// without a model (the built-in path's templates).
+    pub changes: Vec<Change>,
+}
+
+/// One value the user said has changed: `slot` was `old`, is now `new`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub slot: String,
+    pub old: String,
+    pub new: String,
 }
 
 /// Write what the findings decide, and learn the message's new slots. `auto_min` is the
@@ -231,6 +252,9 @@ pub fn apply(
         match cand.kind {
             "trait" => {
                 traits.set_reliability(cand.id, state_a, force, now)?;
+                if let (true, Some(new)) = (temporal && b_kind == "trait", b) {
+                    traits.link_successor(cand.id, new)?;
+                }
             }
             "fact" => {
                 FactsRepo(c).set_reliability(cand.id, state_a, force)?;
@@ -266,6 +290,11 @@ pub fn apply(
         }
         let new_value = f.claim.as_ref().map(|cl| cl.value.clone());
         let old = cand.text.clone();
+        if let (true, Some(slot), Some(new)) = (temporal, &cand.slot, &new_value)
+            && !out.changes.iter().any(|c| &c.slot == slot)
+        {
+            out.changes.push(Change { slot: slot.clone(), old: old.clone(), new: new.clone() });
+        }
         out.notes.push(match (temporal, new_value) {
             (true, Some(v)) => format!(
                 "The user's {slot_label} has changed: it is now {v} (it used to be {old}). Use the new value; mention the old one only as past."
@@ -355,6 +384,13 @@ pub async fn run(
     embedding: Option<Vec<f32>>,
     now: i64,
 ) -> Result<Applied, StoreError> {
+    let text = message.clone();
+    if let Some(item) = db.call(move |c| answer_to_a_question(c, &text, now)).await? {
+        return Ok(Applied {
+            report: UncertaintyReport { resolved: vec![item], ..Default::default() },
+            ..Default::default()
+        });
+    }
     if message.trim_end().ends_with('?') {
         return Ok(Applied::default());
     }
@@ -382,6 +418,29 @@ pub async fn run(
         Ok(applied)
     })
     .await
+}
+
+/// When `message` answers a question a recent reply asked about two memories (opened or raised
+/// in the last [`super::answer::ANSWER_WINDOW_S`]), resolve the record the way the TUI's 1/2/3
+/// would ([`super::resolve::resolve_by_user`]). Returns the record as closed.
+pub fn answer_to_a_question(
+    c: &mut Connection,
+    message: &str,
+    now: i64,
+) -> Result<Option<UncertaintyItem>, StoreError> {
+    let asked = UncertaintiesRepo(c).recently_asked(now - super::answer::ANSWER_WINDOW_S)?;
+    for rec in asked {
+        let Some(b) = rec.memory_b.as_deref() else { continue };
+        let (Some((older, _)), Some((newer, _))) =
+            (crate::store::memory_text(c, &rec.memory_a)?, crate::store::memory_text(c, b)?)
+        else {
+            continue;
+        };
+        if let Some(choice) = super::answer::classify(message, &older, &newer) {
+            return super::resolve::resolve_by_user(c, &rec.id, choice, now);
+        }
+    }
+    Ok(None)
 }
 
 /// The model's verdicts on the pre-screened candidates the rules could not judge: the first

@@ -10,6 +10,7 @@
 //!
 //! Records name memories by `(type, id)`; their text is read where it is shown, never copied.
 
+pub mod answer;
 pub mod classifier;
 pub mod ingest;
 pub mod reconcile;

@@ -136,6 +136,9 @@ pub fn apply(c: &rusqlite::Connection, planned: &[Planned], now: i64) -> Result<
                 let loser = if w == p.a { p.b } else { p.a };
                 set(w, "reliable", true)?;
                 set(loser, "superseded", true)?;
+                if loser.0 == "trait" && w.0 == "trait" {
+                    crate::store::TraitsRepo(c).link_successor(loser.1, w.1)?;
+                }
                 // Two concepts: the graph keeps the change as an edge, old → new.
                 if loser.0 == "concept" && w.0 == "concept" {
                     let edge = crate::store::NewEdge {

@@ -95,6 +95,15 @@ fn record_exchange(c: &Connection, a: &str, b: Option<&str>, choice: UserChoice,
     })
 }
 
+/// `old` (`trait:N`) was replaced by `new`: keep the link when both are traits.
+pub fn link_traits(c: &Connection, old: &str, new: &str) -> Result<(), StoreError> {
+    let id = |m: &str| m.strip_prefix("trait:").and_then(|x| x.parse::<i64>().ok());
+    if let (Some(o), Some(n)) = (id(old), id(new)) {
+        TraitsRepo(c).link_successor(o, n)?;
+    }
+    Ok(())
+}
+
 /// The user resolved record `id` (the exchange kept as an episode). Returns the record as closed, `None` when it was not open.
 pub fn resolve_by_user(
     c: &mut Connection,
@@ -114,6 +123,7 @@ pub fn resolve_by_user(
             set(&tx, &a, "superseded", now)?;
             if let Some(b) = &b {
                 set(&tx, b, "reliable", now)?;
+                link_traits(&tx, &a, b)?;
             }
             nudge_tolerance(&tx, tolerance::ON_CORRECTION, now)?;
         }
@@ -153,6 +163,7 @@ pub fn after_reinforcement(c: &Connection, trait_id: i64, confidence: f64, now: 
         if rival.is_some_and(|conf| confidence > 2.0 * conf) {
             TraitsRepo(c).set_reliability(trait_id, "reliable", true, now)?;
             TraitsRepo(c).set_reliability(other_id, "superseded", true, now)?;
+            TraitsRepo(c).link_successor(other_id, trait_id)?;
             records.resolve(&r.item.id, "resolved", "evidence_resolved", "reinforced past twice the rival", now)?;
         }
     }

@@ -293,3 +293,54 @@ fn a_move_settles_what_was_open_about_the_old_value() {
     let current = crate::store::TraitsRepo(&c).find("gym").unwrap().unwrap();
     assert_eq!((current.value.as_str(), current.reliability.as_str()), ("Anytime Fitness", "reliable"));
 }
+
+#[test]
+fn the_pre_screen_compares_facts_through_their_vectors() {
+    use crate::store::{FactOrigin, FactsRepo, VecTable, VectorRepo};
+    let c = crate::store::open_in_memory().unwrap();
+    let mut e = vec![0.0f32; crate::store::EMBEDDING_DIM];
+    e[7] = 1.0;
+    let (id, _) = FactsRepo(&c)
+        .upsert("health", "morning_routine", "I like running in the morning", 0.9, 1, 86_400, FactOrigin::Conversation)
+        .unwrap();
+    let msg = "I do not like running in the morning";
+    let claims = rules::claims(msg);
+    let seen = |c: &rusqlite::Connection| {
+        ingest::candidates(c, &claims, Some(&e), 10).unwrap().iter().any(|x| x.kind == "fact" && x.id == id)
+    };
+    assert!(!seen(&c), "no slot names it and it has no vector");
+    VectorRepo(&c).upsert(VecTable::Facts, id, &e).unwrap();
+    assert!(seen(&c));
+    let applied = ingest::check(&c, msg, Some(&e), 0.8, 10).unwrap();
+    let rec = &applied.report.detected[0];
+    assert_eq!((rec.kind.as_str(), rec.memory_a.as_str()), ("contradiction", format!("fact:{id}").as_str()));
+    let f = crate::store::fixtures::Fixture(&c);
+    assert_eq!(f.value::<String>("facts", "reliability", "id = ?1", [id]), "contradicted");
+    // Expired, it is no longer a candidate (nor has a vector once swept).
+    assert!(ingest::candidates(&c, &claims, Some(&e), 90_000).unwrap().iter().all(|x| x.kind != "fact"));
+}
+
+#[test]
+fn a_replaced_trait_names_its_successor() {
+    use crate::store::TraitsRepo;
+    let mut c = crate::store::open_in_memory().unwrap();
+    ingest::check(&c, "I live in Porto", None, 0.8, 10).unwrap();
+    ingest::check(&c, "I moved to Lisbon", None, 0.8, 20).unwrap();
+    let id_of = |c: &rusqlite::Connection, v: &str| {
+        TraitsRepo(c).rows_for_key("location").unwrap().into_iter().find(|(t, _)| t.value == v).unwrap().0.id
+    };
+    let (porto, lisbon) = (id_of(&c, "Porto"), id_of(&c, "Lisbon"));
+    assert_eq!(TraitsRepo(&c).successor(porto).unwrap(), Some((lisbon, "Lisbon".into(), 20)));
+    assert_eq!(TraitsRepo(&c).successor(lisbon).unwrap(), None, "the current value was replaced by nothing");
+    // "Used to … until" is when the successor arrived, not when the old row last changed.
+    crate::store::fixtures::Fixture(&c).set("user_traits", "updated_at = 99", "id = ?1", [porto]);
+    let past = TraitsRepo(&c).past_values(4).unwrap();
+    assert_eq!((past[0].value.as_str(), past[0].until), ("Porto", Some(20)));
+    assert_eq!(crate::store::replaced_by(&c, &format!("trait:{porto}")).unwrap().unwrap().0, format!("trait:{lisbon}"));
+    // A clash the user settles ("the new one is right") links the same way.
+    let rec = ingest::check(&c, "I live in Faro", None, 0.8, 30).unwrap().report.detected[0].id.clone();
+    resolve::resolve_by_user(&mut c, &rec, resolve::UserChoice::NewIsRight, 40).unwrap().unwrap();
+    let faro = id_of(&c, "Faro");
+    assert_eq!(TraitsRepo(&c).successor(lisbon).unwrap().map(|s| s.0), Some(faro));
+    assert_eq!(TraitsRepo(&c).successor(porto).unwrap().map(|s| s.0), Some(lisbon), "the older link stays");
+}

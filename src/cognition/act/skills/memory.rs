@@ -29,7 +29,13 @@ pub fn memorize(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> R
         let key =
             opt_str_param(obj, "key").map_or_else(|| slug(value), |k| if k == "note" { slug(value) } else { k.into() });
         let confidence = obj.get("confidence").and_then(Value::as_f64).unwrap_or(0.9).clamp(0.0, 1.0);
-        FactsRepo(c).upsert(&ctx.topic, &key, value, confidence, now, now + FACT_TTL_S, FactOrigin::User)?;
+        let (id, changed) =
+            FactsRepo(c).upsert(&ctx.topic, &key, value, confidence, now, now + FACT_TTL_S, FactOrigin::User)?;
+        // Skills run on the database thread, with no embedder: a changed value drops the vector
+        // of the old one rather than keep it under the new text.
+        if changed {
+            crate::store::VectorRepo(c).delete(crate::store::VecTable::Facts, id)?;
+        }
         if durable {
             TurnRepo(c).set_explicit_trait(&format!("note:{key}"), value, "note")?;
         }

@@ -44,6 +44,8 @@ pub(super) struct Turn<'t> {
     uncertainty: UncertaintyReport,
     /// The regulator's hold on this turn: a break's line, the correction prelude, its verdict.
     pub(in crate::cognition::pipeline) regulation: super::regulate::Regulation,
+    /// The slot values the check found the message replaced (the built-in path says so).
+    changes: Vec<crate::memory::uncertainty::ingest::Change>,
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -102,6 +104,7 @@ impl<'t> Turn<'t> {
             uncertainty_check: None,
             uncertainty: UncertaintyReport::default(),
             regulation: Default::default(),
+            changes: Vec::new(),
         }
     }
 

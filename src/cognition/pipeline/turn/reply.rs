@@ -111,6 +111,7 @@ impl Turn<'_> {
                     self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });
                 }
                 self.uncertainty = applied.report;
+                self.changes = applied.changes;
                 applied.notes
             }
             Ok(Ok(Err(e))) => {
@@ -214,6 +215,13 @@ impl Turn<'_> {
             return engine.fixed_reply(xid, text, ReplySource::Template);
         }
         let mode = settled.reply_mode;
+        // A stated change ("I switched gyms, I go to Iron Works now") finds no action; on the
+        // built-in model it is acknowledged from the values the check replaced, never with
+        // the no-plan line nor left to the small model.
+        let no_plan = cards.is_empty() || cards.iter().all(|c| c == act::NO_PLAN_REPLY);
+        if builtin_primary && no_plan && social.is_none() && !self.changes.is_empty() {
+            return engine.fixed_reply(xid, reply::templates::noted_changes(&self.changes), ReplySource::Template);
+        }
         let template = builtin_primary
             .then(|| reply::template_reply(msg.text, mode, social.map(|s| s.reason), context.name.as_deref()))
             .flatten();
