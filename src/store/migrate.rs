@@ -25,6 +25,7 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration { version: 5, name: "0005_forget", sql: include_str!("../../migrations/0005_forget.sql") },
     Migration { version: 6, name: "0006_uncertainty", sql: include_str!("../../migrations/0006_uncertainty.sql") },
+    Migration { version: 7, name: "0007_drift", sql: include_str!("../../migrations/0007_drift.sql") },
 ];
 
 pub fn latest_version() -> u32 {
