@@ -47,5 +47,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Memory(args)) => commands::memory::run(&paths, args),
         Some(Command::Models(args)) => commands::models::run(&paths, args),
         Some(Command::Status) => commands::status::run(&paths),
+        Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
     }
 }

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 /// a schema-1 log replays, but a rerun has no recorded vectors to answer embeddings with.
 /// 3: a forget is logged (`forgotten`, ids and counts only), and `uncertainty_changed` items
 /// carry `surface_context` and `surfaced_count` (older logs read them as absent and 0).
-pub const LOG_SCHEMA: u32 = 3;
+/// 4: each drift cycle is logged (`drift_cycle`); older logs simply have none.
+pub const LOG_SCHEMA: u32 = 4;
 
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -90,7 +90,7 @@ pub use chat::{ChatMessage, ChatRepo};
 pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;
-pub use drift::{ConceptRow, CuriosityRepo, Deferred, DriftRepo, EpisodeRow, NewThought};
+pub use drift::{ConceptRow, CuriosityRepo, Deferred, DriftRepo, EpisodeRow, NewThought, ReconcileRow};
 pub use embedding_space::{
     EmbeddingSpace, MAX_EMBEDDING_DIM, PendingVector, Switch, describe_vectors, embedding_dim, embedding_space,
     pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,

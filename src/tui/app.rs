@@ -572,6 +572,7 @@ impl App {
                 );
             }
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
+            EngineEvent::DriftCycle { cycle } => self.drift.cycle(cycle),
             EngineEvent::UncertaintyChanged { item } => {
                 self.uncertainties.now = self.uncertainties.now.max(at.timestamp());
                 self.uncertainties.changed(item);

@@ -11,9 +11,12 @@ pub mod actions;
 pub mod comm;
 pub mod cycle;
 pub mod gate;
+pub mod reconcile;
+pub mod run;
 pub mod schedule;
 pub mod seed;
 pub mod synth;
+pub mod worker;
 
 #[cfg(test)]
 mod tests;

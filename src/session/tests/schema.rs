@@ -9,7 +9,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// `(schema, shape digest)` for every schema whose shape was pinned.
-const PINNED: &[(u32, &str)] = &[(2, "5f7ac39d6801f0df"), (3, "a1fd94fc26fcbc2e")];
+const PINNED: &[(u32, &str)] = &[(2, "5f7ac39d6801f0df"), (3, "a1fd94fc26fcbc2e"), (4, "10647c8100699b78")];
 
 /// The recorded fixture session gives real examples of the events a turn emits; the rest are
 /// written here, every optional field present.
@@ -36,6 +36,7 @@ fn samples() -> Vec<EngineEvent> {
         r#""type":"turn_failed","exchange_id":"x","error":"disk full""#,
         r#""type":"memory_forgotten","id":"episode:2","error":"already forgotten""#,
         r#""type":"forgotten","exchanges":["x"],"rows":3"#,
+        r#""type":"drift_cycle","cycle":{"at":1,"skipped":"s","seed":"coffee","strategy":"recent","fired":[{"name":"tea","energy":0.6}],"energy":0.6,"gate":0.4,"kind":"question","thought":"t","author":"template","action":"REFLECT","scores":[{"action":"REFLECT","score":0.5,"rejected_by":"g"}],"effect":"e","thought_id":1}"#,
     ] {
         lines.push(format!("{{{ts},{rest}}}"));
     }
@@ -68,9 +69,10 @@ fn variant(e: &EngineEvent) -> usize {
         EngineEvent::TurnFailed { .. } => 19,
         EngineEvent::MemoryForgotten { .. } => 20,
         EngineEvent::Forgotten { .. } => 21,
+        EngineEvent::DriftCycle { .. } => 22,
     }
 }
-const VARIANTS: usize = 22;
+const VARIANTS: usize = 23;
 
 /// Every key path with its JSON kind ("routed.router.scores.ACT: number"), arrays by their
 /// first element.
