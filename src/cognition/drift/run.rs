@@ -236,7 +236,7 @@ pub async fn run_cycle(
     let mut report = cycle::report(&front, now);
     let ready = match front {
         Front::Skipped(_) => {
-            bus.emit(EngineEvent::DriftCycle { cycle: report.clone() });
+            bus.emit(EngineEvent::DriftCycle { cycle: Box::new(report.clone()) });
             return Ok(report);
         }
         Front::SelfReflection(text) => {
@@ -249,7 +249,7 @@ pub async fn run_cycle(
             let item = db.call(move |c| store(c, &r, None, Action::Reflect, "kept", None, now)).await?;
             report.thought_id = Some(item.id);
             bus.emit(EngineEvent::DriftThought { thought: item });
-            bus.emit(EngineEvent::DriftCycle { cycle: report.clone() });
+            bus.emit(EngineEvent::DriftCycle { cycle: Box::new(report.clone()) });
             return Ok(report);
         }
         Front::Ready(r) => r,
@@ -331,7 +331,7 @@ pub async fn run_cycle(
     report.effect = effect;
     report.thought_id = Some(item.id);
     bus.emit(EngineEvent::DriftThought { thought: item });
-    bus.emit(EngineEvent::DriftCycle { cycle: report.clone() });
+    bus.emit(EngineEvent::DriftCycle { cycle: Box::new(report.clone()) });
     Ok(report)
 }
 

@@ -62,7 +62,7 @@ async fn a_busy_queue_skips_the_cycle_and_the_cycle_is_on_the_bus() {
     let r = run_cycle(&db, None, &bus, now, 7, &opts((0, 0)), &CancellationToken::new()).await.unwrap();
     assert_eq!(r.skipped.as_deref(), Some("queue busy: chunk"));
     let ev = rx.recv().await.unwrap().event;
-    assert!(matches!(ev, EngineEvent::DriftCycle { cycle } if cycle == r));
+    assert!(matches!(ev, EngineEvent::DriftCycle { cycle } if *cycle == r));
     // A turn in flight stops it first.
     let o = Options { turn_in_flight: true, ..opts((0, 0)) };
     let r = run_cycle(&db, None, &bus, now, 7, &o, &CancellationToken::new()).await.unwrap();
