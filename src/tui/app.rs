@@ -55,6 +55,8 @@ pub enum Action {
         id: String,
         choice: usize,
     },
+    /// Run one drift cycle now.
+    DriftNow,
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -288,6 +290,7 @@ impl App {
                 _ => {}
             },
             Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
+            Command::DriftNow => return Some(Action::DriftNow),
             Command::ResolveNew | Command::ResolveBoth | Command::ResolveForget if ctx == Context::Uncertainty => {
                 let id = self.uncertainty.take()?;
                 let choice = match cmd {

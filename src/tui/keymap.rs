@@ -173,6 +173,8 @@ pub enum Command {
     Search,
     Forget,
     Confirm,
+    // Run a drift cycle now.
+    DriftNow,
     // An uncertainty record's choices.
     ResolveNew,
     ResolveBoth,
@@ -213,6 +215,7 @@ pub const BINDINGS: &[Binding] = &[
     b("audit", Global, Command::Audit, &["f2"], "routing audit", true),
     b("memory", Global, Command::Memory, &["f3"], "memories", true),
     b("show_log", Global, Command::ShowLog, &["f4"], "show the log and session file paths", false),
+    b("drift_now", Global, Command::DriftNow, &["f5"], "run a drift cycle now (Drift pane)", false),
     b("next_pane", Global, Command::FocusNext, &["tab"], "next pane", true),
     b("prev_pane", Global, Command::FocusPrev, &["backtab"], "previous pane", false),
     b("page_up", Global, Command::PageUp, &["pageup"], "scroll up a page (mouse wheel too)", false),

@@ -113,3 +113,40 @@ fn cycle_line(c: &DriftCycle, offset: FixedOffset) -> Line<'static> {
     }
     Line::from(spans)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::drift::{ActionScore, Fired};
+
+    fn plain(t: &Text<'_>) -> String {
+        t.lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn a_cycle_line_says_seed_energy_against_gate_action_author_and_runners_up() {
+        let mut p = DriftPane::default();
+        let score = |a: &str, s: f64| ActionScore { action: a.into(), score: s, rejected_by: None };
+        p.cycle(&DriftCycle {
+            at: 0,
+            seed: Some("coffee".into()),
+            strategy: Some("recent".into()),
+            fired: vec![Fired { name: "mornings".into(), energy: 0.63 }],
+            energy: Some(0.63),
+            gate: 0.4,
+            author: Some("template".into()),
+            action: Some("REFLECT".into()),
+            scores: vec![score("REFLECT", 0.48), score("RECONCILE", 0.36), score("NOTHING", 0.0)],
+            ..DriftCycle::default()
+        });
+        p.cycle(&DriftCycle { at: 60, skipped: Some("queue busy: chunk".into()), gate: 0.4, ..DriftCycle::default() });
+        let text = plain(&p.text(FixedOffset::east_opt(0).unwrap()));
+        assert!(text.contains("00:01 cycle skipped: queue busy: chunk"), "{text}");
+        assert!(text.contains("cycle coffee (recent) energy 0.63 > 0.40 → REFLECT [template]"), "{text}");
+        assert!(text.contains("runner-up: RECONCILE 0.36, NOTHING 0.00"), "{text}");
+    }
+}
