@@ -50,6 +50,21 @@ pub enum Command {
     Models(ModelsArgs),
     /// Every background worker: state, last run, queue depth, last error
     Status,
+    /// The drift engine's recent cycles, or one run now
+    Drift(DriftArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    /// One JSON object per cycle
+    #[arg(long)]
+    pub json: bool,
+    /// Run one cycle now (with the deterministic template; the background engine asks the model)
+    #[arg(long)]
+    pub now: bool,
+    /// How many cycles to list
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]

@@ -48,5 +48,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Graph(args)) => commands::graph::run(&paths, args),
         Some(Command::Models(args)) => commands::models::run(&paths, args),
         Some(Command::Status) => commands::status::run(&paths),
+        Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
     }
 }

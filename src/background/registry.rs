@@ -32,16 +32,19 @@ pub enum WorkerId {
     Decay,
     /// Due reminders fire.
     Scheduler,
+    /// Idle thoughts (the drift engine, `cognition::drift`).
+    Drift,
 }
 
 impl WorkerId {
-    pub const ALL: [WorkerId; 6] = [
+    pub const ALL: [WorkerId; 7] = [
         WorkerId::Reembed,
         WorkerId::Episodic,
         WorkerId::Chunker,
         WorkerId::Semantic,
         WorkerId::Decay,
         WorkerId::Scheduler,
+        WorkerId::Drift,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -52,6 +55,7 @@ impl WorkerId {
             WorkerId::Semantic => "semantic",
             WorkerId::Decay => "decay",
             WorkerId::Scheduler => "scheduler",
+            WorkerId::Drift => "drift",
         }
     }
 
@@ -62,7 +66,7 @@ impl WorkerId {
             WorkerId::Episodic => Some(JobKind::Encode),
             WorkerId::Chunker => Some(JobKind::Chunk),
             WorkerId::Semantic => Some(JobKind::Semantic),
-            WorkerId::Decay | WorkerId::Scheduler => None,
+            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift => None,
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod act;
 pub mod boundary;
 pub mod context;
+pub mod drift;
 pub mod intent;
 pub mod onboarding;
 pub mod pipeline;

@@ -8,6 +8,7 @@
 pub mod ask;
 pub mod audit;
 pub mod chat;
+pub mod drift;
 pub mod graph;
 pub mod memory;
 pub mod models;

@@ -190,6 +190,23 @@ pub struct PrivacySettings {
     pub keep_secrets_in_history: bool,
 }
 
+/// `[drift]`: the idle-thought engine (docs/cognition.md §14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DriftSettings {
+    pub enabled: bool,
+    /// Base seconds between cycles (jittered).
+    pub interval_s: u64,
+    /// Local hours [start, end) in which no message is sent; equal values mean none.
+    pub quiet_start: u8,
+    pub quiet_end: u8,
+}
+
+impl Default for DriftSettings {
+    fn default() -> DriftSettings {
+        DriftSettings { enabled: true, interval_s: 300, quiet_start: 23, quiet_end: 8 }
+    }
+}
+
 /// The resolved configuration: defaults with the user's file merged over them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Config {
@@ -197,6 +214,7 @@ pub struct Config {
     pub models: Models,
     pub llm: LlmSettings,
     pub privacy: PrivacySettings,
+    pub drift: DriftSettings,
     /// `[keys]`: key binding name → the keys that replace its defaults (checked against the
     /// TUI's key table when loaded).
     pub keys: BTreeMap<String, Located<Vec<String>>>,
@@ -225,6 +243,8 @@ struct Layer {
     llm: LlmLayer,
     #[serde(default)]
     privacy: PrivacyLayer,
+    #[serde(default)]
+    drift: DriftLayer,
     #[serde(default)]
     keys: BTreeMap<String, Spanned<KeyList>>,
     #[serde(default)]
@@ -306,6 +326,15 @@ struct PrivacyLayer {
     keep_secrets_in_history: Option<bool>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DriftLayer {
+    enabled: Option<bool>,
+    interval_s: Option<u64>,
+    quiet_start: Option<u8>,
+    quiet_end: Option<u8>,
+}
+
 /// One parsed file: its layer plus the text needed to turn spans into line numbers.
 struct Parsed<'a> {
     name: String,
@@ -385,6 +414,7 @@ impl Config {
         let mut roles_from_user = false;
         let mut llm = LlmLayer::default();
         let mut keep_secrets: Option<bool> = None;
+        let mut drift = DriftSettings::default();
         let mut keys = BTreeMap::new();
         let mut router_weights = BTreeMap::new();
         for (i, p) in layers.iter().enumerate() {
@@ -426,6 +456,11 @@ impl Config {
             llm.max_retries = l.max_retries.or(llm.max_retries);
             llm.regulator_token_cap = l.regulator_token_cap.or(llm.regulator_token_cap);
             keep_secrets = p.layer.privacy.keep_secrets_in_history.or(keep_secrets);
+            let d = &p.layer.drift;
+            drift.enabled = d.enabled.unwrap_or(drift.enabled);
+            drift.interval_s = d.interval_s.unwrap_or(drift.interval_s).max(1);
+            drift.quiet_start = d.quiet_start.unwrap_or(drift.quiet_start).min(23);
+            drift.quiet_end = d.quiet_end.unwrap_or(drift.quiet_end).min(23);
         }
 
         let [primary, lightweight, strong, embedding] = roles;
@@ -461,7 +496,7 @@ impl Config {
                 message: "missing [privacy] keep_secrets_in_history".into(),
             })?,
         };
-        Ok(Config { providers, models, llm, privacy, keys, router_weights, roles_from_user, source: None })
+        Ok(Config { providers, models, llm, privacy, drift, keys, router_weights, roles_from_user, source: None })
     }
 
     /// Every provider a role uses must have its API key variable set, if it names one.

@@ -140,6 +140,9 @@ pub enum EngineEvent {
     },
     /// The drift engine produced a background thought.
     DriftThought { thought: DriftItem },
+    /// One drift cycle, run or skipped: seed, energy against its gate, the thought and who
+    /// wrote it, every action's score (docs/cognition.md §13).
+    DriftCycle { cycle: Box<crate::vocab::drift::DriftCycle> },
     /// An uncertainty was opened, surfaced, resolved or decayed (`item.state` says which).
     UncertaintyChanged { item: UncertaintyItem },
     /// A turn stopped without committing (the database failed mid-turn); the message itself

@@ -322,7 +322,13 @@ mod tests {
         let group = registry(WorkerBoard::new(), llm.clone(), &bus, false);
         assert_eq!(group.require_every_queue(), Ok(()));
         let ids = group.ids();
-        assert!(WorkerId::ALL.iter().filter(|w| **w != WorkerId::Scheduler).all(|w| ids.contains(w)), "{ids:?}");
+        assert!(
+            WorkerId::ALL
+                .iter()
+                .filter(|w| !matches!(w, WorkerId::Scheduler | WorkerId::Drift))
+                .all(|w| ids.contains(w)),
+            "{ids:?}"
+        );
         let partial = registry(WorkerBoard::new(), llm, &bus, false).only(WorkerId::Episodic);
         assert_eq!(partial.require_every_queue(), Err(RegistryError::Unclaimed(JobKind::Chunk)));
     }

@@ -241,7 +241,29 @@ impl Runtime {
         if let Err(e) = timers.start(&self.db, &self.bus, &shutdown) {
             tracing::error!("background tasks not started: {e}");
         }
+        self.spawn_drift(shutdown.clone());
         shutdown
+    }
+
+    /// The drift engine, once the engine's models are known (it thinks with the lightweight one).
+    fn spawn_drift(&self, stop: CancellationToken) {
+        let (db, bus, mut ready) = (self.db.clone(), self.bus.clone(), self.engine_llm.subscribe());
+        let (board, settings) = (self.workers.clone(), self.config.drift);
+        tokio::spawn(async move {
+            let llm = tokio::select! {
+                r = ready.wait_for(Option::is_some) => match r.ok().and_then(|v| v.clone()) {
+                    Some(llm) => llm,
+                    None => return,
+                },
+                _ = stop.cancelled() => return,
+            };
+            let seed = crate::store::now_ts() as u64 ^ u64::from(std::process::id());
+            let task = crate::cognition::drift::worker::DriftTask::new(llm, bus.clone(), settings, seed);
+            match Registry::new(board).periodic(WorkerId::Drift, task).start(&db, &bus, &stop) {
+                Ok(running) => running.join().await,
+                Err(e) => tracing::error!("drift not started: {e}"),
+            }
+        });
     }
 
     /// One message end to end: stored first (so nothing can lose it), then the turn.

@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 /// a schema-1 log replays, but a rerun has no recorded vectors to answer embeddings with.
 /// 3: a forget is logged (`forgotten`, ids and counts only), and `uncertainty_changed` items
 /// carry `surface_context` and `surfaced_count` (older logs read them as absent and 0).
-/// 4: the regulator's verdict per turn (`regulated`) and whom each model call was for
-/// (`llm_start.origin`); older logs have neither, and a rerun recomputes the verdicts.
+/// 4: the regulator's verdict per turn (`regulated`) whom each model call was for
+/// (`llm_start.origin`) and each drift cycle (`drift_cycle`); older logs have none of them, and a
+/// rerun recomputes the verdicts.
 pub const LOG_SCHEMA: u32 = 4;
 
 /// The first line of every session log.

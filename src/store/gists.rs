@@ -87,10 +87,10 @@ impl GistsRepo<'_> {
         Ok(())
     }
 
-    /// How many real (not cold-start) gists are live: a term of context warmth.
+    /// How many real (not cold-start, not drift) gists are live: a term of context warmth.
     pub fn live_count(&self, now: i64) -> Result<i64, StoreError> {
         Ok(self.0.query_row(
-            "SELECT COUNT(*) FROM gists WHERE expires_at > ?1 AND is_cold_start = 0",
+            "SELECT COUNT(*) FROM gists WHERE expires_at > ?1 AND is_cold_start = 0 AND gist_type != 'drift'",
             params![now],
             |r| r.get(0),
         )?)

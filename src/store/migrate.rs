@@ -33,6 +33,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0010_trait_succession",
         sql: include_str!("../../migrations/0010_trait_succession.sql"),
     },
+    Migration { version: 11, name: "0011_drift", sql: include_str!("../../migrations/0011_drift.sql") },
 ];
 
 pub fn latest_version() -> u32 {

@@ -49,6 +49,7 @@ mod chat;
 mod concepts;
 mod cortex_iterations;
 mod db;
+mod drift;
 mod embedding_space;
 mod episodes;
 mod expiry;
@@ -94,6 +95,7 @@ pub use chat::{ChatMessage, ChatRepo};
 pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept, GraphNodeRow, Probationer};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;
+pub use drift::{ConceptRow, CuriosityRepo, Deferred, DriftRepo, EpisodeRow, NewThought, ReconcileRow};
 pub use embedding_space::{
     EmbeddingSpace, MAX_EMBEDDING_DIM, PendingVector, Switch, describe_vectors, embedding_dim, embedding_space,
     pending_count, pending_vectors, switch_model, take_pending, vec_table_ddl,

@@ -80,7 +80,8 @@ pub const TEXT_MAP: &[(&str, &[&str], Policy)] = &[
     ("reminders", &["message"], Policy::Replace),
     ("focus_sessions", &["description"], Policy::Replace),
     ("persistent_tasks", &["goal", "scope", "plan", "progress"], Policy::Replace),
-    ("drift_thoughts", &["content", "topic"], Policy::Replace),
+    ("drift_thoughts", &["content", "topic", "cycle"], Policy::Replace),
+    ("curiosity_threads", &["question", "topic"], Policy::Replace),
     ("regulator_state", &["state"], Policy::Replace),
 ];
 

@@ -36,6 +36,7 @@ const TABLES: &[&str] = &[
     "focus_sessions",
     "persistent_tasks",
     "drift_thoughts",
+    "curiosity_threads",
     "regulator_state",
     "kv_state",
     "jobs",

@@ -73,8 +73,10 @@ pub struct TopicContext {
 }
 
 impl TopicContext {
+    /// Gists learned from the user: cold-start and drift gists (the assistant's own idle
+    /// thoughts) must not make a thread look warm.
     pub fn real_gist_count(&self) -> usize {
-        self.gists.iter().filter(|g| !g.cold_start).count()
+        self.gists.iter().filter(|g| !g.cold_start && g.gist_type != "drift").count()
     }
 }
 

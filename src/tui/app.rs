@@ -55,6 +55,8 @@ pub enum Action {
         id: String,
         choice: usize,
     },
+    /// Run one drift cycle now.
+    DriftNow,
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -289,6 +291,7 @@ impl App {
                 _ => {}
             },
             Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
+            Command::DriftNow => return Some(Action::DriftNow),
             Command::ResolveNew | Command::ResolveBoth | Command::ResolveForget if ctx == Context::Uncertainty => {
                 let id = self.uncertainty.take()?;
                 let choice = match cmd {
@@ -580,6 +583,7 @@ impl App {
                 );
             }
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
+            EngineEvent::DriftCycle { cycle } => self.drift.cycle(cycle),
             EngineEvent::UncertaintyChanged { item } => {
                 self.uncertainties.now = self.uncertainties.now.max(at.timestamp());
                 self.uncertainties.changed(item);

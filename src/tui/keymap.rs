@@ -175,6 +175,8 @@ pub enum Command {
     Search,
     Forget,
     Confirm,
+    // Run a drift cycle now.
+    DriftNow,
     // An uncertainty record's choices.
     ResolveNew,
     ResolveBoth,
@@ -216,6 +218,7 @@ pub const BINDINGS: &[Binding] = &[
     b("memory", Global, Command::Memory, &["f3"], "memories", true),
     b("show_log", Global, Command::ShowLog, &["f4"], "show the log and session file paths", false),
     b("mark_unsure", Global, Command::MarkUnsure, &["f5"], "mark the words a reply was unsure of (underlined)", false),
+    b("drift_now", Global, Command::DriftNow, &["f6"], "run a drift cycle now (Drift pane)", false),
     b("next_pane", Global, Command::FocusNext, &["tab"], "next pane", true),
     b("prev_pane", Global, Command::FocusPrev, &["backtab"], "previous pane", false),
     b("page_up", Global, Command::PageUp, &["pageup"], "scroll up a page (mouse wheel too)", false),

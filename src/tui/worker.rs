@@ -123,6 +123,7 @@ impl Worker {
             Action::LoadAudit(mode) => self.queries.audit(mode),
             Action::LoadDecision(id) => self.queries.decision(id),
             Action::FetchModels => self.fetch_models(),
+            Action::DriftNow => self.drift_now(),
             Action::LoadMemory { layer, search } => self.queries.memory(layer, search),
             Action::ForgetMemory(id) => {
                 let db = self.rt.db.clone();
@@ -162,6 +163,28 @@ impl Worker {
             }
         }
         true
+    }
+
+    /// One drift cycle now (F6): the report arrives on the bus like a background one.
+    fn drift_now(&self) {
+        use crate::cognition::drift::{run, worker::local_offset_s};
+        let (db, bus, d) = (self.rt.db.clone(), self.rt.bus.clone(), self.rt.config.drift);
+        let engine = self.engine.get().cloned();
+        tokio::spawn(async move {
+            let o = run::Options {
+                utc_offset_s: local_offset_s(),
+                quiet: (d.quiet_start, d.quiet_end),
+                interval_s: d.interval_s,
+                ..run::Options::default()
+            };
+            let now = crate::store::now_ts();
+            let seed = now as u64 ^ 0x5eed;
+            let cancel = CancellationToken::new();
+            if let Err(e) = run::run_cycle(&db, engine.as_deref().map(|e| e.llm()), &bus, now, seed, &o, &cancel).await
+            {
+                bus.notice(NoticeLevel::Warn, format!("the drift cycle failed: {}", crate::describe(&e)));
+            }
+        });
     }
 
     fn fetch_models(&self) {

@@ -2,6 +2,7 @@
 //! produces and the events, the store, the session log and the UI carry. A leaf: it imports
 //! nothing from the crate, so any layer may use it (docs/architecture.md §2).
 
+pub mod drift;
 pub mod mode;
 pub mod regulator;
 pub mod report;

@@ -1,0 +1,107 @@
+//! The drift engine as a background task (`WorkerId::Drift`): a cycle every interval with
+//! the seed's jitter and occasional long gap. It watches the bus: while a user turn is in
+//! flight it does not start, and a message arriving mid-cycle drops the cycle at once.
+
+use super::run::{Options, run_cycle};
+use super::schedule;
+use crate::SplitMix64;
+use crate::background::worker::PeriodicTask;
+use crate::config::DriftSettings;
+use crate::events::{EngineEvent, EventBus, Stamped};
+use crate::llm::Llm;
+use crate::store::{Db, StoreError};
+use async_trait::async_trait;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+pub struct DriftTask {
+    pub llm: Arc<Llm>,
+    pub bus: EventBus,
+    pub settings: DriftSettings,
+    events: broadcast::Receiver<Stamped>,
+    in_flight: bool,
+    rng: SplitMix64,
+    next: Duration,
+}
+
+impl DriftTask {
+    pub fn new(llm: Arc<Llm>, bus: EventBus, settings: DriftSettings, seed: u64) -> DriftTask {
+        let events = bus.subscribe();
+        let mut rng = SplitMix64(seed);
+        let next = Duration::from_secs(schedule::next_wait_s(settings.interval_s, &mut rng));
+        DriftTask { llm, bus, settings, events, in_flight: false, rng, next }
+    }
+
+    /// Catch up on the bus: is a turn in flight now?
+    fn drain(&mut self) {
+        loop {
+            match self.events.try_recv() {
+                Ok(s) => self.in_flight = turn_state(&s.event).unwrap_or(self.in_flight),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// `Some(true)` when `e` starts a turn, `Some(false)` when it ends one.
+pub fn turn_state(e: &EngineEvent) -> Option<bool> {
+    match e {
+        EngineEvent::UserMessage { .. } => Some(true),
+        EngineEvent::ReplyDone { .. } | EngineEvent::TurnFailed { .. } => Some(false),
+        _ => None,
+    }
+}
+
+/// The local clock's offset east of UTC, in seconds.
+pub fn local_offset_s() -> i64 {
+    i64::from(chrono::Local::now().offset().local_minus_utc())
+}
+
+#[async_trait]
+impl PeriodicTask for DriftTask {
+    async fn first_wait(&mut self, _db: &Db, _now: i64) -> Result<Duration, StoreError> {
+        Ok(self.next)
+    }
+
+    fn every(&self) -> Duration {
+        self.next
+    }
+
+    async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
+        self.next = Duration::from_secs(schedule::next_wait_s(self.settings.interval_s, &mut self.rng));
+        self.drain();
+        if !self.settings.enabled || self.in_flight {
+            return Ok(());
+        }
+        let o = Options {
+            utc_offset_s: local_offset_s(),
+            quiet: (self.settings.quiet_start, self.settings.quiet_end),
+            interval_s: self.settings.interval_s,
+            turn_in_flight: false,
+            strategy: None,
+        };
+        let seed = self.rng.next_u64();
+        let cancel = CancellationToken::new();
+        let cycle = run_cycle(db, Some(&self.llm), &self.bus, now, seed, &o, &cancel);
+        tokio::pin!(cycle);
+        loop {
+            tokio::select! {
+                r = &mut cycle => return r.map(|_| ()),
+                ev = self.events.recv() => match ev {
+                    Ok(s) if turn_state(&s.event) == Some(true) => {
+                        // The user is back: drop the cycle (its model call with it).
+                        cancel.cancel();
+                        self.in_flight = true;
+                        tracing::debug!("drift cycle yielded to a user turn");
+                        return Ok(());
+                    }
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return cycle.await.map(|_| ()),
+                },
+            }
+        }
+    }
+}
