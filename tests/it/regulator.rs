@@ -142,7 +142,7 @@ async fn a_session_where_every_decision_kind_fires() {
         Reply::text("Nairobi is the capital of Kenya."),
         Reply::text("Here is a recipe for chocolate cake with butter frosting."),
         Reply::text("Refactored the parser function with docstrings."),
-        Reply::text("Refactored the parser function and kept the docstrings."),
+        Reply::text("Kept every docstring and renamed the module too."),
         Reply::text("Here is the parser function refactored."),
     ];
     let h = start_heuristic(replies).await;
@@ -239,7 +239,7 @@ fn a_rerun_reports_every_decision_kind_per_turn() {
         Reply::text("Nairobi is the capital of Kenya."),
         Reply::text("Here is a recipe for chocolate cake with butter frosting."),
         Reply::text("Refactored the parser function with docstrings."),
-        Reply::text("Refactored the parser function and kept the docstrings."),
+        Reply::text("Kept every docstring and renamed the module too."),
         Reply::text("Here is the parser function refactored."),
     ]));
     let config = dir.path().join("config.toml");

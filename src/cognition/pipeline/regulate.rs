@@ -33,11 +33,20 @@ pub(super) struct Regulation {
     /// Past corrections on this turn's cluster, for the generation prompt.
     pub prelude: Option<String>,
     rx: Option<broadcast::Receiver<Stamped>>,
+    /// The message's embedding (from the topic phase), for the drift check's similarity.
+    pub message_embedding: Option<Vec<f32>>,
     pub report: Option<RegulatorReport>,
 }
 
 fn settings(engine: &Engine) -> Settings {
-    Settings { token_cap: engine.llm.settings().regulator_token_cap, ..Settings::default() }
+    let s = engine.llm.settings();
+    let r = &s.regulator;
+    Settings {
+        token_cap: s.regulator_token_cap,
+        drift_threshold: r.drift_threshold.0,
+        similarity_threshold: r.similarity_threshold.0,
+        implicit_window_ms: (r.implicit_window_ms > 0).then_some(r.implicit_window_ms),
+    }
 }
 
 fn now_ms() -> u64 {
@@ -150,6 +159,20 @@ impl Turn<'_> {
         reg.on_event(Event::TurnComplete { response: reply.to_string(), at_ms: now_ms() });
         if failed || cut_off {
             reg.on_event(Event::ReplyFailed { cut_off });
+        }
+        // Only a keyword drift candidate costs the extra embed call (§13.2).
+        if let Some(request) = self.regulation.message_embedding.as_deref()
+            && !failed
+            && reg.drift_candidate().is_some()
+        {
+            match engine.llm.embed(&[reply.to_string()]).await {
+                Ok(v) => {
+                    if let Some(cosine) = v.first().and_then(|r| regulator::scope::cosine(request, r)) {
+                        reg.on_event(Event::ReplySimilarity { cosine });
+                    }
+                }
+                Err(e) => tracing::warn!("reply not embedded for the drift check: {e}"),
+            }
         }
         let (decision, mut report) = reg.report();
         // A break that stopped the turn at its start is the verdict, whatever the reply shows.
