@@ -217,6 +217,30 @@ async fn corrections_survive_a_restart() {
     assert_eq!(warning.corrections, ["not what I asked", "that's wrong", "No, I meant without docstrings"]);
 }
 
+/// The repeat check reads the last exchange's message from the history: the first message
+/// after a restart that repeats the request is still a missed_act.
+#[tokio::test]
+async fn a_repeat_after_a_restart_is_missed_act() {
+    let replies = (0..3).map(|i| Reply::text(&format!("Lisbon is lovely in June ({i})."))).collect();
+    let h = start_heuristic(replies).await;
+    let first = h.say("t", "find the cheapest flights to lisbon in june").await;
+    let llm = std::sync::Arc::new(chalie::llm::Llm::new(
+        h.bus.clone(),
+        harness::settings(ModelUse::Heuristic),
+        chalie::config::Role::ALL.map(|r| {
+            let provider = chalie::llm::openai::OpenAiProvider::new("double", &h.double.base_url(), None);
+            (r, chalie::llm::Route { provider: std::sync::Arc::new(provider), model: "m".into(), builtin: false })
+        }),
+    ));
+    let restarted = chalie::cognition::pipeline::Engine::start(h.db.clone(), llm, h.bus.clone()).await.unwrap();
+    let text = "find the cheapest flights to lisbon in june";
+    let xid = h.store("t", text).await;
+    restarted.turn("t", &xid, text, &Default::default()).await.unwrap();
+    let row = h.decision(&first.exchange_id).await;
+    let fb = row.feedback.expect("the repeat judged the last reply");
+    assert_eq!(fb["label"], "missed_act", "{fb}");
+}
+
 /// The session where every decision kind fires, recorded by the real binary (`ask --batch`)
 /// and rerun offline with `--replay LOG --rerun --headless`: the log carries one `regulated`
 /// event per turn and the rerun reports the same verdict for each.
