@@ -373,3 +373,34 @@ async fn a_tool_loop_ends_the_act_loop() {
     let generated = h.double.chat_requests().iter().filter(|q| matches!(harness::kind(q), Call::Generation(_))).count();
     assert_eq!(generated, 0, "the break stops the reply's model call");
 }
+
+/// A committed schema-4 log (recorded from the session above, where every decision kind
+/// fires) still reads cleanly, with its seven `regulated` verdicts, beside the schema-3 fixture.
+#[test]
+fn the_committed_schema_4_fixture_reads_with_its_verdicts() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/replay_session_schema4.jsonl");
+    let log = chalie::session::read_log(&path).unwrap();
+    assert_eq!(log.warnings, Vec::<String>::new());
+    let turns = chalie::session::recorded_turns(&log);
+    assert_eq!(turns.len(), 7);
+    assert!(turns.iter().all(|t| t.reply.is_some()));
+    let raw = std::fs::read_to_string(&path).unwrap();
+    let decisions: Vec<String> = raw
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "regulated")
+        .map(|v| v["report"]["decision"].as_str().unwrap_or("-").to_string())
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            "low_confidence_spans",
+            "continue",
+            "scope_drift_warn",
+            "continue",
+            "scope_drift_warn",
+            "circuit_break",
+            "procedural_warning"
+        ]
+    );
+}
