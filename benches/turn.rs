@@ -189,6 +189,7 @@ fn llm(vectors: HashMap<String, Vec<f32>>, bus: EventBus) -> Arc<Llm> {
         request_timeout_ms: 30_000,
         max_retries: 0,
         regulator_token_cap: 10_000,
+        regulator: Default::default(),
     };
     let routes = Role::ALL.map(|role| {
         (role, Route { provider: provider.clone(), model: format!("instant-{}", role.as_str()), builtin: false })

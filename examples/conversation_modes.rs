@@ -189,6 +189,7 @@ async fn main() -> anyhow::Result<()> {
         request_timeout_ms: 60_000,
         max_retries: 0,
         regulator_token_cap: 10_000,
+        regulator: Default::default(),
     };
     let routes = Role::ALL.map(|role| {
         let route = match role {

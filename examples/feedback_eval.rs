@@ -9,6 +9,7 @@
 
 use anyhow::{Context, Result};
 use chalie::cognition::regulator::feedback::{Exchange, FeedbackLabel, detect};
+use chalie::cognition::regulator::keywords::{cluster, task_bag};
 use chalie::vocab::Mode;
 use std::collections::BTreeMap;
 
@@ -27,6 +28,8 @@ fn main() -> Result<()> {
     for (half, parity) in [("calibration (even sessions)", 0), ("report (odd sessions)", 1)] {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         let mut total = 0usize;
+        // §13.5's implicit window, were every follow-up quick: same cluster as the last message.
+        let mut implicit = 0usize;
         for (i, line) in text.lines().enumerate().filter(|(i, _)| i % 2 == parity) {
             let v: serde_json::Value = serde_json::from_str(line).with_context(|| format!("line {}", i + 1))?;
             let utts: Vec<(String, String)> = v["utterances"]
@@ -44,12 +47,18 @@ fn main() -> Result<()> {
                 }
                 let fb = detect(Exchange { user: &w[0].1, mode: Mode::Respond, next: &w[2].1 });
                 total += 1;
+                let c = cluster(&task_bag(&w[2].1));
+                implicit += usize::from(!c.is_empty() && c == cluster(&task_bag(&w[0].1)));
                 *counts.entry(fb.label.as_str()).or_default() += 1;
                 if show && fb.label != FeedbackLabel::CorrectRoute {
                     println!("  [{}] {:?} | {:?} -> {:?}", fb.label.as_str(), fb.cue, w[1].1, w[2].1);
                 }
             }
         }
+        println!(
+            "{half}: implicit window would file {implicit} corrections ({:.2} % of exchanges)",
+            100.0 * implicit as f64 / total.max(1) as f64
+        );
         let fired = total - counts.get("correct_route").copied().unwrap_or(0);
         println!(
             "{half}: {total} exchanges, {fired} not correct_route ({:.2} %): {counts:?}",

@@ -6,6 +6,7 @@
 //! the environment variable that holds its key.
 
 mod paths;
+mod regulator;
 mod secrets;
 
 pub use paths::{Env, Paths, ProcessEnv};
@@ -16,6 +17,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
+
+pub use regulator::RegulatorConfig;
 
 /// The built-in defaults, merged under every user config.
 pub const DEFAULT_CONFIG: &str = include_str!("../../assets/default-config.toml");
@@ -180,6 +183,8 @@ pub struct LlmSettings {
     /// Output tokens (a user's turns, since the last cost break) after which a run of poor
     /// replies stops spending (docs/cognition.md §13.4).
     pub regulator_token_cap: u64,
+    /// `[regulator]`, carried here because these settings are what the engine is given.
+    pub regulator: RegulatorConfig,
 }
 
 /// `[privacy]`.
@@ -249,6 +254,8 @@ struct Layer {
     keys: BTreeMap<String, Spanned<KeyList>>,
     #[serde(default)]
     router: RouterLayer,
+    #[serde(default)]
+    regulator: regulator::RegulatorLayer,
 }
 
 /// `[router]`: only `weights` so far, as `group.field = number` (TOML dotted keys, or one
@@ -417,6 +424,7 @@ impl Config {
         let mut drift = DriftSettings::default();
         let mut keys = BTreeMap::new();
         let mut router_weights = BTreeMap::new();
+        let mut reg = regulator::Merged::default();
         for (i, p) in layers.iter().enumerate() {
             for (group, fields) in &p.layer.router.weights {
                 for (field, value) in fields {
@@ -461,6 +469,7 @@ impl Config {
             drift.interval_s = d.interval_s.unwrap_or(drift.interval_s).max(1);
             drift.quiet_start = d.quiet_start.unwrap_or(drift.quiet_start).min(23);
             drift.quiet_end = d.quiet_end.unwrap_or(drift.quiet_end).min(23);
+            reg.over(&p.layer.regulator, |v| p.locate(v).at);
         }
 
         let [primary, lightweight, strong, embedding] = roles;
@@ -489,6 +498,7 @@ impl Config {
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,
             max_retries: llm.max_retries.ok_or_else(|| missing("max_retries"))?,
             regulator_token_cap: llm.regulator_token_cap.ok_or_else(|| missing("regulator_token_cap"))?,
+            regulator: reg.resolve(DEFAULTS_NAME)?,
         };
         let privacy = PrivacySettings {
             keep_secrets_in_history: keep_secrets.ok_or_else(|| ConfigError::Invalid {

@@ -179,3 +179,17 @@ fn router_weight_overrides_are_read_with_their_lines() {
     assert_ne!(c.digest(), Config::defaults().digest(), "the digest covers the overrides");
     assert!(Config::defaults().router_weights.is_empty());
 }
+
+#[test]
+fn regulator_section_merges_and_checks_ranges() {
+    let d = Config::defaults().llm.regulator;
+    assert_eq!(d, RegulatorConfig::default(), "the shipped file and the code's defaults agree");
+    let c = user("[regulator]\nsimilarity_threshold = 0.3\nimplicit_window_ms = 20000\n").unwrap();
+    assert_eq!(c.llm.regulator.similarity_threshold, Weight(0.3));
+    assert_eq!(c.llm.regulator.implicit_window_ms, 20_000);
+    assert_eq!(c.llm.regulator.drift_threshold, Weight(0.5));
+    let err = user("[regulator]\n\ndrift_threshold = 1.5\n").unwrap_err().to_string();
+    assert!(err.contains("drift_threshold") && err.contains(":3"), "{err}");
+    assert!(user("[regulator]\nsimilarity_threshold = -2.0\n").is_err());
+    assert!(user("[regulator]\nunknown = 1\n").is_err());
+}

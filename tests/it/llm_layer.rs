@@ -23,6 +23,7 @@ fn settings(max_retries: u32) -> LlmSettings {
         request_timeout_ms: 5000,
         max_retries,
         regulator_token_cap: 10_000,
+        regulator: Default::default(),
     }
 }
 

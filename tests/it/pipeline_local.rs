@@ -37,6 +37,7 @@ async fn the_builtin_models_carry_every_mode_end_to_end() {
         request_timeout_ms: 120_000,
         max_retries: 0,
         regulator_token_cap: 10_000,
+        regulator: Default::default(),
     };
     let llm = Arc::new(Llm::new(bus.clone(), settings, routes));
     let db = Db::spawn(chalie::store::open_in_memory().unwrap());

@@ -144,7 +144,7 @@ async fn a_session_where_every_decision_kind_fires() {
         Reply::text("Nairobi is the capital of Kenya."),
         Reply::text("Here is a recipe for chocolate cake with butter frosting."),
         Reply::text("Refactored the parser function with docstrings."),
-        Reply::text("Refactored the parser function and kept the docstrings."),
+        Reply::text("Kept every docstring and renamed the module too."),
         Reply::text("Here is the parser function refactored."),
     ];
     let h = start_heuristic(replies).await;
@@ -219,6 +219,30 @@ async fn corrections_survive_a_restart() {
     assert_eq!(warning.corrections, ["not what I asked", "that's wrong", "No, I meant without docstrings"]);
 }
 
+/// The repeat check reads the last exchange's message from the history: the first message
+/// after a restart that repeats the request is still a missed_act.
+#[tokio::test]
+async fn a_repeat_after_a_restart_is_missed_act() {
+    let replies = (0..3).map(|i| Reply::text(&format!("Lisbon is lovely in June ({i})."))).collect();
+    let h = start_heuristic(replies).await;
+    let first = h.say("t", "find the cheapest flights to lisbon in june").await;
+    let llm = std::sync::Arc::new(chalie::llm::Llm::new(
+        h.bus.clone(),
+        harness::settings(ModelUse::Heuristic),
+        chalie::config::Role::ALL.map(|r| {
+            let provider = chalie::llm::openai::OpenAiProvider::new("double", &h.double.base_url(), None);
+            (r, chalie::llm::Route { provider: std::sync::Arc::new(provider), model: "m".into(), builtin: false })
+        }),
+    ));
+    let restarted = chalie::cognition::pipeline::Engine::start(h.db.clone(), llm, h.bus.clone()).await.unwrap();
+    let text = "find the cheapest flights to lisbon in june";
+    let xid = h.store("t", text).await;
+    restarted.turn("t", &xid, text, &Default::default()).await.unwrap();
+    let row = h.decision(&first.exchange_id).await;
+    let fb = row.feedback.expect("the repeat judged the last reply");
+    assert_eq!(fb["label"], "missed_act", "{fb}");
+}
+
 /// The session where every decision kind fires, recorded by the real binary (`ask --batch`)
 /// and rerun offline with `--replay LOG --rerun --headless`: the log carries one `regulated`
 /// event per turn and the rerun reports the same verdict for each.
@@ -241,7 +265,7 @@ fn a_rerun_reports_every_decision_kind_per_turn() {
         Reply::text("Nairobi is the capital of Kenya."),
         Reply::text("Here is a recipe for chocolate cake with butter frosting."),
         Reply::text("Refactored the parser function with docstrings."),
-        Reply::text("Refactored the parser function and kept the docstrings."),
+        Reply::text("Kept every docstring and renamed the module too."),
         Reply::text("Here is the parser function refactored."),
     ]));
     let config = dir.path().join("config.toml");
@@ -350,4 +374,35 @@ async fn a_tool_loop_ends_the_act_loop() {
     );
     let generated = h.double.chat_requests().iter().filter(|q| matches!(harness::kind(q), Call::Generation(_))).count();
     assert_eq!(generated, 0, "the break stops the reply's model call");
+}
+
+/// A committed schema-4 log (recorded from the session above, where every decision kind
+/// fires) still reads cleanly, with its seven `regulated` verdicts, beside the schema-3 fixture.
+#[test]
+fn the_committed_schema_4_fixture_reads_with_its_verdicts() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/replay_session_schema4.jsonl");
+    let log = chalie::session::read_log(&path).unwrap();
+    assert_eq!(log.warnings, Vec::<String>::new());
+    let turns = chalie::session::recorded_turns(&log);
+    assert_eq!(turns.len(), 7);
+    assert!(turns.iter().all(|t| t.reply.is_some()));
+    let raw = std::fs::read_to_string(&path).unwrap();
+    let decisions: Vec<String> = raw
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "regulated")
+        .map(|v| v["report"]["decision"].as_str().unwrap_or("-").to_string())
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            "low_confidence_spans",
+            "continue",
+            "scope_drift_warn",
+            "continue",
+            "scope_drift_warn",
+            "circuit_break",
+            "procedural_warning"
+        ]
+    );
 }

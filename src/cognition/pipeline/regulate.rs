@@ -8,7 +8,7 @@ use super::{Engine, EngineError};
 use crate::cognition::regulator::{self, Decision, Event, Exchange, Regulator, RegulatorState, Settings};
 use crate::config::Role;
 use crate::events::{EngineEvent, NoticeLevel, Stamped};
-use crate::store::{RegulatorStateRepo, RoutingRepo};
+use crate::store::{ChatRepo, RegulatorStateRepo, RoutingRepo};
 use crate::vocab::Mode;
 use crate::vocab::regulator::RegulatorReport;
 use std::collections::HashMap;
@@ -17,12 +17,10 @@ use tokio::sync::broadcast;
 /// The one user of a terminal assistant.
 pub const USER_ID: &str = "local";
 
-/// The engine's regulator, loaded from the database at the first turn, and the last turn's
-/// message (for the feedback detector's repeat check; after a restart it is unknown).
+/// The engine's regulator, made at the first turn; its state is read from the database each turn.
 #[derive(Default)]
 pub(super) struct Slot {
     reg: Option<Regulator>,
-    last: Option<(String, String)>,
 }
 
 /// What a turn's regulation holds between its start and its end.
@@ -33,11 +31,20 @@ pub(super) struct Regulation {
     /// Past corrections on this turn's cluster, for the generation prompt.
     pub prelude: Option<String>,
     rx: Option<broadcast::Receiver<Stamped>>,
+    /// The message's embedding (from the topic phase), for the drift check's similarity.
+    pub message_embedding: Option<Vec<f32>>,
     pub report: Option<RegulatorReport>,
 }
 
 fn settings(engine: &Engine) -> Settings {
-    Settings { token_cap: engine.llm.settings().regulator_token_cap, ..Settings::default() }
+    let s = engine.llm.settings();
+    let r = &s.regulator;
+    Settings {
+        token_cap: s.regulator_token_cap,
+        drift_threshold: r.drift_threshold.0,
+        similarity_threshold: r.similarity_threshold.0,
+        implicit_window_ms: (r.implicit_window_ms > 0).then_some(r.implicit_window_ms),
+    }
 }
 
 fn now_ms() -> u64 {
@@ -51,9 +58,17 @@ impl Turn<'_> {
         let engine = self.engine;
         self.regulation.rx = Some(engine.bus.subscribe());
         let thread = self.thread_id.to_string();
-        let (prev, stored) = engine
+        // The last exchange's message comes from the history, so the repeat check works on the
+        // first message after a restart too.
+        let (prev, stored, recent) = engine
             .db
-            .call(move |c| Ok((RoutingRepo(c).latest_in_thread(&thread)?, RegulatorStateRepo(c).load(USER_ID)?)))
+            .call(move |c| {
+                Ok((
+                    RoutingRepo(c).latest_in_thread(&thread)?,
+                    RegulatorStateRepo(c).load(USER_ID)?,
+                    ChatRepo(c).recent(&thread, 8)?,
+                ))
+            })
             .await?;
         // Read every turn: a forget rewrites the stored state, and the copy in memory must not
         // write the forgotten words back.
@@ -65,12 +80,16 @@ impl Turn<'_> {
             })
             .unwrap_or_else(|| RegulatorState::for_user(USER_ID));
         let mut slot = engine.regulator.lock().await;
-        let Slot { reg, last } = &mut *slot;
+        let Slot { reg } = &mut *slot;
         let reg = reg.get_or_insert_with(|| Regulator::new(settings(engine), RegulatorState::default()));
         reg.set_state(state);
         if let Some(prev) = prev.filter(|p| p.feedback.is_none()) {
             let mode = prev.selected_mode.parse::<Mode>().unwrap_or(Mode::Respond);
-            let user = last.as_ref().filter(|(id, _)| *id == prev.id).map_or("", |(_, u)| u.as_str());
+            let user = recent
+                .iter()
+                .rev()
+                .find(|m| m.role == "user" && prev.exchange_id.as_deref() == Some(m.exchange_id.as_str()))
+                .map_or("", |m| m.content.as_str());
             let fb = regulator::detect_feedback(Exchange { user, mode, next: self.msg.text });
             reg.on_feedback(&fb, self.msg.text, self.now);
             let value = serde_json::to_value(&fb).unwrap_or_default();
@@ -151,6 +170,20 @@ impl Turn<'_> {
         if failed || cut_off {
             reg.on_event(Event::ReplyFailed { cut_off });
         }
+        // Only a keyword drift candidate costs the extra embed call (§13.2).
+        if let Some(request) = self.regulation.message_embedding.as_deref()
+            && !failed
+            && reg.drift_candidate().is_some()
+        {
+            match engine.llm.embed(&[reply.to_string()]).await {
+                Ok(v) => {
+                    if let Some(cosine) = v.first().and_then(|r| regulator::scope::cosine(request, r)) {
+                        reg.on_event(Event::ReplySimilarity { cosine });
+                    }
+                }
+                Err(e) => tracing::warn!("reply not embedded for the drift check: {e}"),
+            }
+        }
         let (decision, mut report) = reg.report();
         // A break that stopped the turn at its start is the verdict, whatever the reply shows.
         if self.regulation.halt.is_some() && report.breaks.is_empty() {
@@ -158,7 +191,6 @@ impl Turn<'_> {
         }
         reg.finish_turn(&decision);
         let state = serde_json::to_string(reg.export()).unwrap_or_default();
-        slot.last = Some((self.routing_id.clone(), self.msg.text.to_string()));
         drop(slot);
         if let Some(d) = &report.scope_drift {
             engine.bus.notice(

@@ -126,7 +126,7 @@ impl Regulator {
     fn parts(&self) -> Parts {
         Parts {
             breaks: self.breaks(),
-            drift: self.drift().filter(|d| d.score >= self.settings.drift_threshold),
+            drift: self.drift_warning(),
             pattern: self.state.pattern(&self.turn.cluster),
             spans: self.spans(),
         }

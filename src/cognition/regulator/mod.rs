@@ -36,6 +36,8 @@ pub struct Settings {
     pub token_cap: u64,
     /// Drift at or above this warns; values outside [0, 1] keep the default.
     pub drift_threshold: f64,
+    /// A drift candidate warns only when the request/reply cosine is below this (§13.2).
+    pub similarity_threshold: f64,
     /// A new message on the same cluster this soon after a reply counts as a correction of it
     /// (§13.5's implicit window); `None` (the default) counts only explicit corrections, since
     /// a quick follow-up is usually not one.
@@ -47,6 +49,7 @@ impl Default for Settings {
         Settings {
             token_cap: cost::DEFAULT_TOKEN_CAP,
             drift_threshold: scope::DEFAULT_THRESHOLD,
+            similarity_threshold: scope::DEFAULT_SIMILARITY,
             implicit_window_ms: None,
         }
     }
@@ -61,6 +64,8 @@ pub enum Event {
     Token { text: String, logprob: Option<f64> },
     /// The reply as shown.
     TurnComplete { response: String, at_ms: u64 },
+    /// The cosine between the request's and the reply's embeddings, when both were embedded.
+    ReplySimilarity { cosine: f64 },
     /// One model call of this turn finished, in any role.
     Cost { role: String, tokens_in: u32, tokens_out: u32, wall_ms: u64 },
     /// The ACT loop ran a skill.
@@ -77,6 +82,7 @@ struct Turn {
     window: Window,
     tokens: Vec<Token>,
     response: Option<String>,
+    similarity: Option<f64>,
     spend: BTreeMap<String, Spend>,
     tools: Vec<String>,
     /// Quality known at the end of the turn itself (a failed or cut-off reply).
@@ -100,6 +106,9 @@ impl Regulator {
         let mut settings = settings;
         if !(0.0..=1.0).contains(&settings.drift_threshold) {
             settings.drift_threshold = scope::DEFAULT_THRESHOLD;
+        }
+        if !(-1.0..=f64::INFINITY).contains(&settings.similarity_threshold) {
+            settings.similarity_threshold = scope::DEFAULT_SIMILARITY;
         }
         Regulator { settings, state, turn: Turn::default(), last_complete_ms: None, continues_last: false }
     }
@@ -168,6 +177,7 @@ impl Regulator {
                 self.turn.response = Some(response);
                 self.last_complete_ms = Some(at_ms);
             }
+            Event::ReplySimilarity { cosine } => self.turn.similarity = Some(cosine),
             Event::Cost { role, tokens_in, tokens_out, wall_ms } => {
                 self.turn.spend.entry(role).or_default().add(tokens_in, tokens_out, wall_ms)
             }
@@ -234,6 +244,18 @@ impl Regulator {
     /// The finished reply's drift from its request.
     pub fn drift(&self) -> Option<scope::Drift> {
         self.turn.response.as_deref().and_then(|r| scope::drift(&self.turn.task, r))
+    }
+
+    /// The reply's keyword drift when it reaches the threshold, before the similarity check:
+    /// the pipeline embeds the reply only then.
+    pub fn drift_candidate(&self) -> Option<scope::Drift> {
+        self.drift().filter(|d| d.score >= self.settings.drift_threshold)
+    }
+
+    /// The drift the user is warned of: keyword drift the embeddings do not contradict.
+    pub fn drift_warning(&self) -> Option<scope::Drift> {
+        let s = &self.settings;
+        self.drift().filter(|d| scope::warns(d, self.turn.similarity, s.drift_threshold, s.similarity_threshold))
     }
 
     /// The past corrections to put before the next generation, while the decision is a

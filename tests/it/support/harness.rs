@@ -23,6 +23,7 @@ pub fn settings(triage: ModelUse) -> LlmSettings {
         request_timeout_ms: 5000,
         max_retries: 0,
         regulator_token_cap: 10_000,
+        regulator: Default::default(),
     }
 }
 

@@ -134,6 +134,7 @@ impl<'t> Turn<'t> {
         let clock = Instant::now();
         let embedding = if self.msg.words.is_empty() { None } else { self.embed().await };
         self.timings.embedding = ms(clock);
+        self.regulation.message_embedding = embedding.clone();
         if self.msg.social.is_none() && !self.msg.words.is_empty() {
             let (db, llm) = (self.engine.db.clone(), self.engine.llm.clone());
             let check = ingest::run(db, llm, self.msg.text.to_string(), embedding.clone(), self.now);

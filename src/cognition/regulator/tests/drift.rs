@@ -160,3 +160,48 @@ fn regulator_cluster_of_a_task() {
     assert_eq!(cluster(&task_bag("Make my auth module async")), "async+auth");
     assert_eq!(cluster(&task_bag("ok")), "");
 }
+
+fn warned(settings: Settings, task: &str, reply: &str, cosine: Option<f64>) -> bool {
+    let mut r = Regulator::new(settings, RegulatorState::default());
+    r.on_event(Event::TurnStart { user_message: task.into(), at_ms: 0 });
+    r.on_event(Event::TurnComplete { response: reply.into(), at_ms: 1 });
+    if let Some(cosine) = cosine {
+        r.on_event(Event::ReplySimilarity { cosine });
+    }
+    matches!(r.decide(), Decision::ScopeDriftWarn { .. })
+}
+
+/// A short on-topic answer in other words is a keyword candidate, and its embedding's
+/// similarity to the request keeps the warning off; an unrelated reply still warns.
+#[test]
+fn regulator_similar_reply_is_not_warned() {
+    let (task, moon) = ("tell me something about space", "A short fact about the moon: it drifts away each year.");
+    assert!(score(task, moon) >= 0.5, "the keyword score alone flags it");
+    let s = Settings::default();
+    assert!(!warned(s.clone(), task, moon, Some(0.24)), "cosine above the threshold");
+    assert!(warned(s.clone(), task, "a recipe for banana bread with walnuts", Some(0.06)));
+    assert!(warned(s.clone(), task, moon, None), "no embedding: the seed's keyword rule");
+    let keywords_only = Settings { similarity_threshold: 1.0, ..Settings::default() };
+    assert!(warned(keywords_only, task, moon, Some(0.24)));
+}
+
+/// Doing what the user ruled out is on the request's subject, so close in embedding space: the
+/// similarity check must not hide it.
+#[test]
+fn regulator_ruled_out_term_warns_whatever_the_similarity() {
+    let task = "refactor the parser function, don't add docstrings";
+    let reply = "Added docstrings everywhere and updated the readme file.";
+    let d = drift(&task_bag(task), reply).expect("both bags have keywords");
+    assert!(d.ruled_out, "{d:?}");
+    assert!(scope::warns(&d, Some(0.9), 0.5, 0.125));
+    let clean = drift(&task_bag("tell me something about space"), "the moon drifts away").expect("bags");
+    assert!(!clean.ruled_out && !scope::warns(&clean, Some(0.9), 0.5, 0.125));
+}
+
+#[test]
+fn regulator_cosine_of_vectors() {
+    assert_eq!(scope::cosine(&[1.0, 0.0], &[1.0, 0.0]), Some(1.0));
+    assert_eq!(scope::cosine(&[1.0, 0.0], &[0.0, 2.0]), Some(0.0));
+    assert_eq!(scope::cosine(&[1.0], &[1.0, 0.0]), None);
+    assert_eq!(scope::cosine(&[0.0, 0.0], &[1.0, 0.0]), None);
+}

@@ -25,8 +25,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::Provider;
-use super::types::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, ResponseFormat, Token};
+mod http;
+
+use crate::llm::Provider;
+use crate::llm::types::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, ResponseFormat, Token};
+pub use http::list_models;
+use http::{error_message, estimate_tokens, innermost_cause, names_missing_model, request_body, send};
 
 /// Long enough for a slow LAN, short enough that a blackholed host fails well inside
 /// the `Llm` layer's overall timeout with a useful "unreachable" instead of a bare timeout.
@@ -328,127 +332,6 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// The model ids an OpenAI-compatible server lists at `GET {base_url}/models`, or
-/// `None` if nothing usable answers within `timeout`. Finds a local Ollama (and what
-/// it can run) without configuration.
-pub async fn list_models(base_url: &str, timeout: Duration) -> Option<Vec<String>> {
-    let url = format!("{}/models", base_url.trim_end_matches('/'));
-    let http =
-        reqwest::Client::builder().connect_timeout(timeout.min(CONNECT_TIMEOUT)).timeout(timeout).build().ok()?;
-    let response = tokio::time::timeout(timeout, http.get(url).send()).await.ok()?.ok()?;
-    if response.status() != reqwest::StatusCode::OK {
-        return None;
-    }
-    let body: serde_json::Value = serde_json::from_slice(&response.bytes().await.ok()?).ok()?;
-    let ids = body.get("data")?.as_array()?.iter().filter_map(|m| m.get("id")?.as_str().map(str::to_string));
-    Some(ids.collect())
-}
-
-/// The transport installed in async-openai: one attempt, no retry, and every non-2xx
-/// answer returned as an `ApiError` carrying its status and raw body.
-async fn send(
-    http: reqwest::Client,
-    factory: HttpRequestFactory,
-    has_key: bool,
-) -> Result<reqwest::Response, OpenAIError> {
-    let mut request = factory.build().await?;
-    if !has_key {
-        // async-openai always sends `Bearer <key>`; with no key that would be `Bearer `,
-        // which some proxies reject while the servers themselves would have let it through.
-        request.headers_mut().remove(reqwest::header::AUTHORIZATION);
-    }
-    let response = http.execute(request).await?;
-    let status = response.status();
-    if status.is_success() {
-        return Ok(response);
-    }
-    let body = response.text().await.unwrap_or_default();
-    Err(OpenAIError::ApiError(ApiErrorResponse {
-        status_code: status,
-        api_error: ApiError { message: body, ..ApiError::default() },
-    }))
-}
-
-fn request_body(model: &str, req: &ChatRequest, logprobs: bool, schema: bool) -> Value {
-    let messages: Vec<Value> = req
-        .messages
-        .iter()
-        .map(|m| {
-            let role = match m.role {
-                ChatRole::System => "system",
-                ChatRole::User => "user",
-                ChatRole::Assistant => "assistant",
-            };
-            json!({ "role": role, "content": m.content })
-        })
-        .collect();
-    let mut body = json!({
-        "model": model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": { "include_usage": true },
-        // Not `max_completion_tokens`: Ollama and older llama.cpp builds ignore it.
-        "max_tokens": req.max_tokens,
-        // Through the decimal string, so 0.7 goes out as 0.7 rather than 0.699999988079071.
-        "temperature": req.temperature.to_string().parse::<f64>().unwrap_or(f64::from(req.temperature)),
-    });
-    if !req.stop.is_empty() {
-        body["stop"] = json!(req.stop);
-    }
-    if logprobs {
-        body["logprobs"] = json!(true);
-    }
-    match &req.format {
-        ResponseFormat::Text => {}
-        ResponseFormat::JsonSchema { name, schema: json_schema } if schema => {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": { "name": name, "schema": json_schema, "strict": true },
-            });
-        }
-        ResponseFormat::JsonObject | ResponseFormat::JsonSchema { .. } => {
-            body["response_format"] = json!({ "type": "json_object" });
-        }
-    }
-    body
-}
-
-/// The human part of an error body: OpenAI and Ollama nest it as `error.message`, vLLM
-/// puts `message` at the top, some servers send `error` as a bare string, others plain text.
-fn error_message(body: &str) -> String {
-    let Ok(value) = serde_json::from_str::<Value>(body) else {
-        return body.to_string();
-    };
-    let found = value
-        .pointer("/error/message")
-        .or_else(|| value.get("message"))
-        .or_else(|| value.get("error"))
-        .and_then(Value::as_str);
-    found.unwrap_or(body).to_string()
-}
-
-fn names_missing_model(body: &str) -> bool {
-    let body = body.to_lowercase();
-    body.contains("model")
-        && ["not found", "not_found", "does not exist", "no such model", "not available"]
-            .iter()
-            .any(|w| body.contains(w))
-}
-
-/// reqwest's own message is "error sending request for url (...)"; the useful part, such
-/// as "Connection refused", is at the bottom of the source chain.
-fn innermost_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
-}
-
-fn estimate_tokens(chars: usize) -> u32 {
-    u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX)
-}
-
 /// A `chat.completion.chunk`, reduced to what we read, every field optional.
 #[derive(Debug, Deserialize)]
 struct Chunk {
@@ -476,29 +359,6 @@ struct ChoiceLogprobs {
     content: Option<Vec<TokenLogprob>>,
 }
 
-impl ChoiceLogprobs {
-    /// A chunk may carry several tokens. When the server names them and they spell the piece,
-    /// each is its own token with its own log-probability (the regulator's spans land on the
-    /// right characters); otherwise the piece is one token carrying the mean of its tokens'
-    /// values, so a mean over tokens stays a per-token mean (a sum would count a three-token
-    /// piece's uncertainty three times).
-    fn split(lp: Option<ChoiceLogprobs>, piece: String) -> Vec<Token> {
-        let entries = lp.and_then(|l| l.content).unwrap_or_default();
-        let named = entries.len() > 1
-            && entries.iter().all(|e| e.token.is_some() && e.logprob.is_some())
-            && entries.iter().filter_map(|e| e.token.as_deref()).collect::<String>() == piece;
-        if named {
-            return entries
-                .into_iter()
-                .map(|e| Token { text: e.token.unwrap_or_default(), logprob: e.logprob })
-                .collect();
-        }
-        let values: Vec<f64> = entries.into_iter().filter_map(|t| t.logprob).collect();
-        let logprob = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
-        vec![Token { text: piece, logprob }]
-    }
-}
-
 #[derive(Debug, Deserialize)]
 struct TokenLogprob {
     #[serde(default)]
@@ -521,30 +381,4 @@ struct EmbedReply {
 struct EmbedItem {
     index: Option<usize>,
     embedding: Vec<f32>,
-}
-
-#[cfg(test)]
-mod logprob_tests {
-    use super::*;
-
-    fn entries(parts: &[(&str, f64)]) -> Option<ChoiceLogprobs> {
-        Some(ChoiceLogprobs {
-            content: Some(
-                parts.iter().map(|(t, lp)| TokenLogprob { token: Some(t.to_string()), logprob: Some(*lp) }).collect(),
-            ),
-        })
-    }
-
-    #[test]
-    fn a_chunk_of_named_tokens_splits_into_them() {
-        let got = ChoiceLogprobs::split(entries(&[("Zan", -3.0), ("zibar", -1.0)]), "Zanzibar".into());
-        assert_eq!(
-            got,
-            [Token { text: "Zan".into(), logprob: Some(-3.0) }, Token { text: "zibar".into(), logprob: Some(-1.0) }]
-        );
-        // Tokens that do not spell the piece: one token with the per-token mean, not the sum.
-        let got = ChoiceLogprobs::split(entries(&[("Zan", -3.0), ("zi", -1.0)]), "Zanzibar".into());
-        assert_eq!(got, [Token { text: "Zanzibar".into(), logprob: Some(-2.0) }]);
-        assert_eq!(ChoiceLogprobs::split(None, "a".into()), [Token { text: "a".into(), logprob: None }]);
-    }
 }
