@@ -117,7 +117,7 @@ fn pending_code(table: VecTable) -> u8 {
 }
 
 /// Create every vector table that does not exist yet, at the recorded size (a migration adds
-/// the rest of a table's parts but cannot know its width; see migration 0009).
+/// the rest of a table's parts but cannot know its width; see migration 0010).
 pub fn ensure_vec_tables(c: &Connection) -> Result<(), StoreError> {
     let dim = embedding_dim(c)?;
     for table in VecTable::ALL {
@@ -300,10 +300,10 @@ mod tests {
     fn a_table_added_by_a_migration_takes_the_recorded_size() {
         let mut c = open_in_memory().unwrap();
         switch_model(&c, "m768", 768).unwrap();
-        // As a database of version 8 that had moved to a 768-d model was.
+        // As a database of version 9 that had moved to a 768-d model was.
         c.execute_batch(
             "DROP TABLE fact_vec; DROP TABLE fact_vec_f32; DELETE FROM vector_code_state WHERE tbl = 3;
-             ALTER TABLE user_traits DROP COLUMN superseded_by; PRAGMA user_version = 8;",
+             ALTER TABLE user_traits DROP COLUMN superseded_by; PRAGMA user_version = 9;",
         )
         .unwrap();
         assert_eq!(crate::store::migrate(&mut c).unwrap(), 2);

@@ -27,13 +27,13 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 6, name: "0006_uncertainty", sql: include_str!("../../migrations/0006_uncertainty.sql") },
     Migration { version: 7, name: "0007_regulator", sql: include_str!("../../migrations/0007_regulator.sql") },
     Migration { version: 8, name: "0008_graph", sql: include_str!("../../migrations/0008_graph.sql") },
-    Migration { version: 9, name: "0009_fact_vectors", sql: include_str!("../../migrations/0009_fact_vectors.sql") },
+    Migration { version: 9, name: "0009_drift", sql: include_str!("../../migrations/0009_drift.sql") },
+    Migration { version: 10, name: "0010_fact_vectors", sql: include_str!("../../migrations/0010_fact_vectors.sql") },
     Migration {
-        version: 10,
-        name: "0010_trait_succession",
-        sql: include_str!("../../migrations/0010_trait_succession.sql"),
+        version: 11,
+        name: "0011_trait_succession",
+        sql: include_str!("../../migrations/0011_trait_succession.sql"),
     },
-    Migration { version: 11, name: "0011_drift", sql: include_str!("../../migrations/0011_drift.sql") },
 ];
 
 pub fn latest_version() -> u32 {
@@ -60,7 +60,7 @@ pub fn migrate(conn: &mut Connection) -> Result<usize, StoreError> {
         applied += 1;
     }
     // A vector table's width is the recorded embedding space's, which a migration's SQL
-    // cannot name: one added by a migration (0007's fact_vec) is created here.
+    // cannot name: one added by a migration (0010's fact_vec) is created here.
     super::embedding_space::ensure_vec_tables(conn)?;
     Ok(applied)
 }

@@ -27,7 +27,7 @@ pub enum VecTable {
     Episodes,
     Concepts,
     Traits,
-    /// Migration 0009: what the uncertainty pre-screen compares a message with, beside traits
+    /// Migration 0010: what the uncertainty pre-screen compares a message with, beside traits
     /// and concepts.
     Facts,
 }

@@ -1,4 +1,4 @@
--- chalie-tui schema migration 9: facts get vectors, so the uncertainty check's pre-screen
+-- chalie-tui schema migration 10: facts get vectors, so the uncertainty check's pre-screen
 -- (docs/cognition.md §10.4) sees them beside traits and concepts.
 --
 -- The same three parts as the other vector tables (migration 0002): the vec0 table, its

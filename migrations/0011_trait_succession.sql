@@ -1,4 +1,4 @@
--- chalie-tui schema migration 10: a superseded trait names the row that replaced it
+-- chalie-tui schema migration 11: a superseded trait names the row that replaced it
 -- (seed 002's temporal_evolution between two values of one slot; docs/cognition.md §10.6).
 -- NULL for a current row, and for a value the user only placed in the past ("I no longer
 -- …") with nothing after it. Not a foreign key: forgetting the newer row leaves the link

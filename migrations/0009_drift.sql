@@ -1,4 +1,4 @@
--- chalie-tui schema v11: the drift engine (docs/cognition.md §14).
+-- chalie-tui schema v9: the drift engine (docs/cognition.md §14).
 --
 -- A stored thought knows who wrote it and where it stands: kept (stored only), deferred (a
 -- COMMUNICATE waiting out quiet hours, dropped at expires_at), delivered (it reached the
