@@ -183,36 +183,29 @@ fn floats(blob: &[u8]) -> Vec<f32> {
 impl DriftRepo<'_> {
     /// Traits and concepts with their vectors, most confident first, at most `limit` of each.
     pub fn reconcile_pool(&self, limit: usize) -> Result<Vec<ReconcileRow>, StoreError> {
-        let mut out = Vec::new();
-        let mut stmt = self.0.prepare_cached(
+        let mut out = self.reconcile_rows(
+            "trait",
             "SELECT t.id, t.trait_key, t.trait_value, t.category, t.confidence, t.reinforcement_count, t.created_at, v.embedding
              FROM user_traits t JOIN trait_vec_f32 v ON v.id = t.id
              WHERE t.confidence > 0.3 AND t.reliability != 'superseded' ORDER BY t.confidence DESC LIMIT ?1",
+            limit,
         )?;
-        let rows = stmt.query_map(params![limit as i64], |r| {
-            Ok((
-                "trait",
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                floats(&r.get::<_, Vec<u8>>(7)?),
-            ))
-        })?;
-        for row in rows {
-            out.push(row?);
-        }
-        let mut stmt = self.0.prepare_cached(
+        out.extend(self.reconcile_rows(
+            "concept",
             "SELECT c.id, c.name, c.definition, COALESCE(c.domain, ''), c.confidence, c.consolidation_count, c.created_at, v.embedding
              FROM semantic_concepts c JOIN concept_vec_f32 v ON v.id = c.id
              WHERE c.deleted_at IS NULL AND c.reliability != 'superseded' ORDER BY c.confidence DESC LIMIT ?1",
-        )?;
+            limit,
+        )?);
+        Ok(out)
+    }
+
+    /// One layer's part of [`Self::reconcile_pool`]: `sql` selects the eight columns in order.
+    fn reconcile_rows(&self, kind: &'static str, sql: &str, limit: usize) -> Result<Vec<ReconcileRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(sql)?;
         let rows = stmt.query_map(params![limit as i64], |r| {
             Ok((
-                "concept",
+                kind,
                 r.get(0)?,
                 r.get(1)?,
                 r.get(2)?,
@@ -223,10 +216,7 @@ impl DriftRepo<'_> {
                 floats(&r.get::<_, Vec<u8>>(7)?),
             ))
         })?;
-        for row in rows {
-            out.push(row?);
-        }
-        Ok(out)
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 }
 

@@ -125,12 +125,21 @@ async fn a_cap_with_poor_replies_stops_the_spending() {
     assert_eq!(audit.regulator.unwrap()["breaks"][0]["reason"], json!("cost_cap_reached"));
 }
 
-/// One session in which every decision kind fires, as the session log records them (the
-/// `regulated` events): spans, continue, drift, a break (the quality decline after two
-/// corrections; the turn makes no model call) and the procedural warning on the third.
-#[tokio::test]
-async fn a_session_where_every_decision_kind_fires() {
-    let replies = vec![
+/// The verdicts of that session's seven turns, in order.
+const EVERY_KIND_DECISIONS: [&str; 7] = [
+    "low_confidence_spans",
+    "continue",
+    "scope_drift_warn",
+    "continue",
+    "scope_drift_warn",
+    "circuit_break",
+    "procedural_warning",
+];
+
+/// The model's replies in the session where every decision kind fires: an unsure stretch
+/// ("Dodoma"), a plain answer, an off-topic one, then the corrected task's attempts.
+fn every_kind_replies() -> Vec<Reply> {
+    vec![
         scripted(&[
             ("The", -0.1),
             (" capital", -0.2),
@@ -146,7 +155,15 @@ async fn a_session_where_every_decision_kind_fires() {
         Reply::text("Refactored the parser function with docstrings."),
         Reply::text("Kept every docstring and renamed the module too."),
         Reply::text("Here is the parser function refactored."),
-    ];
+    ]
+}
+
+/// One session in which every decision kind fires, as the session log records them (the
+/// `regulated` events): spans, continue, drift, a break (the quality decline after two
+/// corrections; the turn makes no model call) and the procedural warning on the third.
+#[tokio::test]
+async fn a_session_where_every_decision_kind_fires() {
+    let replies = every_kind_replies();
     let h = start_heuristic(replies).await;
     let mut events = h.bus.subscribe();
     let messages = [
@@ -178,19 +195,7 @@ async fn a_session_where_every_decision_kind_fires() {
         }
         decisions.push(r.regulator.decision.clone());
     }
-    assert_eq!(
-        decisions,
-        [
-            "low_confidence_spans",
-            "continue",
-            "scope_drift_warn",
-            "continue",
-            "scope_drift_warn",
-            "circuit_break",
-            "procedural_warning"
-        ],
-        "{decisions:?}"
-    );
+    assert_eq!(decisions, EVERY_KIND_DECISIONS, "{decisions:?}");
 }
 
 /// The state is per user in the database: a new engine on the same database (a restart) still
@@ -203,6 +208,16 @@ async fn corrections_survive_a_restart() {
     for c in ["No, I meant without docstrings", "that's wrong", "not what I asked"] {
         h.say("t", c).await;
     }
+    let restarted = restart(&h).await;
+    let xid = h.store("t2", "refactor the parser function").await;
+    let r = restarted.turn("t2", &xid, "refactor the parser function", &Default::default()).await.unwrap();
+    let warning = r.regulator.procedural_warning.expect("the warning after a restart");
+    assert_eq!(warning.cluster, "function+parser");
+    assert_eq!(warning.corrections, ["not what I asked", "that's wrong", "No, I meant without docstrings"]);
+}
+
+/// A second engine on the harness's database and double, as after a restart.
+async fn restart(h: &harness::Harness) -> chalie::cognition::pipeline::Engine {
     let llm = std::sync::Arc::new(chalie::llm::Llm::new(
         h.bus.clone(),
         harness::settings(ModelUse::Heuristic),
@@ -211,12 +226,7 @@ async fn corrections_survive_a_restart() {
             (r, chalie::llm::Route { provider: std::sync::Arc::new(provider), model: "m".into(), builtin: false })
         }),
     ));
-    let restarted = chalie::cognition::pipeline::Engine::start(h.db.clone(), llm, h.bus.clone()).await.unwrap();
-    let xid = h.store("t2", "refactor the parser function").await;
-    let r = restarted.turn("t2", &xid, "refactor the parser function", &Default::default()).await.unwrap();
-    let warning = r.regulator.procedural_warning.expect("the warning after a restart");
-    assert_eq!(warning.cluster, "function+parser");
-    assert_eq!(warning.corrections, ["not what I asked", "that's wrong", "No, I meant without docstrings"]);
+    chalie::cognition::pipeline::Engine::start(h.db.clone(), llm, h.bus.clone()).await.unwrap()
 }
 
 /// The repeat check reads the last exchange's message from the history: the first message
@@ -226,15 +236,7 @@ async fn a_repeat_after_a_restart_is_missed_act() {
     let replies = (0..3).map(|i| Reply::text(&format!("Lisbon is lovely in June ({i})."))).collect();
     let h = start_heuristic(replies).await;
     let first = h.say("t", "find the cheapest flights to lisbon in june").await;
-    let llm = std::sync::Arc::new(chalie::llm::Llm::new(
-        h.bus.clone(),
-        harness::settings(ModelUse::Heuristic),
-        chalie::config::Role::ALL.map(|r| {
-            let provider = chalie::llm::openai::OpenAiProvider::new("double", &h.double.base_url(), None);
-            (r, chalie::llm::Route { provider: std::sync::Arc::new(provider), model: "m".into(), builtin: false })
-        }),
-    ));
-    let restarted = chalie::cognition::pipeline::Engine::start(h.db.clone(), llm, h.bus.clone()).await.unwrap();
+    let restarted = restart(&h).await;
     let text = "find the cheapest flights to lisbon in june";
     let xid = h.store("t", text).await;
     restarted.turn("t", &xid, text, &Default::default()).await.unwrap();
@@ -251,23 +253,7 @@ fn a_rerun_reports_every_decision_kind_per_turn() {
     use crate::support::bin::{chalie_with, json_lines, text};
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let double = rt.block_on(crate::support::openai_double::Double::start(vec![
-        scripted(&[
-            ("The", -0.1),
-            (" capital", -0.2),
-            (" of", -0.1),
-            (" Tanzania", -0.3),
-            (" is", -0.1),
-            (" Dod", -3.4),
-            ("oma", -2.8),
-            (".", -0.1),
-        ]),
-        Reply::text("Nairobi is the capital of Kenya."),
-        Reply::text("Here is a recipe for chocolate cake with butter frosting."),
-        Reply::text("Refactored the parser function with docstrings."),
-        Reply::text("Kept every docstring and renamed the module too."),
-        Reply::text("Here is the parser function refactored."),
-    ]));
+    let double = rt.block_on(crate::support::openai_double::Double::start(every_kind_replies()));
     let config = dir.path().join("config.toml");
     let toml = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{}\"\n[models]\nprimary = \"double/chat\"\n\
@@ -289,16 +275,7 @@ fn a_rerun_reports_every_decision_kind_per_turn() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let decisions: Vec<String> =
         json_lines(&out).iter().map(|r| r["regulator"]["decision"].as_str().unwrap_or("-").to_string()).collect();
-    let every = [
-        "low_confidence_spans",
-        "continue",
-        "scope_drift_warn",
-        "continue",
-        "scope_drift_warn",
-        "circuit_break",
-        "procedural_warning",
-    ];
-    assert_eq!(decisions, every);
+    assert_eq!(decisions, EVERY_KIND_DECISIONS);
     drop(double);
     let log = std::fs::read_dir(recorded.join("sessions")).unwrap().next().unwrap().unwrap().path();
     let raw = std::fs::read_to_string(&log).unwrap();
@@ -313,7 +290,7 @@ fn a_rerun_reports_every_decision_kind_per_turn() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rerun: Vec<String> =
         json_lines(&out).iter().map(|t| t["regulator"]["decision"].as_str().unwrap_or("-").to_string()).collect();
-    assert_eq!(rerun, every, "{}", text(&out.stderr));
+    assert_eq!(rerun, EVERY_KIND_DECISIONS, "{}", text(&out.stderr));
 }
 
 /// Every model call a turn makes (embedding, triage, generation) names the turn's exchange, so
@@ -393,16 +370,5 @@ fn the_committed_schema_4_fixture_reads_with_its_verdicts() {
         .filter(|v| v["type"] == "regulated")
         .map(|v| v["report"]["decision"].as_str().unwrap_or("-").to_string())
         .collect();
-    assert_eq!(
-        decisions,
-        [
-            "low_confidence_spans",
-            "continue",
-            "scope_drift_warn",
-            "continue",
-            "scope_drift_warn",
-            "circuit_break",
-            "procedural_warning"
-        ]
-    );
+    assert_eq!(decisions, EVERY_KIND_DECISIONS);
 }
