@@ -1,0 +1,89 @@
+//! The drift cycle's deterministic part at 100k memories (docs/cognition.md §14; target < 5 ms):
+//! skip gates, the self-reflection draw, a weighted seed strategy with cooldown retries, the
+//! spread from the seed, the energy gate over the non-seed concepts, cooldowns, the top concepts
+//! and the grounding episode — `cycle::front` over a snapshot of 50,000 concepts (200,000 edges,
+//! a fifth two-way) and 50,000 episodes, 2,000 of them cooling down. What it does not time is
+//! gathering the snapshot from SQLite and the model call (`drift::run`).
+//!
+//! `cargo bench --bench drift`
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::time::Duration;
+
+use chalie::SplitMix64;
+use chalie::cognition::drift::cycle::{self, Snapshot};
+use chalie::cognition::drift::gate::Conditions;
+use chalie::cognition::drift::seed::{Concept, Episode, Pool};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const NOW: i64 = 1_800_000_000;
+const CONCEPTS: i64 = 50_000;
+const EPISODES: i64 = 50_000;
+const EDGES: i64 = 200_000;
+
+fn snapshot() -> Snapshot {
+    let mut rng = SplitMix64(7);
+    let concepts = (1..=CONCEPTS)
+        .map(|id| Concept {
+            id,
+            name: format!("concept {id}"),
+            strength: 1.0 + 9.0 * rng.next_f64(),
+            confidence: rng.next_f64(),
+            last_reinforced_at: NOW - (rng.next_f64() * 30.0 * 86_400.0) as i64,
+            sources: vec![1 + (id * 7) % EPISODES],
+        })
+        .collect();
+    let episodes = (1..=EPISODES)
+        .map(|id| Episode {
+            id,
+            gist: format!("the user talked about concept {id} and what followed"),
+            topic: Some(format!("topic {}", id % 200)),
+            salience: 1.0 + 9.0 * rng.next_f64(),
+            created_at: NOW - id * 12,
+        })
+        .collect();
+    let topics = (0..200).map(|t| (format!("topic {t}"), 1 + (t % 17) as u32)).collect();
+    let edges = (1..=EDGES).map(|id| {
+        let from = 1 + (rng.next_f64() * CONCEPTS as f64) as i64 % CONCEPTS;
+        let to = 1 + (rng.next_f64() * CONCEPTS as f64) as i64 % CONCEPTS;
+        (id, from, to, 0.2 + 0.8 * rng.next_f64(), id % 5 == 0)
+    });
+    let cooldowns: HashMap<i64, i64> = (1..=2_000).map(|i| (i * 25, NOW + 1_800)).collect();
+    Snapshot {
+        conditions: Conditions { last_episode_at: Some(NOW - 600), richness: 0.8, ..Conditions::default() },
+        pool: Pool { concepts, episodes, topics, interval_s: 300, ..Pool::default() },
+        graph: chalie::cognition::drift::graph(edges),
+        cooldowns,
+        self_items: Vec::new(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let s = snapshot();
+    // What the timed cycles do: most must reach the gate and pass, or the figure says little.
+    let mut kinds: HashMap<&str, u32> = HashMap::new();
+    for seed in 1..=200u64 {
+        let kind = match cycle::front(&s, NOW, &mut SplitMix64(seed), None) {
+            cycle::Front::Ready(_) => "ready",
+            cycle::Front::SelfReflection(_) => "self-reflection",
+            cycle::Front::Skipped(_) => "skipped",
+        };
+        *kinds.entry(kind).or_default() += 1;
+    }
+    eprintln!("outcomes of 200 cycles: {kinds:?}");
+    let mut g = c.benchmark_group("drift");
+    g.measurement_time(Duration::from_secs(8));
+    let mut seed = 0u64;
+    g.bench_function("cycle_front_100k", |b| {
+        b.iter(|| {
+            seed += 1;
+            let mut rng = SplitMix64(seed);
+            black_box(cycle::front(black_box(&s), NOW, &mut rng, None))
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
