@@ -134,21 +134,10 @@ mod tests {
         let c = store::open_in_memory().unwrap();
         let f = store::fixtures::Fixture(&c);
         for (id, name) in [(1, "coffee"), (2, "morning"), (3, "sleep")] {
-            f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+            f.concept(id, name);
         }
         for (s, t, ty, w) in [(1, 2, "related-to", 0.9), (1, 3, "contradicts", -0.9)] {
-            f.insert(
-                "semantic_relationships",
-                &[
-                    ("source_id", &s),
-                    ("target_id", &t),
-                    ("rel_type", &ty),
-                    ("weight", &w),
-                    ("bidirectional", &1),
-                    ("created_at", &0),
-                    ("updated_at", &0),
-                ],
-            );
+            f.edge(s, t, ty, w, true);
         }
         let args = GraphArgs { json: true, activate: Some("Coffee, please".into()), limit: 5 };
         let r = report(&c, &args).unwrap();

@@ -23,6 +23,28 @@ impl Fixture<'_> {
         self.0.last_insert_rowid()
     }
 
+    /// A live concept named `name` with row id `id`.
+    pub fn concept(&self, id: i64, name: &str) {
+        self.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+    }
+
+    /// A relationship `source → target` of `weight` (signed), stored once and walked both ways
+    /// when `both`. Returns its rowid.
+    pub fn edge(&self, source: i64, target: i64, rel_type: &str, weight: f64, both: bool) -> i64 {
+        self.insert(
+            "semantic_relationships",
+            &[
+                ("source_id", &source),
+                ("target_id", &target),
+                ("rel_type", &rel_type),
+                ("weight", &weight),
+                ("bidirectional", &both),
+                ("created_at", &0),
+                ("updated_at", &0),
+            ],
+        )
+    }
+
     /// The first row's `expr` over `table` where `condition` holds (empty: every row).
     pub fn value<T: FromSql>(&self, table: &str, expr: &str, condition: &str, params: impl Params) -> T {
         let sql = format!("SELECT {expr} FROM {table}{}", filter(condition));

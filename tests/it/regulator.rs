@@ -16,9 +16,9 @@ fn scripted(chunks: &[(&str, f64)]) -> Reply {
     }
 }
 
-#[tokio::test]
-async fn a_low_logprob_stretch_gives_spans_at_its_characters() {
-    let reply = scripted(&[
+/// "The capital of Tanzania is Dodoma." with the model unsure of "Dodoma" (characters 27–33).
+fn dodoma() -> Reply {
+    scripted(&[
         ("The", -0.1),
         (" capital", -0.2),
         (" of", -0.1),
@@ -27,7 +27,12 @@ async fn a_low_logprob_stretch_gives_spans_at_its_characters() {
         (" Dod", -3.4),
         ("oma", -2.8),
         (".", -0.1),
-    ]);
+    ])
+}
+
+#[tokio::test]
+async fn a_low_logprob_stretch_gives_spans_at_its_characters() {
+    let reply = dodoma();
     let h = start_heuristic(vec![reply]).await;
     let r = h.say("t", "what is the capital of Tanzania?").await;
     assert_eq!(r.response, "The capital of Tanzania is Dodoma.");
@@ -140,16 +145,7 @@ const EVERY_KIND_DECISIONS: [&str; 7] = [
 /// ("Dodoma"), a plain answer, an off-topic one, then the corrected task's attempts.
 fn every_kind_replies() -> Vec<Reply> {
     vec![
-        scripted(&[
-            ("The", -0.1),
-            (" capital", -0.2),
-            (" of", -0.1),
-            (" Tanzania", -0.3),
-            (" is", -0.1),
-            (" Dod", -3.4),
-            ("oma", -2.8),
-            (".", -0.1),
-        ]),
+        dodoma(),
         Reply::text("Nairobi is the capital of Kenya."),
         Reply::text("Here is a recipe for chocolate cake with butter frosting."),
         Reply::text("Refactored the parser function with docstrings."),

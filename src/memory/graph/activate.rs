@@ -27,16 +27,8 @@ impl Default for Params {
     }
 }
 
-/// A node as activation sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    pub id: i64,
-    pub name: String,
-    pub threshold: f64,
-    pub potential: f64,
-    pub trace: f64,
-    pub probation: bool,
-}
+/// A node as activation sees it: the store's row of a live concept, used as it is read.
+pub use crate::store::GraphNodeRow as Node;
 
 impl Node {
     /// A node at the reference's defaults (threshold 1, nothing stored).

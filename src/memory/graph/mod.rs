@@ -56,18 +56,7 @@ pub fn activate(c: &Connection, cue: Cue<'_>, params: &Params) -> Result<Activat
 
 /// The live graph: every live concept and every edge between two of them.
 pub fn load(c: &Connection) -> Result<Graph, StoreError> {
-    let nodes = ConceptsRepo(c)
-        .graph_nodes()?
-        .into_iter()
-        .map(|r| Node {
-            id: r.id,
-            name: r.name,
-            threshold: r.threshold,
-            potential: r.potential,
-            trace: r.trace,
-            probation: r.probation,
-        })
-        .collect();
+    let nodes = ConceptsRepo(c).graph_nodes()?;
     let edges: Vec<Edge> = RelationshipsRepo(c)
         .graph_edges()?
         .into_iter()

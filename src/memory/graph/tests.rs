@@ -136,21 +136,10 @@ fn the_store_round_trip_reads_both_signs_and_keeps_traces() {
     let c = crate::store::open_in_memory().unwrap();
     let f = crate::store::fixtures::Fixture(&c);
     for (id, name) in [(1, "coffee"), (2, "morning"), (3, "decaf")] {
-        f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+        f.concept(id, name);
     }
-    for (s, t, ty, w, both) in [(1, 2, "related-to", 1.5, 1), (1, 3, "contradicts", -1.0, 1)] {
-        f.insert(
-            "semantic_relationships",
-            &[
-                ("source_id", &s),
-                ("target_id", &t),
-                ("rel_type", &ty),
-                ("weight", &w),
-                ("bidirectional", &both),
-                ("created_at", &0),
-                ("updated_at", &0),
-            ],
-        );
+    for (s, t, ty, w) in [(1, 2, "related-to", 1.5), (1, 3, "contradicts", -1.0)] {
+        f.edge(s, t, ty, w, true);
     }
     let got = super::activate(&c, Cue::Concepts(&[2], 1.0), &Params::default()).unwrap();
     assert_eq!(fired(&got.activation), [(1, 1, 1.35), (2, 0, 1.0)], "a symmetric edge stored 1→2 runs 2→1");
@@ -261,22 +250,11 @@ mod turn {
         let dim = crate::store::EMBEDDING_DIM;
         let f = crate::store::fixtures::Fixture(&c);
         for (id, name) in [(1, "coffee"), (2, "morning")] {
-            f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+            f.concept(id, name);
         }
         VectorRepo(&c).upsert(VecTable::Concepts, 1, &unit(dim, &[(0, 1.0)])).unwrap();
         VectorRepo(&c).upsert(VecTable::Concepts, 2, &unit(dim, &[(1, 1.0)])).unwrap();
-        f.insert(
-            "semantic_relationships",
-            &[
-                ("source_id", &1),
-                ("target_id", &2),
-                ("rel_type", &"related-to"),
-                ("weight", &0.9),
-                ("bidirectional", &1),
-                ("created_at", &0),
-                ("updated_at", &0),
-            ],
-        );
+        f.edge(1, 2, "related-to", 0.9, true);
         // Near coffee (0.45 cosine): coffee seeds at 2.0, morning fires from it; novel enough to grow.
         let msg = unit(dim, &[(0, 0.45), (5, 0.893)]);
         let t = for_message(&c, "my espresso machine broke again", &msg, false, 100).unwrap();

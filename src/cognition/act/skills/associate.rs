@@ -68,22 +68,12 @@ mod tests {
         let c = crate::store::open_in_memory().unwrap();
         let f = crate::store::fixtures::Fixture(&c);
         for (id, name) in [(1, "coffee"), (2, "morning"), (3, "espresso"), (4, "sleep")] {
-            f.insert("semantic_concepts", &[("id", &id), ("name", &name), ("created_at", &0), ("updated_at", &0)]);
+            f.concept(id, name);
         }
         for (source, target, rel_type, weight) in
             [(1, 2, "related-to", 0.9), (3, 1, "is-a", 0.9), (1, 4, "contradicts", -0.9)]
         {
-            f.insert(
-                "semantic_relationships",
-                &[
-                    ("source_id", &source),
-                    ("target_id", &target),
-                    ("rel_type", &rel_type),
-                    ("weight", &weight),
-                    ("created_at", &0),
-                    ("updated_at", &0),
-                ],
-            );
+            f.edge(source, target, rel_type, weight, false);
         }
         let ctx = SkillContext {
             thread_id: "t".into(),
