@@ -63,12 +63,13 @@ pub fn graph(rows: impl IntoIterator<Item = (i64, i64, i64, f64, bool)>) -> Grap
 /// RNG). The seed is included at 1.0.
 pub fn activate(seed: i64, g: &Graph, weak_pass: &mut dyn FnMut(i64) -> bool) -> Vec<(i64, f64)> {
     let mut near: Vec<Edge> = Vec::new();
+    let mut seen: std::collections::HashSet<(i64, i64)> = std::collections::HashSet::new();
     let mut frontier = vec![seed];
     for _ in 0..spread::MAX_DEPTH {
         let mut next = Vec::new();
         for n in frontier {
             for e in g.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
-                if !near.iter().any(|x| x.id == e.id && x.from == e.from) {
+                if seen.insert((e.id, e.from)) {
                     near.push(*e);
                     next.push(e.to);
                 }
