@@ -15,6 +15,7 @@ use chalie::SplitMix64;
 use chalie::cognition::drift::cycle::{self, Snapshot};
 use chalie::cognition::drift::gate::Conditions;
 use chalie::cognition::drift::seed::{Concept, Episode, Pool};
+use chalie::memory::graph::{Edge, Graph, Node};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const NOW: i64 = 1_800_000_000;
@@ -44,16 +45,19 @@ fn snapshot() -> Snapshot {
         })
         .collect();
     let topics = (0..200).map(|t| (format!("topic {t}"), 1 + (t % 17) as u32)).collect();
-    let edges = (1..=EDGES).map(|id| {
-        let from = 1 + (rng.next_f64() * CONCEPTS as f64) as i64 % CONCEPTS;
-        let to = 1 + (rng.next_f64() * CONCEPTS as f64) as i64 % CONCEPTS;
-        (id, from, to, 0.2 + 0.8 * rng.next_f64(), id % 5 == 0)
-    });
+    let edges: Vec<Edge> = (1..=EDGES)
+        .map(|id| {
+            let source = 1 + (rng.next_f64() * CONCEPTS as f64) as i64 % CONCEPTS;
+            let target = 1 + (rng.next_f64() * CONCEPTS as f64) as i64 % CONCEPTS;
+            Edge { id, source, target, weight: 0.2 + 0.8 * rng.next_f64(), both: id % 5 == 0 }
+        })
+        .collect();
+    let nodes = (1..=CONCEPTS).map(|id| Node::new(id, format!("concept {id}"))).collect();
     let cooldowns: HashMap<i64, i64> = (1..=2_000).map(|i| (i * 25, NOW + 1_800)).collect();
     Snapshot {
         conditions: Conditions { last_episode_at: Some(NOW - 600), richness: 0.8, ..Conditions::default() },
         pool: Pool { concepts, episodes, topics, interval_s: 300, ..Pool::default() },
-        graph: chalie::cognition::drift::graph(edges),
+        graph: Graph::new(nodes, &edges),
         cooldowns,
         self_items: Vec::new(),
     }

@@ -5,9 +5,9 @@
 
 use super::gate::{self, Conditions, Skip};
 use super::seed::{self, Episode, Pick, Pool, Strategy};
-use super::spread::WEAK_PASS;
-use super::{Graph, SELF_REFLECTION_P, activate, synth};
+use super::{SELF_REFLECTION_P, activate, synth};
 use crate::SplitMix64;
+use crate::memory::graph::Graph;
 use crate::vocab::drift::{DriftCycle, Fired};
 use std::collections::HashMap;
 
@@ -62,7 +62,7 @@ pub fn seeded(s: &Snapshot, now: i64, rng: &mut SplitMix64, first: Option<Strate
         Ok(p) => p,
         Err(tried) => return Front::Skipped(Skip::NoSeed { tried }),
     };
-    let activated = activate(pick.concept, &s.graph, &mut |_| rng.next_f64() < WEAK_PASS);
+    let activated = activate(pick.concept, &s.graph);
     let energy = gate::energy(&activated, pick.concept);
     if !gate::passes(energy) {
         return Front::Skipped(Skip::Weak { energy });

@@ -16,7 +16,7 @@ use crate::events::{EngineEvent, EventBus};
 use crate::llm::Llm;
 use crate::store::{
     ChatRepo, CuriosityRepo, Db, DriftItem, DriftRepo, FocusSessionsRepo, GistsRepo, JobKind, JobsRepo, KvStateRepo,
-    NewGist, NewThought, RelationshipsRepo, StoreError,
+    NewGist, NewThought, StoreError,
 };
 use crate::vocab::drift::DriftCycle;
 use rusqlite::Connection;
@@ -128,15 +128,7 @@ pub fn snapshot(c: &Connection, now: i64, o: &Options) -> Result<(Snapshot, Stat
         interval_s: o.interval_s,
         utc_offset_s: o.utc_offset_s,
     };
-    let graph = super::graph(
-        // Excitatory edges only; a learned weight above 1 (the graph's bound is ±10) passes as
-        // fully strong, since the spread scales energies in [0, 1].
-        RelationshipsRepo(c)
-            .graph_edges()?
-            .into_iter()
-            .filter(|e| e.weight > 0.0)
-            .map(|e| (e.id, e.source, e.target, e.weight.min(1.0), e.bidirectional)),
-    );
+    let graph = crate::memory::graph::load(c)?;
     let mut self_items = Vec::new();
     if state.comm.breaker_open(now) {
         self_items.push("my last messages went unanswered, so I am holding back".to_string());

@@ -4,8 +4,9 @@ use super::cycle::{self, Front, Snapshot};
 use super::gate::{self, Conditions, Skip};
 use super::schedule;
 use super::seed::{self, Concept, Episode, Pool, Strategy};
-use super::{graph, synth};
+use super::synth;
 use crate::SplitMix64;
+use crate::memory::graph::{Edge, Graph, Node};
 use std::collections::HashMap;
 
 const NOW: i64 = 1_800_000_000;
@@ -65,7 +66,10 @@ fn snapshot(strength: f64) -> Snapshot {
     Snapshot {
         conditions: ok_conditions(),
         pool,
-        graph: graph([(100, 1, 2, strength, false)]),
+        graph: Graph::new(
+            vec![Node::new(1, "coffee"), Node::new(2, "mornings")],
+            &[Edge { id: 100, source: 1, target: 2, weight: strength, both: false }],
+        ),
         cooldowns: HashMap::new(),
         self_items: vec![],
     }
@@ -86,6 +90,25 @@ fn the_energy_gate_rejects_a_weak_neighbourhood_and_passes_a_strong_one() {
     assert_eq!(r.top.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["mornings"]);
     assert_eq!(r.grounding.map(|e| e.id), Some(10));
     assert_eq!(gate::energy(&[(1, 1.0)], 1), 0.0, "a lone seed has no energy");
+}
+
+/// Drift reads the turn's integrate-and-fire: a node past a neighbour that fires is reached
+/// (with that neighbour's leaked energy), one past a neighbour that does not is not, and an
+/// inhibited one never counts however much it got first.
+#[test]
+fn drift_energy_is_the_graphs_drive_scaled_by_the_hop() {
+    let e = |id, source, target, weight| Edge { id, source, target, weight, both: false };
+    let nodes = (1..=6).map(|i| Node::new(i, format!("n{i}"))).collect();
+    let g = Graph::new(nodes, &[e(1, 1, 2, 1.5), e(2, 2, 3, 0.7), e(3, 1, 4, 0.5), e(4, 4, 5, 0.9), e(5, 1, 6, -0.3)]);
+    let got: HashMap<i64, f64> = super::activate(1, &g).into_iter().collect();
+    let near = |id: i64, want: f64| assert!((got[&id] - want).abs() < 1e-9, "{id}: {} vs {want}", got[&id]);
+    near(1, 0.7);
+    near(2, 0.7); // fired: drive capped at 1
+    near(3, 0.7 * 0.7 * 1.35); // 1.5 leaked to 1.35 before it fired
+    near(4, 0.7 * 0.5);
+    assert!(!got.contains_key(&5), "beyond a node that did not fire");
+    assert!(!got.contains_key(&6), "inhibited");
+    assert!(super::activate(99, &g).is_empty(), "an unknown seed reaches nothing");
 }
 
 #[test]

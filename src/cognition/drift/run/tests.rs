@@ -1,5 +1,7 @@
 use super::*;
-use crate::store::{ConceptFields, ConceptsRepo, EpisodesRepo, NewEdge, NewEpisode, now_ts, open_in_memory};
+use crate::store::{
+    ConceptFields, ConceptsRepo, EpisodesRepo, NewEdge, NewEpisode, RelationshipsRepo, now_ts, open_in_memory,
+};
 
 /// Ten episodes on "coffee", concepts coffee ↔ mornings (strength 0.9) and eight strong fillers
 /// outside the decaying range. With `user_wrote`, the user's last message was just now.
