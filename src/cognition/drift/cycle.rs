@@ -10,13 +10,14 @@ use crate::SplitMix64;
 use crate::memory::graph::Graph;
 use crate::vocab::drift::{DriftCycle, Fired};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What one cycle reads, gathered at `now`.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub conditions: Conditions,
     pub pool: Pool,
-    pub graph: Graph,
+    pub graph: Arc<Graph>,
     /// Concept id → cooling until.
     pub cooldowns: HashMap<i64, i64>,
     /// Noteworthy self-model items (self-reflection reads them).

@@ -14,14 +14,16 @@ use crate::SplitMix64;
 use crate::config::Role;
 use crate::events::{EngineEvent, EventBus};
 use crate::llm::Llm;
+use crate::memory::graph::Graph;
 use crate::store::{
-    ChatRepo, CuriosityRepo, Db, DriftItem, DriftRepo, FocusSessionsRepo, GistsRepo, JobKind, JobsRepo, KvStateRepo,
-    NewGist, NewThought, StoreError,
+    ChatRepo, ConceptsRepo, CuriosityRepo, Db, DriftItem, DriftRepo, FocusSessionsRepo, GistsRepo, JobKind, JobsRepo,
+    KvStateRepo, NewGist, NewThought, RelationshipsRepo, StoreError,
 };
 use crate::vocab::drift::DriftCycle;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -58,6 +60,40 @@ pub struct Options {
     pub turn_in_flight: bool,
     /// Force the first draw's strategy.
     pub strategy: Option<Strategy>,
+    /// The activation graph kept between cycles (the worker's; a one-off cycle loads it).
+    pub graph_cache: Option<GraphCache>,
+}
+
+/// The activation graph of an earlier cycle with the store's fingerprint when it was read.
+/// Reading the graph is most of a snapshot's cost (docs/cognition.md §14.7) and drift runs while
+/// nothing changes it, so a cycle reuses it until the fingerprint moves.
+#[derive(Debug, Clone, Default)]
+pub struct GraphCache(Arc<Mutex<Option<([f64; 8], Arc<Graph>)>>>);
+
+impl PartialEq for GraphCache {
+    fn eq(&self, other: &GraphCache) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl GraphCache {
+    fn get(&self, c: &Connection) -> Result<Arc<Graph>, StoreError> {
+        let stamp = graph_stamp(c)?;
+        let mut slot = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((s, g)) = slot.as_ref()
+            && *s == stamp
+        {
+            return Ok(Arc::clone(g));
+        }
+        let g = Arc::new(crate::memory::graph::load(c)?);
+        *slot = Some((stamp, Arc::clone(&g)));
+        Ok(g)
+    }
+}
+
+fn graph_stamp(c: &Connection) -> Result<[f64; 8], StoreError> {
+    let (n, e) = (ConceptsRepo(c).graph_stamp()?, RelationshipsRepo(c).graph_stamp()?);
+    Ok([n[0], n[1], n[2], n[3], e[0], e[1], e[2], e[3]])
 }
 
 impl Default for Options {
@@ -68,6 +104,7 @@ impl Default for Options {
             interval_s: super::INTERVAL_S,
             turn_in_flight: false,
             strategy: None,
+            graph_cache: None,
         }
     }
 }
@@ -128,7 +165,10 @@ pub fn snapshot(c: &Connection, now: i64, o: &Options) -> Result<(Snapshot, Stat
         interval_s: o.interval_s,
         utc_offset_s: o.utc_offset_s,
     };
-    let graph = crate::memory::graph::load(c)?;
+    let graph = match &o.graph_cache {
+        Some(cache) => cache.get(c)?,
+        None => Arc::new(crate::memory::graph::load(c)?),
+    };
     let mut self_items = Vec::new();
     if state.comm.breaker_open(now) {
         self_items.push("my last messages went unanswered, so I am holding back".to_string());

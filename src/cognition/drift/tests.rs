@@ -66,10 +66,10 @@ fn snapshot(strength: f64) -> Snapshot {
     Snapshot {
         conditions: ok_conditions(),
         pool,
-        graph: Graph::new(
+        graph: std::sync::Arc::new(Graph::new(
             vec![Node::new(1, "coffee"), Node::new(2, "mornings")],
             &[Edge { id: 100, source: 1, target: 2, weight: strength, both: false }],
-        ),
+        )),
         cooldowns: HashMap::new(),
         self_items: vec![],
     }

@@ -124,3 +124,28 @@ async fn communicate_is_deferred_through_quiet_hours_then_delivered() {
 fn quiet_end(t: i64) -> i64 {
     (t.div_euclid(3600) + 1) * 3600 + 1
 }
+
+#[tokio::test]
+async fn the_graph_cache_is_reused_until_the_graph_changes() {
+    let (db, _bus, now) = world(false);
+    let o = Options { graph_cache: Some(GraphCache::default()), ..opts((0, 0)) };
+    let (a, b, c, d) = db
+        .call(move |c| {
+            let first = snapshot(c, now, &o)?.0.graph;
+            // Drift's own writes (state, a thought) do not touch the graph.
+            save_state(c, &State { total: 9, ..State::default() }, now)?;
+            let again = snapshot(c, now, &o)?.0.graph;
+            let edge = NewEdge { source: 1, target: 3, rel_type: "related", weight: 0.7, bidirectional: false };
+            RelationshipsRepo(c).upsert(&edge, now)?;
+            let grown = snapshot(c, now, &o)?.0.graph;
+            ConceptsRepo(c).soft_delete(3, now)?;
+            let shrunk = snapshot(c, now, &o)?.0.graph;
+            Ok((first, again, grown, shrunk))
+        })
+        .await
+        .unwrap();
+    assert!(Arc::ptr_eq(&a, &b), "nothing changed: the same graph");
+    assert!(!Arc::ptr_eq(&b, &c), "a new edge reloads it");
+    assert_eq!(c.transfer_count(), a.transfer_count() + 1);
+    assert!(!Arc::ptr_eq(&c, &d) && d.node(3).is_none(), "a forgotten concept reloads it");
+}
