@@ -20,6 +20,7 @@ use serde_json::json;
 
 mod forget;
 mod memory;
+mod drift;
 mod regulator;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC
