@@ -16,10 +16,7 @@ fn cycle() -> DriftCycle {
         at: T0 - 30,
         seed: Some("coffee".into()),
         strategy: Some("recent".into()),
-        fired: vec![
-            Fired { name: "mornings".into(), energy: 0.63 },
-            Fired { name: "sleep".into(), energy: 0.41 },
-        ],
+        fired: vec![Fired { name: "mornings".into(), energy: 0.63 }, Fired { name: "sleep".into(), energy: 0.41 }],
         energy: Some(0.63),
         gate: 0.4,
         kind: Some("question".into()),
