@@ -38,6 +38,8 @@ pub const SELF_REFLECTION_P: f64 = 0.20;
 pub const ENERGY_GATE: f64 = 0.4;
 /// §14.4: cooldown on the seed and the activated concepts (seconds).
 pub const COOLDOWN_S: i64 = 3600;
+/// §14.4: the strength a decaying seed gains once its thought is stored (capped at 10).
+pub const DECAYING_RESCUE: f64 = 0.1;
 /// §14.4: concepts kept after the gate.
 pub const TOP_K: usize = 5;
 

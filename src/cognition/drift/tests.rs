@@ -179,6 +179,7 @@ fn inputs() -> Inputs {
         active_tasks: 0,
         last_plan_at: None,
         tool_hint: None,
+        tool_suggested_at: None,
         thread_open: false,
         same_kind_reflected: 0,
         fatigue_fraction: 0.0,
@@ -208,7 +209,12 @@ fn each_action_has_its_gates() {
     assert!(rejected(&Inputs { comm: backing, ..inputs() }, Action::Communicate).unwrap().contains("backoff"));
     // SUGGEST needs a tool.
     assert!(rejected(&i, Action::Suggest).is_some());
-    assert!(rejected(&Inputs { tool_hint: Some("reminder".into()), ..inputs() }, Action::Suggest).is_none());
+    let hinted = Inputs { tool_hint: Some("reminder".into()), ..inputs() };
+    assert!(rejected(&hinted, Action::Suggest).is_none());
+    // Once per tool per 12 h.
+    let again = Inputs { tool_suggested_at: Some(NOW - 11 * 3600), ..hinted.clone() };
+    assert_eq!(rejected(&again, Action::Suggest).as_deref(), Some("12 h cooldown on reminder"));
+    assert!(rejected(&Inputs { tool_suggested_at: Some(NOW - 12 * 3600), ..hinted }, Action::Suggest).is_none());
     // NURTURE: only after a day away.
     assert!(rejected(&i, Action::Nurture).is_some());
     assert!(rejected(&Inputs { idle_s: Some(90_000), ..inputs() }, Action::Nurture).is_none());

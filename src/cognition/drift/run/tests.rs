@@ -2,6 +2,8 @@ use super::*;
 use crate::store::{
     ConceptFields, ConceptsRepo, EpisodesRepo, NewEdge, NewEpisode, RelationshipsRepo, now_ts, open_in_memory,
 };
+use crate::store::{JobKind, JobsRepo};
+use std::sync::Arc;
 
 /// Ten episodes on "coffee", concepts coffee ↔ mornings (strength 0.9) and eight strong fillers
 /// outside the decaying range. With `user_wrote`, the user's last message was just now.
@@ -84,6 +86,16 @@ async fn a_reflected_thought_joins_its_topics_context_without_warming_it() {
     assert!(r.energy.unwrap() > 0.6 && r.gate == 0.4);
     let rejected: Vec<&str> = r.scores.iter().filter(|s| s.rejected_by.is_some()).map(|s| s.action.as_str()).collect();
     assert!(rejected.contains(&"COMMUNICATE") && rejected.contains(&"SEED_THREAD"), "{rejected:?}");
+    // The decaying seed was rescued a little (+0.1 on 1.0); the other concept was not.
+    assert_eq!(r.strategy.as_deref(), Some("decaying"));
+    let seed = r.seed.clone().unwrap();
+    // coffee is concept 1, mornings 2.
+    let (seed_id, other) = if seed == "coffee" { (1, 2) } else { (2, 1) };
+    let strengths = db
+        .call(move |c| Ok((ConceptsRepo(c).strength(seed_id)?.strength, ConceptsRepo(c).strength(other)?.strength)))
+        .await
+        .unwrap();
+    assert!((strengths.0 - 1.1).abs() < 1e-9 && (strengths.1 - 1.0).abs() < 1e-9, "{strengths:?}");
     // The next turn on "coffee" reads it with its gists; it is not a real gist.
     let ctx = db.call(move |c| GistsRepo(c).for_context("coffee", now + 60, 10)).await.unwrap();
     assert!(ctx.iter().any(|g| g.gist_type == "drift" && g.content.contains("coffee")), "{ctx:?}");
