@@ -1,3 +1,4 @@
+use super::read::load_state;
 use super::*;
 use crate::store::{
     ConceptFields, ConceptsRepo, EpisodesRepo, NewEdge, NewEpisode, RelationshipsRepo, now_ts, open_in_memory,
@@ -160,4 +161,38 @@ async fn the_graph_cache_is_reused_until_the_graph_changes() {
     assert!(!Arc::ptr_eq(&b, &c), "a new edge reloads it");
     assert_eq!(c.transfer_count(), a.transfer_count() + 1);
     assert!(!Arc::ptr_eq(&c, &d) && d.node(3).is_none(), "a forgotten concept reloads it");
+}
+
+#[tokio::test]
+async fn a_curiosity_thread_joins_its_topics_next_turn_once() {
+    let (db, bus, now) = world(true);
+    let later = now + 3600;
+    // The user wrote an hour ago, nothing is quiet; the question goes to SEED_THREAD when
+    // COMMUNICATE is out (its breaker open).
+    db.call(move |c| {
+        let mut s = load_state(c)?;
+        s.comm.paused_until = Some(later + 3600);
+        save_state(c, &s, now)
+    })
+    .await
+    .unwrap();
+    let r = run_cycle(&db, None, &bus, later, 7, &opts((0, 0)), &CancellationToken::new()).await.unwrap();
+    assert_eq!(r.action.as_deref(), Some("SEED_THREAD"), "{r:?}");
+    let question = r.thought.clone().unwrap();
+    let (first, second, open) = db
+        .call(move |c| {
+            let repo = crate::store::TurnRepo(c);
+            let first = repo.topic_context("coffee", later + 60)?;
+            let second = repo.topic_context("coffee", later + 120)?;
+            Ok((first, second, CuriosityRepo(c).count_open()?))
+        })
+        .await
+        .unwrap();
+    let marked: Vec<&str> =
+        first.gists.iter().filter(|g| g.content.contains(&question)).map(|g| g.content.as_str()).collect();
+    assert_eq!(marked.len(), 1, "{:?}", first.gists);
+    assert!(marked[0].starts_with("[a question I wondered about earlier"), "{marked:?}");
+    assert_eq!(first.real_gist_count(), 0, "it does not warm the topic");
+    assert!(!second.gists.iter().any(|g| g.content.contains(&question)), "once only");
+    assert_eq!(open, 0);
 }
