@@ -41,7 +41,19 @@ pub struct Ready {
     pub energy: f64,
     /// Kept concepts (not cooling), strongest first: id, name, activation.
     pub top: Vec<(i64, String, f64)>,
+    /// The kept concepts' names as the template uses them: consolidated ones first.
+    pub for_template: Vec<String>,
     pub grounding: Option<Episode>,
+}
+
+/// Words in a name past which it reads as a sentence (a grown `auto:` node's name is the
+/// normalised text it grew from) rather than a concept.
+pub const NAME_WORDS: usize = 3;
+
+/// A concept the template may name plainly: confirmed in the graph (not on probation) and
+/// named like a concept, not like a sentence.
+fn consolidated(g: &Graph, id: i64, name: &str) -> bool {
+    g.node(id).is_some_and(|n| !n.probation) && name.split_whitespace().count() <= NAME_WORDS
 }
 
 /// Skip gates, then the self-reflection draw, the seed and its activation.
@@ -86,7 +98,10 @@ pub fn seeded(s: &Snapshot, now: i64, rng: &mut SplitMix64, first: Option<Strate
         .map(|(id, n, _)| (*id, n.clone(), by_id.get(id).map(|c| c.sources.clone()).unwrap_or_default()))
         .collect();
     let grounding = synth::ground(&s.pool.episodes, &ground_in).cloned();
-    Front::Ready(Ready { seed_name: name(pick.concept), pick, energy, top, grounding })
+    let (mut for_template, rest): (Vec<_>, Vec<_>) = top.iter().partition(|(id, n, _)| consolidated(&s.graph, *id, n));
+    for_template.extend(rest);
+    let for_template = for_template.into_iter().map(|t| t.1.clone()).collect();
+    Front::Ready(Ready { seed_name: name(pick.concept), pick, energy, top, for_template, grounding })
 }
 
 /// The report's head for a front outcome.

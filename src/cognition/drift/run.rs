@@ -81,7 +81,7 @@ impl Default for Options {
 async fn think(llm: Option<&Llm>, r: &Ready, cancel: &CancellationToken) -> (Thought, Option<String>) {
     let names: Vec<String> = r.top.iter().map(|t| t.1.clone()).collect();
     let grounding = r.grounding.as_ref().map(|e| e.gist.as_str());
-    let fallback = || synth::template(&r.seed_name, &names, r.energy, grounding);
+    let fallback = || synth::template(&r.seed_name, &r.for_template, r.energy, grounding);
     let Some(llm) = llm.filter(|l| l.memory_uses_model()) else { return (fallback(), None) };
     let req = synth::request(&r.seed_name, &names, grounding);
     match llm.structured(Role::Lightweight, &req, &synth::schema(), SYNTH_TIMEOUT, cancel).await {

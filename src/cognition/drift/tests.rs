@@ -111,6 +111,35 @@ fn drift_energy_is_the_graphs_drive_scaled_by_the_hop() {
     assert!(super::activate(99, &g).is_empty(), "an unknown seed reaches nothing");
 }
 
+/// The template names consolidated concepts before probationary or sentence-like grown ones,
+/// whatever their energy.
+#[test]
+fn the_template_prefers_consolidated_concepts() {
+    let mut s = snapshot(0.9);
+    // Unlikely seeds (confidence < 0.4): the random draw seeds coffee.
+    let low = |id, name| Concept { confidence: 0.3, ..concept(id, name, 1.0, vec![10]) };
+    s.pool.concepts.push(low(3, "the user said the early train is always late"));
+    s.pool.concepts.push(low(4, "tea"));
+    let mut probation = Node::new(4, "tea");
+    probation.probation = true;
+    let e = |id, target, weight| Edge { id, source: 1, target, weight, both: false };
+    s.graph = std::sync::Arc::new(Graph::new(
+        vec![
+            Node::new(1, "coffee"),
+            Node::new(2, "mornings"),
+            Node::new(3, "the user said the early train is always late"),
+            probation,
+        ],
+        &[e(100, 2, 0.7), e(101, 3, 0.95), e(102, 4, 0.9)],
+    ));
+    let f = cycle::seeded(&s, NOW, &mut SplitMix64(1), Some(Strategy::Random));
+    let Front::Ready(r) = f else { panic!("{f:?}") };
+    assert_eq!(r.top[0].1, "the user said the early train is always late", "strongest first in the report");
+    assert_eq!(r.for_template, ["mornings", "the user said the early train is always late", "tea"]);
+    let t = synth::template(&r.seed_name, &r.for_template, r.energy, None);
+    assert!(t.content.starts_with("coffee and mornings"), "{}", t.content);
+}
+
 #[test]
 fn cooldowns_pass_over_seeds_and_drop_activated_concepts() {
     let mut s = snapshot(0.9);
