@@ -107,13 +107,16 @@ pub fn snapshot(c: &Connection, now: i64, o: &Options) -> Result<(Snapshot, Stat
         Some(cache) => cache.get(c)?,
         None => Arc::new(crate::memory::graph::load(c)?),
     };
-    let mut self_items = Vec::new();
+    // The self-model the turn reads (docs/cognition.md §4.8), with no regulator break (drift
+    // has no turn), most severe first; then drift's own state, which the self-model cannot see.
+    let budget = crate::cognition::act::plan::ActLimits::default().fatigue_budget;
+    let mut self_items: Vec<String> =
+        crate::cognition::self_model::assess(&crate::store::self_readings(c, now)?, None, budget)
+            .into_iter()
+            .map(|i| i.detail)
+            .collect();
     if state.comm.breaker_open(now) {
         self_items.push("my last messages went unanswered, so I am holding back".to_string());
-    }
-    let (open, ..) = crate::store::UncertaintiesRepo(c).counts()?;
-    if open >= 3 {
-        self_items.push(format!("{open} things I know about you disagree with each other"));
     }
     let snap = Snapshot { conditions, pool, graph, cooldowns: state.cooldowns.clone(), self_items };
     Ok((snap, state))

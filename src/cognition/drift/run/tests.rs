@@ -196,3 +196,37 @@ async fn a_curiosity_thread_joins_its_topics_next_turn_once() {
     assert!(!second.gists.iter().any(|g| g.content.contains(&question)), "once only");
     assert_eq!(open, 0);
 }
+
+/// Self-reflection reads the turn's self-model (an open contradiction is one of its items),
+/// and drift adds only what the self-model cannot see (its own breaker).
+#[tokio::test]
+async fn self_reflection_reads_the_self_model() {
+    let (db, _bus, now) = world(false);
+    let items = db
+        .call(move |c| {
+            let quiet = snapshot(c, now, &opts((0, 0)))?.0.self_items;
+            let u = crate::store::NewUncertainty {
+                a: ("concept", "1".into()),
+                b: Some(("concept", "2".into())),
+                kind: "contradiction",
+                severity: "high",
+                context: "drift",
+                reasoning: None,
+                temporal_signal: false,
+                surface_context: None,
+                resolved: None,
+            };
+            crate::store::UncertaintiesRepo(c).insert(&u, now)?;
+            let mut s = load_state(c)?;
+            s.comm.paused_until = Some(now + 60);
+            save_state(c, &s, now)?;
+            Ok((quiet, snapshot(c, now, &opts((0, 0)))?.0.self_items))
+        })
+        .await
+        .unwrap();
+    assert!(items.0.is_empty(), "{:?}", items.0);
+    assert_eq!(
+        items.1,
+        ["1 contradiction(s) in memory not yet resolved", "my last messages went unanswered, so I am holding back"]
+    );
+}
