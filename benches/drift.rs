@@ -7,6 +7,9 @@
 //! snapshot from a SQLite store of the same rows (`drift::run::snapshot`), `graph_load_100k` the
 //! part of it that reads the activation graph. Not timed: the model call.
 //!
+//! Measured (2-core shared machine, crate at opt-level 3, medians): cycle_front 2.56 ms
+//! (184 of 200 cycles pass the gate); snapshot 326 ms, graph_load 293 ms, snapshot_cached 78 ms.
+//!
 //! `cargo bench --bench drift`
 
 use std::collections::HashMap;
