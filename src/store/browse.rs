@@ -25,13 +25,15 @@ pub enum MemoryLayer {
     Facts,
     Lists,
     Reminders,
+    /// The drift engine's stored thoughts (docs/cognition.md §14).
+    Thoughts,
     World,
 }
 
 impl MemoryLayer {
     /// Browser tab order: who you are, what happened, what it meant, then the short-lived
     /// layers and the skills' own stores.
-    pub const ALL: [MemoryLayer; 8] = [
+    pub const ALL: [MemoryLayer; 9] = [
         MemoryLayer::Traits,
         MemoryLayer::Episodes,
         MemoryLayer::Concepts,
@@ -39,6 +41,7 @@ impl MemoryLayer {
         MemoryLayer::Facts,
         MemoryLayer::Lists,
         MemoryLayer::Reminders,
+        MemoryLayer::Thoughts,
         MemoryLayer::World,
     ];
 
@@ -52,6 +55,7 @@ impl MemoryLayer {
             MemoryLayer::Facts => "fact",
             MemoryLayer::Lists => "list",
             MemoryLayer::Reminders => "reminder",
+            MemoryLayer::Thoughts => "thought",
             MemoryLayer::World => "world",
         }
     }
@@ -65,6 +69,7 @@ impl MemoryLayer {
             MemoryLayer::Facts => "Facts",
             MemoryLayer::Lists => "Lists",
             MemoryLayer::Reminders => "Reminders",
+            MemoryLayer::Thoughts => "Thoughts",
             MemoryLayer::World => "World state",
         }
     }
@@ -79,6 +84,7 @@ impl MemoryLayer {
             MemoryLayer::Facts => "facts",
             MemoryLayer::Lists => "lists",
             MemoryLayer::Reminders => "reminders",
+            MemoryLayer::Thoughts => "drift_thoughts",
             MemoryLayer::World => "world_state",
         }
     }
@@ -182,6 +188,7 @@ impl MemoryRow {
             }
             MemoryLayer::Lists => format!("{}/{} done", p("checked"), p("items")),
             MemoryLayer::Reminders => format!("due {}", p("due_at")),
+            MemoryLayer::Thoughts => format!("{} → {}", p("thought_type"), p("action")),
             MemoryLayer::World => p("key"),
         }
     }
@@ -265,6 +272,15 @@ fn sql(layer: MemoryLayer, fts: bool) -> &'static str {
              WHERE state = 'pending' AND (?3 IS NULL OR message LIKE ?3 ESCAPE '\\')
              ORDER BY due_ts, id LIMIT ?1"
         }
+        // Drift's thoughts (docs/cognition.md §14), an expired deferred message included: it
+        // was still written down.
+        (MemoryLayer::Thoughts, _) => {
+            "SELECT id, content, NULL, NULL, created_at, COALESCE(delivered_at, created_at), expires_at,
+                    thought_type, action, state, author, topic, seed_strategy, energy
+             FROM drift_thoughts
+             WHERE ?3 IS NULL OR content LIKE ?3 ESCAPE '\\' OR topic LIKE ?3 ESCAPE '\\'
+             ORDER BY created_at DESC, id DESC LIMIT ?1"
+        }
         // A topic's open things (docs/cognition.md §4.7); rows are named by rowid.
         (MemoryLayer::World, _) => {
             "SELECT rowid, value, NULL, NULL, updated_at, updated_at, expires_at, key
@@ -317,6 +333,7 @@ pub fn memory_text(conn: &Connection, name: &str) -> Result<Option<(String, Opti
         MemoryLayer::Gists => "SELECT content, reliability FROM gists WHERE id = ?1",
         MemoryLayer::Facts => "SELECT key || ': ' || value, reliability FROM facts WHERE id = ?1",
         MemoryLayer::World => "SELECT key || ': ' || value, NULL FROM world_state WHERE rowid = ?1",
+        MemoryLayer::Thoughts => "SELECT content, NULL FROM drift_thoughts WHERE id = ?1",
         MemoryLayer::Lists | MemoryLayer::Reminders => return Ok(None),
     };
     Ok(conn.query_row(sql, [id.row], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)

@@ -113,6 +113,17 @@ impl ConceptsRepo<'_> {
         Ok(())
     }
 
+    /// Add `by` to a live concept's strength, at most 10 (drift's rescue of a decaying seed);
+    /// it is no longer at the floor.
+    pub fn strengthen(&self, id: i64, by: f64, now: i64) -> Result<(), StoreError> {
+        self.0.execute(
+            "UPDATE semantic_concepts SET strength = min(10.0, strength + ?2), at_floor_since = NULL, updated_at = ?3
+             WHERE id = ?1 AND deleted_at IS NULL",
+            params![id, by, now],
+        )?;
+        Ok(())
+    }
+
     /// Bring a forgotten concept back as new, on its own row.
     pub fn revive(&self, id: i64, c: &ConceptFields<'_>, source_episodes: &str, now: i64) -> Result<(), StoreError> {
         self.0.execute(

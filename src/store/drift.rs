@@ -258,6 +258,19 @@ impl CuriosityRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The open threads of `topic`, oldest first, marked surfaced: the topic has come back, so
+    /// each joins that turn's context once and is not brought back again.
+    pub fn surface_for_topic(&self, topic: &str, now: i64) -> Result<Vec<String>, StoreError> {
+        let open = self.open_for_topic(topic)?;
+        for (id, _) in &open {
+            self.0.execute(
+                "UPDATE curiosity_threads SET state = 'surfaced', surfaced_at = ?2 WHERE id = ?1 AND state = 'open'",
+                params![id, now],
+            )?;
+        }
+        Ok(open.into_iter().map(|(_, q)| q).collect())
+    }
+
     pub fn count_open(&self) -> Result<i64, StoreError> {
         Ok(self.0.query_row("SELECT COUNT(*) FROM curiosity_threads WHERE state = 'open'", [], |r| r.get(0))?)
     }

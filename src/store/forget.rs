@@ -70,6 +70,7 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         MemoryLayer::Lists => text("name").into_iter().collect(),
         MemoryLayer::Reminders => text("message").into_iter().collect(),
         MemoryLayer::World => text("value").into_iter().collect(),
+        MemoryLayer::Thoughts => text("content").into_iter().collect(),
     };
     let mut needles = needles;
     let exchanges: Vec<String> = match id.layer {
@@ -92,6 +93,12 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         }
         MemoryLayer::World => {
             tx.execute("DELETE FROM world_state WHERE rowid = ?1", [id.row])?;
+        }
+        // Its curiosity thread goes with it; its words elsewhere (a REFLECT gist, a delivered
+        // message) go through the purge.
+        MemoryLayer::Thoughts => {
+            tx.execute("DELETE FROM curiosity_threads WHERE drift_thought_id = ?1", [id.row])?;
+            tx.execute("DELETE FROM drift_thoughts WHERE id = ?1", [id.row])?;
         }
         MemoryLayer::Facts => {
             super::VectorRepo(&tx).wipe(super::VecTable::Facts, id.row)?;

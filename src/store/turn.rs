@@ -177,9 +177,19 @@ impl TurnRepo<'_> {
 
     /// Gists, facts, world state and FOK of `topic`. Reading refreshes the gists' TTL.
     pub fn topic_context(&self, topic: &str, now: i64) -> Result<TopicContext, StoreError> {
-        let gists = super::GistsRepo(self.0).for_context(topic, now, GISTS_IN_CONTEXT)?;
+        let mut gists = super::GistsRepo(self.0).for_context(topic, now, GISTS_IN_CONTEXT)?;
         if !gists.is_empty() {
             super::GistsRepo(self.0).extend_live(topic, now, now + GIST_TTL_S)?;
+        }
+        // Drift's curiosity threads on this topic come back once, marked as the assistant's
+        // own question (a drift gist, so they never make the topic look warm).
+        for q in super::CuriosityRepo(self.0).surface_for_topic(topic, now)? {
+            gists.push(Gist {
+                gist_type: "drift".into(),
+                content: format!("[a question I wondered about earlier; raise it if it fits] {q}"),
+                confidence: 8.0,
+                cold_start: false,
+            });
         }
         let facts = super::FactsRepo(self.0).for_context(topic, now, FACTS_IN_CONTEXT)?;
         let world_state = super::WorldStateRepo(self.0).live_for(topic, now, WORLD_STATE_IN_CONTEXT)?;

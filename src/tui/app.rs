@@ -99,6 +99,8 @@ pub struct App {
     pub uncertainties: UncertaintiesPane,
     /// The uncertainty record open in its detail popup (Enter on the pane).
     pub uncertainty: Option<String>,
+    /// The Drift pane's selected entry is open in its detail popup (Enter on the pane).
+    pub drift_open: bool,
     pub audit: Option<Audit>,
     pub memory: Option<MemoryBrowser>,
     pub help: Option<Help>,
@@ -130,6 +132,7 @@ impl App {
             drift: DriftPane::default(),
             uncertainties: UncertaintiesPane::default(),
             uncertainty: None,
+            drift_open: false,
             audit: None,
             memory: None,
             help: None,
@@ -154,6 +157,8 @@ impl App {
             m.context()
         } else if self.uncertainty.is_some() {
             Context::Uncertainty
+        } else if self.drift_open {
+            Context::Drift
         } else if self.focus == Focus::Input {
             Context::Input
         } else {
@@ -280,6 +285,7 @@ impl App {
             Command::Close => match ctx {
                 Context::Help => self.help = None,
                 Context::Uncertainty => self.uncertainty = None,
+                Context::Drift => self.drift_open = false,
                 Context::Setup => self.setup.dismiss(),
                 Context::Audit | Context::Detail => {
                     if let Some(a) = &mut self.audit
@@ -303,6 +309,12 @@ impl App {
             }
             Command::Open if ctx == Context::View && self.focus == Focus::Uncertainties => {
                 self.uncertainty = self.uncertainties.selected_item().map(|u| u.id.clone());
+            }
+            Command::Open if ctx == Context::View && self.focus == Focus::Drift => {
+                self.drift_open = self.drift.has_selection();
+            }
+            Command::Up | Command::Down if ctx == Context::View && self.focus == Focus::Drift => {
+                self.drift.select(if cmd == Command::Up { -1 } else { 1 });
             }
             Command::Up | Command::Down if ctx == Context::View && self.focus == Focus::Uncertainties => {
                 self.uncertainties.select(if cmd == Command::Up { -1 } else { 1 });
@@ -426,7 +438,8 @@ impl App {
             | Context::MemoryDetail
             | Context::MemorySearch
             | Context::MemoryConfirm
-            | Context::Uncertainty => {}
+            | Context::Uncertainty
+            | Context::Drift => {}
             // PageUp/PageDown from the message box scroll the chat.
             Context::Input => self.scroll_focus(Focus::Chat, cmd),
             Context::View => self.scroll_focus(self.focus, cmd),

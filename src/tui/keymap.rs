@@ -57,6 +57,8 @@ pub enum Context {
     MemoryConfirm,
     /// One uncertainty record with its choices.
     Uncertainty,
+    /// One drift cycle or thought in detail.
+    Drift,
 }
 
 impl Context {
@@ -82,7 +84,7 @@ pub enum Scope {
 
 impl Scope {
     /// Help popup order.
-    pub const ORDER: [Scope; 13] = [
+    pub const ORDER: [Scope; 14] = [
         Scope::Global,
         Scope::Only(Context::Input),
         Scope::Only(Context::View),
@@ -94,6 +96,7 @@ impl Scope {
         Scope::Only(Context::MemoryDetail),
         Scope::Only(Context::MemoryConfirm),
         Scope::Only(Context::Uncertainty),
+        Scope::Only(Context::Drift),
         Scope::Only(Context::Help),
         Scope::Only(Context::Setup),
     ];
@@ -122,6 +125,7 @@ impl Scope {
             Scope::Only(Context::MemoryDetail) => "One memory",
             Scope::Only(Context::MemoryConfirm) => "Forget a memory?",
             Scope::Only(Context::Uncertainty) => "An uncertainty",
+            Scope::Only(Context::Drift) => "A drift thought",
         }
     }
 }
@@ -244,7 +248,7 @@ pub const BINDINGS: &[Binding] = &[
     b("scroll_down", Only(C::View), Command::Down, &["down", "j"], "scroll", false),
     b("scroll_top", Only(C::View), Command::Top, &["home", "g"], "to the top", false),
     b("scroll_bottom", Only(C::View), Command::Bottom, &["end", "G"], "to the bottom (follow)", false),
-    b("pane_open", Only(C::View), Command::Open, &["enter"], "open the selected uncertainty", false),
+    b("pane_open", Only(C::View), Command::Open, &["enter"], "open the selected uncertainty or drift thought", false),
     // Routing audit.
     b("audit_up", Only(C::Audit), Command::Up, &["up", "k"], "previous decision", false),
     b("audit_down", Only(C::Audit), Command::Down, &["down", "j"], "next decision", false),
@@ -285,6 +289,8 @@ pub const BINDINGS: &[Binding] = &[
     b("uncertainty_both", Only(C::Uncertainty), Command::ResolveBoth, &["2"], "both are true", true),
     b("uncertainty_forget", Only(C::Uncertainty), Command::ResolveForget, &["3"], "forget both", true),
     b("uncertainty_close", Only(C::Uncertainty), Command::Close, &["esc", "q"], "close", true),
+    // A drift thought.
+    b("drift_close", Only(C::Drift), Command::Close, &["esc", "backspace", "q"], "back to the pane", true),
     // Help.
     b("help_up", Only(C::Help), Command::Up, &["up", "k"], "scroll", false),
     b("help_down", Only(C::Help), Command::Down, &["down", "j"], "scroll", false),

@@ -127,15 +127,18 @@ pub fn render(app: &App, frame: &mut Frame) {
         audit.render(frame, Audit::area(a.main), app.offset);
     }
     if let Some(id) = &app.uncertainty {
-        uncertainty_popup(frame, a.main, &app.uncertainties.detail(id));
+        popup(frame, a.main, "Uncertainty", &app.uncertainties.detail(id));
+    }
+    if app.drift_open {
+        popup(frame, a.main, "Drift", &app.drift.detail(app.offset));
     }
     if let Some(help) = &app.help {
         help.render(frame, a.main, &app.keymap);
     }
 }
 
-/// One uncertainty record over the middle of the screen.
-fn uncertainty_popup(frame: &mut Frame, screen: Rect, text: &Text<'static>) {
+/// One uncertainty record or drift thought over the middle of the screen.
+fn popup(frame: &mut Frame, screen: Rect, title: &str, text: &Text<'static>) {
     let width = screen.width.saturating_sub(4).min(90);
     let height = (text.lines.len() as u16 + 2).min(screen.height);
     let area =
@@ -143,7 +146,7 @@ fn uncertainty_popup(frame: &mut Frame, screen: Rect, text: &Text<'static>) {
     frame.render_widget(ratatui::widgets::Clear, area);
     let p = ratatui::widgets::Paragraph::new(text.clone())
         .wrap(ratatui::widgets::Wrap { trim: false })
-        .block(super::theme::pane("Uncertainty", true));
+        .block(super::theme::pane(title, true));
     frame.render_widget(p, area);
 }
 

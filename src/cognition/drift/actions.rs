@@ -101,6 +101,9 @@ pub const PLAN_ACTIVATION: f64 = 0.7;
 pub const PLAN_SIGNALS: usize = 2;
 pub const PLAN_MAX_TASKS: usize = 5;
 pub const PLAN_COOLDOWN_S: i64 = 48 * 3600;
+/// A tool suggested once is not suggested again for this long (parameters §8's per-tool
+/// cooldown of the ambient tool action, applied to SUGGEST).
+pub const TOOL_COOLDOWN_S: i64 = 12 * 3600;
 pub const REFLECT_ENERGY: f64 = 0.35;
 pub const REFLECT_REPEAT_DECAY: f64 = 0.8;
 pub const REFLECT_NOVELTY: f64 = 0.75;
@@ -127,6 +130,8 @@ pub struct Inputs {
     pub last_plan_at: Option<i64>,
     /// A skill the activated concepts point at (SUGGEST), e.g. "reminder".
     pub tool_hint: Option<String>,
+    /// When the hinted tool was last suggested.
+    pub tool_suggested_at: Option<i64>,
     /// An open curiosity thread on the seed already exists.
     pub thread_open: bool,
     /// Same-kind thoughts stored as REFLECT in the last day (the repeat decay's exponent).
@@ -165,9 +170,17 @@ fn score_one(a: Action, i: &Inputs) -> (f64, Option<String>) {
         }
         Action::Suggest => (
             i.relevance * i.energy,
-            gate(i.tool_hint.is_some(), || "no tool fits".into()).or_else(|| {
-                gate(i.relevance >= SUGGEST_RELEVANCE, || format!("relevance {:.2} < {SUGGEST_RELEVANCE}", i.relevance))
-            }),
+            gate(i.tool_hint.is_some(), || "no tool fits".into())
+                .or_else(|| {
+                    gate(i.tool_suggested_at.is_none_or(|t| now - t >= TOOL_COOLDOWN_S), || {
+                        format!("12 h cooldown on {}", i.tool_hint.as_deref().unwrap_or("the tool"))
+                    })
+                })
+                .or_else(|| {
+                    gate(i.relevance >= SUGGEST_RELEVANCE, || {
+                        format!("relevance {:.2} < {SUGGEST_RELEVANCE}", i.relevance)
+                    })
+                }),
         ),
         Action::Nurture => (
             NURTURE_SCORE,

@@ -5,18 +5,19 @@
 
 use super::gate::{self, Conditions, Skip};
 use super::seed::{self, Episode, Pick, Pool, Strategy};
-use super::spread::WEAK_PASS;
-use super::{Graph, SELF_REFLECTION_P, activate, synth};
+use super::{SELF_REFLECTION_P, activate, synth};
 use crate::SplitMix64;
+use crate::memory::graph::Graph;
 use crate::vocab::drift::{DriftCycle, Fired};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What one cycle reads, gathered at `now`.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub conditions: Conditions,
     pub pool: Pool,
-    pub graph: Graph,
+    pub graph: Arc<Graph>,
     /// Concept id → cooling until.
     pub cooldowns: HashMap<i64, i64>,
     /// Noteworthy self-model items (self-reflection reads them).
@@ -40,7 +41,19 @@ pub struct Ready {
     pub energy: f64,
     /// Kept concepts (not cooling), strongest first: id, name, activation.
     pub top: Vec<(i64, String, f64)>,
+    /// The kept concepts' names as the template uses them: consolidated ones first.
+    pub for_template: Vec<String>,
     pub grounding: Option<Episode>,
+}
+
+/// Words in a name past which it reads as a sentence (a grown `auto:` node's name is the
+/// normalised text it grew from) rather than a concept.
+pub const NAME_WORDS: usize = 3;
+
+/// A concept the template may name plainly: confirmed in the graph (not on probation) and
+/// named like a concept, not like a sentence.
+fn consolidated(g: &Graph, id: i64, name: &str) -> bool {
+    g.node(id).is_some_and(|n| !n.probation) && name.split_whitespace().count() <= NAME_WORDS
 }
 
 /// Skip gates, then the self-reflection draw, the seed and its activation.
@@ -62,7 +75,7 @@ pub fn seeded(s: &Snapshot, now: i64, rng: &mut SplitMix64, first: Option<Strate
         Ok(p) => p,
         Err(tried) => return Front::Skipped(Skip::NoSeed { tried }),
     };
-    let activated = activate(pick.concept, &s.graph, &mut |_| rng.next_f64() < WEAK_PASS);
+    let activated = activate(pick.concept, &s.graph);
     let energy = gate::energy(&activated, pick.concept);
     if !gate::passes(energy) {
         return Front::Skipped(Skip::Weak { energy });
@@ -85,7 +98,10 @@ pub fn seeded(s: &Snapshot, now: i64, rng: &mut SplitMix64, first: Option<Strate
         .map(|(id, n, _)| (*id, n.clone(), by_id.get(id).map(|c| c.sources.clone()).unwrap_or_default()))
         .collect();
     let grounding = synth::ground(&s.pool.episodes, &ground_in).cloned();
-    Front::Ready(Ready { seed_name: name(pick.concept), pick, energy, top, grounding })
+    let (mut for_template, rest): (Vec<_>, Vec<_>) = top.iter().partition(|(id, n, _)| consolidated(&s.graph, *id, n));
+    for_template.extend(rest);
+    let for_template = for_template.into_iter().map(|t| t.1.clone()).collect();
+    Front::Ready(Ready { seed_name: name(pick.concept), pick, energy, top, for_template, grounding })
 }
 
 /// The report's head for a front outcome.

@@ -15,15 +15,13 @@ pub mod reconcile;
 pub mod run;
 pub mod schedule;
 pub mod seed;
-pub mod spread;
 pub mod synth;
 pub mod worker;
 
 #[cfg(test)]
 mod tests;
 
-use spread::Edge;
-use std::collections::HashMap;
+use crate::memory::graph::{self, Graph, Params, Seed};
 
 /// §14.1: base interval between cycles (seconds).
 pub const INTERVAL_S: u64 = 300;
@@ -40,46 +38,34 @@ pub const SELF_REFLECTION_P: f64 = 0.20;
 pub const ENERGY_GATE: f64 = 0.4;
 /// §14.4: cooldown on the seed and the activated concepts (seconds).
 pub const COOLDOWN_S: i64 = 3600;
+/// §14.4: the strength a decaying seed gains once its thought is stored (capped at 10).
+pub const DECAYING_RESCUE: f64 = 0.1;
 /// §14.4: concepts kept after the gate.
 pub const TOP_K: usize = 5;
 
-/// The graph as activation reads it: each concept's outgoing excitatory edges.
-pub type Graph = HashMap<i64, Vec<Edge>>;
+/// §14.4: drift's energy per unit of drive. A direct neighbour over an edge of weight `w`
+/// from a seed fired at its threshold has drive `w`, and under seed 000's spread it had energy
+/// `0.7·w`; scaling by the same 0.7 keeps the 0.4 gate, the 2.5 fatigue budget and the 0.5
+/// strong-signal line meaning what the seed's numbers meant.
+pub const HOP: f64 = 0.7;
 
-/// Build [`Graph`] from edge rows (a bidirectional edge is walked both ways).
-pub fn graph(rows: impl IntoIterator<Item = (i64, i64, i64, f64, bool)>) -> Graph {
-    let mut g: Graph = HashMap::new();
-    for (id, from, to, strength, both) in rows {
-        g.entry(from).or_default().push(Edge { id, from, to, strength });
-        if both {
-            g.entry(to).or_default().push(Edge { id, from: to, to: from, strength });
-        }
-    }
-    g
-}
-
-/// Spreading activation from `seed` over its 2-hop neighbourhood ([`spread`] says why it is
-/// not the turn's integrate-and-fire); `weak_pass` decides each weak edge (the cycle's seeded
-/// RNG). The seed is included at 1.0.
-pub fn activate(seed: i64, g: &Graph, weak_pass: &mut dyn FnMut(i64) -> bool) -> Vec<(i64, f64)> {
-    let mut near: Vec<Edge> = Vec::new();
-    let mut seen: std::collections::HashSet<(i64, i64)> = std::collections::HashSet::new();
-    let mut frontier = vec![seed];
-    for _ in 0..spread::MAX_DEPTH {
-        let mut next = Vec::new();
-        for n in frontier {
-            for e in g.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
-                if seen.insert((e.id, e.from)) {
-                    near.push(*e);
-                    next.push(e.to);
-                }
-            }
-        }
-        frontier = next;
-    }
-    // `spread` asks about weak edges through a `Fn`; decide them up front, in edge order, so
-    // the answer depends only on the RNG's seed.
-    let weak: HashMap<i64, bool> =
-        near.iter().filter(|e| e.strength < spread::STRONG).map(|e| (e.id, weak_pass(e.id))).collect();
-    spread::spread(&[seed], &near, spread::MAX_DEPTH, &|id| weak.get(&id).copied().unwrap_or(false))
+/// Drift's run of the graph's one activation (the turn's leaky integrate-and-fire, §9.4):
+/// the seed gets its own threshold, so it fires once with the least energy that does, and
+/// every reached node that was not inhibited is read by its drive — its peak potential over
+/// its threshold, at most 1 — times [`HOP`]. By energy, then id; the seed is included.
+pub fn activate(seed: i64, g: &Graph) -> Vec<(i64, f64)> {
+    let Some(node) = g.node(seed) else { return Vec::new() };
+    let energy = node.threshold.max(f64::MIN_POSITIVE);
+    let a = graph::activate::activate(g, &[Seed { node: seed, energy }], &Params::default());
+    let mut v: Vec<(i64, f64)> = a
+        .peak
+        .iter()
+        .filter(|(id, _)| a.inhibited.binary_search_by_key(id, |x| x.0).is_err())
+        .filter_map(|&(id, p)| {
+            let th = g.node(id)?.threshold;
+            (th > 0.0).then(|| (id, HOP * (p / th).min(1.0)))
+        })
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
 }

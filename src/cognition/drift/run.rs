@@ -5,18 +5,17 @@
 
 use super::actions::{self, Action, Inputs, Kind};
 use super::comm::{self, CommState};
-use super::cycle::{self, Front, Ready, Snapshot};
-use super::gate::{self, Conditions};
+use super::cycle::{self, Front, Ready};
+use super::gate;
 use super::schedule;
-use super::seed::{Concept, Episode, Pool, Strategy};
+use super::seed::Strategy;
 use super::synth::{self, Author, Thought};
 use crate::SplitMix64;
 use crate::config::Role;
 use crate::events::{EngineEvent, EventBus};
 use crate::llm::Llm;
 use crate::store::{
-    ChatRepo, CuriosityRepo, Db, DriftItem, DriftRepo, FocusSessionsRepo, GistsRepo, JobKind, JobsRepo, KvStateRepo,
-    NewGist, NewThought, RelationshipsRepo, StoreError,
+    ChatRepo, ConceptsRepo, CuriosityRepo, Db, DriftItem, DriftRepo, GistsRepo, NewGist, NewThought, StoreError,
 };
 use crate::vocab::drift::DriftCycle;
 use rusqlite::Connection;
@@ -47,6 +46,9 @@ pub struct State {
     pub last_reconcile_at: Option<i64>,
     #[serde(default)]
     pub total: u64,
+    /// Tool → when SUGGEST last named it (its per-tool cooldown).
+    #[serde(default)]
+    pub tools_suggested: HashMap<String, i64>,
 }
 
 /// How a cycle is run.
@@ -58,6 +60,8 @@ pub struct Options {
     pub turn_in_flight: bool,
     /// Force the first draw's strategy.
     pub strategy: Option<Strategy>,
+    /// The activation graph kept between cycles (the worker's; a one-off cycle loads it).
+    pub graph_cache: Option<GraphCache>,
 }
 
 impl Default for Options {
@@ -68,92 +72,16 @@ impl Default for Options {
             interval_s: super::INTERVAL_S,
             turn_in_flight: false,
             strategy: None,
+            graph_cache: None,
         }
     }
-}
-
-fn load_state(c: &Connection) -> Result<State, StoreError> {
-    Ok(KvStateRepo(c).get_text(KV.0, KV.1)?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default())
-}
-
-fn save_state(c: &Connection, s: &State, now: i64) -> Result<(), StoreError> {
-    KvStateRepo(c).set_text(KV.0, KV.1, &serde_json::to_string(s)?, now)
-}
-
-/// Read everything the pure stages need.
-pub fn snapshot(c: &Connection, now: i64, o: &Options) -> Result<(Snapshot, State), StoreError> {
-    let mut state = load_state(c)?;
-    state.cooldowns.retain(|_, until| *until > now);
-    state.fatigue.retain(|(at, _)| *at > now - super::FATIGUE_WINDOW_S);
-    let drift = DriftRepo(c);
-    let busy_queues = JobKind::ALL
-        .into_iter()
-        .filter(|k| JobsRepo(c).depth(*k).is_ok_and(|d| d > 0))
-        .map(|k| k.as_str().to_string())
-        .collect();
-    let episodes_n = crate::store::EpisodesRepo(c).live_count()?;
-    let concepts_n = crate::store::ConceptsRepo(c).live_count()?;
-    let traits_n = crate::store::TraitsRepo(c).count()?;
-    let warmth = crate::memory::decay::current_warmth(c, now)?;
-    let conditions = Conditions {
-        turn_in_flight: o.turn_in_flight,
-        busy_queues,
-        last_episode_at: drift.last_episode_at()?,
-        richness: crate::memory::decay::richness(episodes_n, concepts_n, traits_n, warmth),
-        in_focus: FocusSessionsRepo(c).active(now)?.is_some(),
-        fatigue: state.fatigue.clone(),
-    };
-    let concepts = drift
-        .concepts()?
-        .into_iter()
-        .map(|(id, name, strength, confidence, last, src)| Concept {
-            id,
-            name,
-            strength,
-            confidence,
-            last_reinforced_at: last,
-            sources: serde_json::from_str(&src).unwrap_or_default(),
-        })
-        .collect();
-    let episodes = drift
-        .episodes_since(now - 7 * 86_400, 200)?
-        .into_iter()
-        .map(|(id, gist, topic, salience, created_at)| Episode { id, gist, topic, salience, created_at })
-        .collect();
-    let pool = Pool {
-        concepts,
-        episodes,
-        topics: drift.topic_counts(now - 7 * 86_400)?,
-        last_insight_at: state.last_insight_at,
-        interval_s: o.interval_s,
-        utc_offset_s: o.utc_offset_s,
-    };
-    let graph = super::graph(
-        // Excitatory edges only; a learned weight above 1 (the graph's bound is ±10) passes as
-        // fully strong, since the spread scales energies in [0, 1].
-        RelationshipsRepo(c)
-            .graph_edges()?
-            .into_iter()
-            .filter(|e| e.weight > 0.0)
-            .map(|e| (e.id, e.source, e.target, e.weight.min(1.0), e.bidirectional)),
-    );
-    let mut self_items = Vec::new();
-    if state.comm.breaker_open(now) {
-        self_items.push("my last messages went unanswered, so I am holding back".to_string());
-    }
-    let (open, ..) = crate::store::UncertaintiesRepo(c).counts()?;
-    if open >= 3 {
-        self_items.push(format!("{open} things I know about you disagree with each other"));
-    }
-    let snap = Snapshot { conditions, pool, graph, cooldowns: state.cooldowns.clone(), self_items };
-    Ok((snap, state))
 }
 
 /// The thought: the lightweight model when memory work may ask it, else the template.
 async fn think(llm: Option<&Llm>, r: &Ready, cancel: &CancellationToken) -> (Thought, Option<String>) {
     let names: Vec<String> = r.top.iter().map(|t| t.1.clone()).collect();
     let grounding = r.grounding.as_ref().map(|e| e.gist.as_str());
-    let fallback = || synth::template(&r.seed_name, &names, r.energy, grounding);
+    let fallback = || synth::template(&r.seed_name, &r.for_template, r.energy, grounding);
     let Some(llm) = llm.filter(|l| l.memory_uses_model()) else { return (fallback(), None) };
     let req = synth::request(&r.seed_name, &names, grounding);
     match llm.structured(Role::Lightweight, &req, &synth::schema(), SYNTH_TIMEOUT, cancel).await {
@@ -277,6 +205,7 @@ pub async fn run_cycle(
             }
         })
         .await?;
+    let hint = tool_hint(&ready.top.iter().map(|t| t.1.clone()).collect::<Vec<_>>());
     let inputs = Inputs {
         now,
         kind: thought.kind,
@@ -291,7 +220,8 @@ pub async fn run_cycle(
         strong_signals: ready.top.iter().filter(|t| t.2 >= 0.5).count(),
         active_tasks: 0,
         last_plan_at: state.last_plan_at,
-        tool_hint: tool_hint(&ready.top.iter().map(|t| t.1.clone()).collect::<Vec<_>>()),
+        tool_suggested_at: hint.as_ref().and_then(|t| state.tools_suggested.get(t).copied()),
+        tool_hint: hint.clone(),
         thread_open,
         same_kind_reflected: reflected,
         fatigue_fraction: gate::fatigue_spent(&state.fatigue, now) / super::FATIGUE_BUDGET,
@@ -312,6 +242,13 @@ pub async fn run_cycle(
     if ready.pick.strategy == Strategy::Insight {
         state.last_insight_at = Some(now);
     }
+    if action == Action::Suggest
+        && let Some(t) = hint
+    {
+        state.tools_suggested.retain(|_, at| now - *at < actions::TOOL_COOLDOWN_S);
+        state.tools_suggested.insert(t, now);
+    }
+    let rescue = ready.pick.strategy == Strategy::Decaying;
     let quiet = schedule::is_quiet(now, o.utc_offset_s, o.quiet.0, o.quiet.1);
     let topic = ready.grounding.as_ref().and_then(|e| e.topic.clone());
     let mut r = report.clone();
@@ -321,6 +258,10 @@ pub async fn run_cycle(
             let (row_state, effect) = apply(&tx, action, &r, topic.as_deref(), quiet, now, &mut state)?;
             r.effect = Some(effect);
             let item = store(&tx, &r, topic.as_deref(), action, row_state, Some(seed_id), now)?;
+            if rescue {
+                // Seed 000: thinking about a fading concept keeps it a little longer.
+                ConceptsRepo(&tx).strengthen(seed_id, super::DECAYING_RESCUE, now)?;
+            }
             if action == Action::SeedThread {
                 let q = r.thought.as_deref().unwrap_or("");
                 CuriosityRepo(&tx).open(q, Some(seed_id), topic.as_deref(), Some(item.id), now)?;
@@ -433,6 +374,11 @@ fn store(
         created_at: now,
     })
 }
+
+mod read;
+
+use read::save_state;
+pub use read::{GraphCache, snapshot};
 
 #[cfg(test)]
 mod tests;

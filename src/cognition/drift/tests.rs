@@ -4,8 +4,9 @@ use super::cycle::{self, Front, Snapshot};
 use super::gate::{self, Conditions, Skip};
 use super::schedule;
 use super::seed::{self, Concept, Episode, Pool, Strategy};
-use super::{graph, synth};
+use super::synth;
 use crate::SplitMix64;
+use crate::memory::graph::{Edge, Graph, Node};
 use std::collections::HashMap;
 
 const NOW: i64 = 1_800_000_000;
@@ -65,7 +66,10 @@ fn snapshot(strength: f64) -> Snapshot {
     Snapshot {
         conditions: ok_conditions(),
         pool,
-        graph: graph([(100, 1, 2, strength, false)]),
+        graph: std::sync::Arc::new(Graph::new(
+            vec![Node::new(1, "coffee"), Node::new(2, "mornings")],
+            &[Edge { id: 100, source: 1, target: 2, weight: strength, both: false }],
+        )),
         cooldowns: HashMap::new(),
         self_items: vec![],
     }
@@ -86,6 +90,54 @@ fn the_energy_gate_rejects_a_weak_neighbourhood_and_passes_a_strong_one() {
     assert_eq!(r.top.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["mornings"]);
     assert_eq!(r.grounding.map(|e| e.id), Some(10));
     assert_eq!(gate::energy(&[(1, 1.0)], 1), 0.0, "a lone seed has no energy");
+}
+
+/// Drift reads the turn's integrate-and-fire: a node past a neighbour that fires is reached
+/// (with that neighbour's leaked energy), one past a neighbour that does not is not, and an
+/// inhibited one never counts however much it got first.
+#[test]
+fn drift_energy_is_the_graphs_drive_scaled_by_the_hop() {
+    let e = |id, source, target, weight| Edge { id, source, target, weight, both: false };
+    let nodes = (1..=6).map(|i| Node::new(i, format!("n{i}"))).collect();
+    let g = Graph::new(nodes, &[e(1, 1, 2, 1.5), e(2, 2, 3, 0.7), e(3, 1, 4, 0.5), e(4, 4, 5, 0.9), e(5, 1, 6, -0.3)]);
+    let got: HashMap<i64, f64> = super::activate(1, &g).into_iter().collect();
+    let near = |id: i64, want: f64| assert!((got[&id] - want).abs() < 1e-9, "{id}: {} vs {want}", got[&id]);
+    near(1, 0.7);
+    near(2, 0.7); // fired: drive capped at 1
+    near(3, 0.7 * 0.7 * 1.35); // 1.5 leaked to 1.35 before it fired
+    near(4, 0.7 * 0.5);
+    assert!(!got.contains_key(&5), "beyond a node that did not fire");
+    assert!(!got.contains_key(&6), "inhibited");
+    assert!(super::activate(99, &g).is_empty(), "an unknown seed reaches nothing");
+}
+
+/// The template names consolidated concepts before probationary or sentence-like grown ones,
+/// whatever their energy.
+#[test]
+fn the_template_prefers_consolidated_concepts() {
+    let mut s = snapshot(0.9);
+    // Unlikely seeds (confidence < 0.4): the random draw seeds coffee.
+    let low = |id, name| Concept { confidence: 0.3, ..concept(id, name, 1.0, vec![10]) };
+    s.pool.concepts.push(low(3, "the user said the early train is always late"));
+    s.pool.concepts.push(low(4, "tea"));
+    let mut probation = Node::new(4, "tea");
+    probation.probation = true;
+    let e = |id, target, weight| Edge { id, source: 1, target, weight, both: false };
+    s.graph = std::sync::Arc::new(Graph::new(
+        vec![
+            Node::new(1, "coffee"),
+            Node::new(2, "mornings"),
+            Node::new(3, "the user said the early train is always late"),
+            probation,
+        ],
+        &[e(100, 2, 0.7), e(101, 3, 0.95), e(102, 4, 0.9)],
+    ));
+    let f = cycle::seeded(&s, NOW, &mut SplitMix64(1), Some(Strategy::Random));
+    let Front::Ready(r) = f else { panic!("{f:?}") };
+    assert_eq!(r.top[0].1, "the user said the early train is always late", "strongest first in the report");
+    assert_eq!(r.for_template, ["mornings", "the user said the early train is always late", "tea"]);
+    let t = synth::template(&r.seed_name, &r.for_template, r.energy, None);
+    assert!(t.content.starts_with("coffee and mornings"), "{}", t.content);
 }
 
 #[test]
@@ -156,6 +208,7 @@ fn inputs() -> Inputs {
         active_tasks: 0,
         last_plan_at: None,
         tool_hint: None,
+        tool_suggested_at: None,
         thread_open: false,
         same_kind_reflected: 0,
         fatigue_fraction: 0.0,
@@ -185,7 +238,12 @@ fn each_action_has_its_gates() {
     assert!(rejected(&Inputs { comm: backing, ..inputs() }, Action::Communicate).unwrap().contains("backoff"));
     // SUGGEST needs a tool.
     assert!(rejected(&i, Action::Suggest).is_some());
-    assert!(rejected(&Inputs { tool_hint: Some("reminder".into()), ..inputs() }, Action::Suggest).is_none());
+    let hinted = Inputs { tool_hint: Some("reminder".into()), ..inputs() };
+    assert!(rejected(&hinted, Action::Suggest).is_none());
+    // Once per tool per 12 h.
+    let again = Inputs { tool_suggested_at: Some(NOW - 11 * 3600), ..hinted.clone() };
+    assert_eq!(rejected(&again, Action::Suggest).as_deref(), Some("12 h cooldown on reminder"));
+    assert!(rejected(&Inputs { tool_suggested_at: Some(NOW - 12 * 3600), ..hinted }, Action::Suggest).is_none());
     // NURTURE: only after a day away.
     assert!(rejected(&i, Action::Nurture).is_some());
     assert!(rejected(&Inputs { idle_s: Some(90_000), ..inputs() }, Action::Nurture).is_none());

@@ -112,6 +112,10 @@ pub struct Activation {
     pub trace_factor: f64,
     /// Positive potential left on unfired nodes (what a later call with reset off starts from).
     pub leftover: Vec<(i64, f64)>,
+    /// Every reached node's highest positive potential (seeds, fired and sub-threshold nodes),
+    /// by id: a graded read of how near each came to firing, for callers that weigh a
+    /// neighbourhood rather than ask what fired (drift's energy gate, docs/cognition.md §14.4).
+    pub peak: Vec<(i64, f64)>,
 }
 
 impl Graph {
@@ -201,6 +205,7 @@ pub fn activate(g: &Graph, seeds: &[Seed], p: &Params) -> Activation {
     let mut best = vec![0.0f64; n];
     let mut via_slot = vec![0u32; n];
     let mut via_from = vec![0u32; n];
+    let mut peak = vec![0.0f64; n];
     let mut touched: Vec<u32> = Vec::new();
     let touch = |i: u32, flags: &mut [u8], touched: &mut Vec<u32>| {
         if flags[i as usize] & TOUCHED == 0 {
@@ -224,6 +229,9 @@ pub fn activate(g: &Graph, seeds: &[Seed], p: &Params) -> Activation {
             flags[i as usize] |= SEEDED;
             touch(i, &mut flags, &mut touched);
         }
+    }
+    for &i in &touched {
+        peak[i as usize] = pot[i as usize].max(0.0);
     }
     let mut last_step = None;
     let mut firing: Vec<u32> = Vec::new();
@@ -262,6 +270,7 @@ pub fn activate(g: &Graph, seeds: &[Seed], p: &Params) -> Activation {
         }
         for &i in &touched {
             let i = i as usize;
+            peak[i] = peak[i].max(pot[i]);
             if pot[i] < 0.0 {
                 flags[i] |= INHIBITED;
             } else if pot[i] > 0.0 && flags[i] & FIRED == 0 {
@@ -269,7 +278,14 @@ pub fn activate(g: &Graph, seeds: &[Seed], p: &Params) -> Activation {
             }
         }
     }
-    collect(g, p, &touched, &flags, &pot, &energy, &step_of, (&via_slot, &via_from), last_step)
+    let mut a = collect(g, p, &touched, &flags, &pot, &energy, &step_of, (&via_slot, &via_from), last_step);
+    a.peak = touched
+        .iter()
+        .filter(|&&i| peak[i as usize] > 0.0)
+        .map(|&i| (g.nodes[i as usize].id, peak[i as usize]))
+        .collect();
+    a.peak.sort_by_key(|x| x.0);
+    a
 }
 
 #[allow(clippy::too_many_arguments)]

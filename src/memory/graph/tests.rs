@@ -58,6 +58,19 @@ fn recorded_threshold_leak_convergence_and_cycle() {
     assert_eq!(a.steps, 2);
 }
 
+/// The graded read: a sub-threshold neighbour reports how near it came; an inhibited one and
+/// an unreached one do not appear; a fired node reports what it held before the leak.
+#[test]
+fn peak_reads_sub_threshold_nodes_too() {
+    let g = graph(&[(A, 1.0), (B, 1.0), (C, 1.0), (D, 1.0)], &[(A, B, 0.55), (A, C, 1.5), (A, D, -0.4)]);
+    let a = activate(&g, &[seed(A, 1.0)], &Params::default());
+    assert_eq!(fired(&a), [(A, 0, 1.0), (C, 1, 1.35)], "b stays below its threshold");
+    assert_eq!(a.peak, [(A, 1.0), (B, 0.55), (C, 1.5)]);
+    let far = graph(&[(A, 1.0), (B, 1.0), (C, 1.0)], &[(A, B, 0.9), (B, C, 0.9)]);
+    let a = activate(&far, &[seed(A, 1.0)], &Params::default());
+    assert_eq!(a.peak, [(A, 1.0), (B, 0.9)], "c is beyond a node that did not fire");
+}
+
 #[test]
 fn recorded_energy_trace_and_reset() {
     let mut g = graph(&[(A, 1.0)], &[]);

@@ -236,3 +236,39 @@ fn an_unknown_id_deletes_nothing() {
     assert_eq!(n, 0);
     assert_eq!(list(&c, MemoryLayer::Episodes, None).len(), 2);
 }
+
+/// Drift's thoughts are a layer: listed newest first with kind and action, forgotten with
+/// their curiosity thread and the drift gist that carried their words.
+#[test]
+fn drift_thoughts_are_listed_and_forgotten_with_their_thread_and_gist() {
+    let mut c = seeded();
+    let future = now_ts() + NOW_PAD;
+    c.execute_batch(&format!(
+        "INSERT INTO drift_thoughts (id, thought_type, content, action, topic, author, state, created_at)
+         VALUES (1, 'question', 'Would the glaciers still be there next summer?', 'SEED_THREAD', 'travel',
+                 'template', 'kept', 700),
+                (2, 'reflection', 'Borrow checker errors cluster on Mondays', 'REFLECT', 'rust', 'model', 'kept', 800);
+         INSERT INTO curiosity_threads (question, topic, drift_thought_id, created_at)
+         VALUES ('Would the glaciers still be there next summer?', 'travel', 1, 700);
+         INSERT INTO gists (id, topic, gist_type, content, confidence, is_cold_start, created_at, expires_at)
+         VALUES (9, 'travel', 'drift', '[question] Would the glaciers still be there next summer?', 8, 0, 700,
+                 {future});"
+    ))
+    .unwrap();
+    let rows = list_layer(&c, MemoryLayer::Thoughts, None, 50).unwrap();
+    assert_eq!(ids(&rows), ["thought:2", "thought:1"], "newest first");
+    assert_eq!(rows[1].note(), "question → SEED_THREAD");
+    assert_eq!(list(&c, MemoryLayer::Thoughts, Some("glacier")), ["thought:1"]);
+    assert_eq!(
+        memory_text(&c, "thought:2").unwrap().map(|t| t.0).as_deref(),
+        Some("Borrow checker errors cluster on Mondays")
+    );
+    let f = forget(&mut c, "thought:1".parse().unwrap()).unwrap();
+    assert_eq!(list(&c, MemoryLayer::Thoughts, None), ["thought:2"]);
+    assert_eq!(deletion(&c, f.deletion_id).0, "thought");
+    let threads: i64 = c.query_row("SELECT COUNT(*) FROM curiosity_threads", [], |r| r.get(0)).unwrap();
+    assert_eq!(threads, 0, "its curiosity thread goes with it");
+    let gist: String = c.query_row("SELECT content FROM gists WHERE id = 9", [], |r| r.get(0)).unwrap_or_default();
+    assert!(!gist.contains("glaciers"), "its words are purged from the drift gist: {gist}");
+    assert!(matches!(forget(&mut c, "thought:1".parse().unwrap()), Err(ForgetError::AlreadyForgotten { .. })));
+}

@@ -110,6 +110,7 @@ impl MemoryBrowser {
                 MemoryLayer::Facts => "Facts are picked out of recent exchanges and lapse after a day.",
                 MemoryLayer::Lists => "Ask the assistant to keep a list.",
                 MemoryLayer::Reminders => "Ask the assistant to remind you of something.",
+                MemoryLayer::Thoughts => "Drift thoughts arrive while you are idle (F6 runs a cycle now).",
                 MemoryLayer::World => "A list edited, a reminder set or a focus started shows here for a while.",
             };
             format!("No {} yet. {why}", self.layer.title().to_lowercase())

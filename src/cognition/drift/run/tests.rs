@@ -1,5 +1,10 @@
+use super::read::load_state;
 use super::*;
-use crate::store::{ConceptFields, ConceptsRepo, EpisodesRepo, NewEdge, NewEpisode, now_ts, open_in_memory};
+use crate::store::{
+    ConceptFields, ConceptsRepo, EpisodesRepo, NewEdge, NewEpisode, RelationshipsRepo, now_ts, open_in_memory,
+};
+use crate::store::{JobKind, JobsRepo};
+use std::sync::Arc;
 
 /// Ten episodes on "coffee", concepts coffee ↔ mornings (strength 0.9) and eight strong fillers
 /// outside the decaying range. With `user_wrote`, the user's last message was just now.
@@ -82,6 +87,16 @@ async fn a_reflected_thought_joins_its_topics_context_without_warming_it() {
     assert!(r.energy.unwrap() > 0.6 && r.gate == 0.4);
     let rejected: Vec<&str> = r.scores.iter().filter(|s| s.rejected_by.is_some()).map(|s| s.action.as_str()).collect();
     assert!(rejected.contains(&"COMMUNICATE") && rejected.contains(&"SEED_THREAD"), "{rejected:?}");
+    // The decaying seed was rescued a little (+0.1 on 1.0); the other concept was not.
+    assert_eq!(r.strategy.as_deref(), Some("decaying"));
+    let seed = r.seed.clone().unwrap();
+    // coffee is concept 1, mornings 2.
+    let (seed_id, other) = if seed == "coffee" { (1, 2) } else { (2, 1) };
+    let strengths = db
+        .call(move |c| Ok((ConceptsRepo(c).strength(seed_id)?.strength, ConceptsRepo(c).strength(other)?.strength)))
+        .await
+        .unwrap();
+    assert!((strengths.0 - 1.1).abs() < 1e-9 && (strengths.1 - 1.0).abs() < 1e-9, "{strengths:?}");
     // The next turn on "coffee" reads it with its gists; it is not a real gist.
     let ctx = db.call(move |c| GistsRepo(c).for_context("coffee", now + 60, 10)).await.unwrap();
     assert!(ctx.iter().any(|g| g.gist_type == "drift" && g.content.contains("coffee")), "{ctx:?}");
@@ -121,4 +136,97 @@ async fn communicate_is_deferred_through_quiet_hours_then_delivered() {
 
 fn quiet_end(t: i64) -> i64 {
     (t.div_euclid(3600) + 1) * 3600 + 1
+}
+
+#[tokio::test]
+async fn the_graph_cache_is_reused_until_the_graph_changes() {
+    let (db, _bus, now) = world(false);
+    let o = Options { graph_cache: Some(GraphCache::default()), ..opts((0, 0)) };
+    let (a, b, c, d) = db
+        .call(move |c| {
+            let first = snapshot(c, now, &o)?.0.graph;
+            // Drift's own writes (state, a thought) do not touch the graph.
+            save_state(c, &State { total: 9, ..State::default() }, now)?;
+            let again = snapshot(c, now, &o)?.0.graph;
+            let edge = NewEdge { source: 1, target: 3, rel_type: "related", weight: 0.7, bidirectional: false };
+            RelationshipsRepo(c).upsert(&edge, now)?;
+            let grown = snapshot(c, now, &o)?.0.graph;
+            ConceptsRepo(c).soft_delete(3, now)?;
+            let shrunk = snapshot(c, now, &o)?.0.graph;
+            Ok((first, again, grown, shrunk))
+        })
+        .await
+        .unwrap();
+    assert!(Arc::ptr_eq(&a, &b), "nothing changed: the same graph");
+    assert!(!Arc::ptr_eq(&b, &c), "a new edge reloads it");
+    assert_eq!(c.transfer_count(), a.transfer_count() + 1);
+    assert!(!Arc::ptr_eq(&c, &d) && d.node(3).is_none(), "a forgotten concept reloads it");
+}
+
+#[tokio::test]
+async fn a_curiosity_thread_joins_its_topics_next_turn_once() {
+    let (db, bus, now) = world(true);
+    let later = now + 3600;
+    // The user wrote an hour ago, nothing is quiet; the question goes to SEED_THREAD when
+    // COMMUNICATE is out (its breaker open).
+    db.call(move |c| {
+        let mut s = load_state(c)?;
+        s.comm.paused_until = Some(later + 3600);
+        save_state(c, &s, now)
+    })
+    .await
+    .unwrap();
+    let r = run_cycle(&db, None, &bus, later, 7, &opts((0, 0)), &CancellationToken::new()).await.unwrap();
+    assert_eq!(r.action.as_deref(), Some("SEED_THREAD"), "{r:?}");
+    let question = r.thought.clone().unwrap();
+    let (first, second, open) = db
+        .call(move |c| {
+            let repo = crate::store::TurnRepo(c);
+            let first = repo.topic_context("coffee", later + 60)?;
+            let second = repo.topic_context("coffee", later + 120)?;
+            Ok((first, second, CuriosityRepo(c).count_open()?))
+        })
+        .await
+        .unwrap();
+    let marked: Vec<&str> =
+        first.gists.iter().filter(|g| g.content.contains(&question)).map(|g| g.content.as_str()).collect();
+    assert_eq!(marked.len(), 1, "{:?}", first.gists);
+    assert!(marked[0].starts_with("[a question I wondered about earlier"), "{marked:?}");
+    assert_eq!(first.real_gist_count(), 0, "it does not warm the topic");
+    assert!(!second.gists.iter().any(|g| g.content.contains(&question)), "once only");
+    assert_eq!(open, 0);
+}
+
+/// Self-reflection reads the turn's self-model (an open contradiction is one of its items),
+/// and drift adds only what the self-model cannot see (its own breaker).
+#[tokio::test]
+async fn self_reflection_reads_the_self_model() {
+    let (db, _bus, now) = world(false);
+    let items = db
+        .call(move |c| {
+            let quiet = snapshot(c, now, &opts((0, 0)))?.0.self_items;
+            let u = crate::store::NewUncertainty {
+                a: ("concept", "1".into()),
+                b: Some(("concept", "2".into())),
+                kind: "contradiction",
+                severity: "high",
+                context: "drift",
+                reasoning: None,
+                temporal_signal: false,
+                surface_context: None,
+                resolved: None,
+            };
+            crate::store::UncertaintiesRepo(c).insert(&u, now)?;
+            let mut s = load_state(c)?;
+            s.comm.paused_until = Some(now + 60);
+            save_state(c, &s, now)?;
+            Ok((quiet, snapshot(c, now, &opts((0, 0)))?.0.self_items))
+        })
+        .await
+        .unwrap();
+    assert!(items.0.is_empty(), "{:?}", items.0);
+    assert_eq!(
+        items.1,
+        ["1 contradiction(s) in memory not yet resolved", "my last messages went unanswered, so I am holding back"]
+    );
 }
