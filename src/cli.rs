@@ -52,6 +52,14 @@ pub enum Command {
     Status,
     /// The drift engine's recent cycles, or one run now
     Drift(DriftArgs),
+    /// Print a completion script for SHELL (e.g. `chalie-tui completions bash > ~/.local/share/bash-completion/completions/chalie-tui`)
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout (e.g. `chalie-tui man | man -l -`)
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -104,7 +112,8 @@ pub struct AskArgs {
     /// thread; prints one reply (or JSON object) per message
     #[arg(long, value_name = "FILE", conflicts_with = "message")]
     pub batch: Option<PathBuf>,
-    /// The message; `-` reads it from stdin
+    /// The message; `-` reads it from stdin. With a message and piped stdin
+    /// (`git diff | chalie-tui ask "review this"`), the piped text goes under the message
     #[arg(required_unless_present = "batch")]
     pub message: Option<String>,
 }
