@@ -129,6 +129,10 @@ pub struct AuditArgs {
     /// Only decisions that delivered this mode (any case)
     #[arg(long, value_name = "MODE", value_enum, ignore_case = true)]
     pub mode: Option<Mode>,
+    /// Totals instead of decisions: model calls, tokens and cost per role (from the session
+    /// logs, priced with `[pricing]`)
+    #[arg(long)]
+    pub stats: bool,
 }
 
 #[derive(Debug, Args)]

@@ -50,7 +50,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => commands::chat::run(paths, config),
         Some(Command::Ask(args)) => commands::ask::run(paths, config, args),
-        Some(Command::Audit(args)) => commands::audit::run(&paths, args),
+        Some(Command::Audit(args)) => commands::audit::run(&paths, &config, args),
         Some(Command::Memory(args)) => commands::memory::run(&paths, args),
         Some(Command::Graph(args)) => commands::graph::run(&paths, args),
         Some(Command::Models(args)) => commands::models::run(&paths, args),

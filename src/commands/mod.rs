@@ -7,6 +7,7 @@
 
 pub mod ask;
 pub mod audit;
+pub mod audit_costs;
 pub mod chat;
 pub mod drift;
 pub mod graph;

@@ -70,6 +70,7 @@ pub fn settings(rt: &Runtime) -> Settings {
         },
         offset: *chrono::Local::now().offset(),
         workers: Some(rt.workers.clone()),
+        pricing: rt.config.pricing.clone(),
     }
 }
 

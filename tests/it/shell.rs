@@ -71,3 +71,33 @@ fn piped_stdin_past_the_limit_exits_2_before_anything_is_stored() {
     assert!(double.chat_requests().is_empty());
     assert!(!dir.path().join("chalie.db").exists(), "refused before the database is opened");
 }
+
+#[test]
+fn audit_stats_totals_the_cost_per_role_at_the_configured_price() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_rt, double) = served("Fine, thanks.");
+    write_double_config(dir.path(), &double.base_url());
+    let mut config = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    config.push_str("[pricing.\"double/m\"]\ninput_per_mtok = 1000000\noutput_per_mtok = 2000000\n");
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let out = chalie(dir.path(), &["ask", "How are you?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let out = chalie(dir.path(), &["audit", "--stats", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["cost_by_role"].as_array().unwrap();
+    let primary = rows.iter().find(|r| r["role"] == "primary").expect("a primary row");
+    let (tin, tout) = (primary["tokens_in"].as_f64().unwrap(), primary["tokens_out"].as_f64().unwrap());
+    assert!(tin > 0.0, "{primary}");
+    // $1 per input token and $2 per output token, by the price above.
+    assert_eq!(primary["dollars"].as_f64().unwrap(), tin + 2.0 * tout, "{primary}");
+    let embedding = rows.iter().find(|r| r["role"] == "embedding").expect("an embedding row");
+    assert_eq!(
+        embedding["unpriced_calls"].as_u64(),
+        Some(embedding["calls"].as_u64().unwrap()),
+        "double/e has no price"
+    );
+    let table = text(&chalie(dir.path(), &["audit", "--stats"]).stdout);
+    assert!(table.contains("primary") && table.lines().any(|l| l.starts_with("total")), "{table}");
+}
