@@ -52,6 +52,20 @@ pub enum Command {
     Status,
     /// The drift engine's recent cycles, or one run now
     Drift(DriftArgs),
+    /// Write everything the assistant keeps (every memory layer, lists, reminders, tasks,
+    /// routing weights, history) to FILE as one versioned JSON document (`-`: stdout)
+    Export {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Restore an export into an empty database (e.g. a new --db FILE)
+    Import {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Add to a database that already holds something; rows whose id exists are kept
+        #[arg(long)]
+        merge: bool,
+    },
     /// Print a completion script for SHELL (e.g. `chalie-tui completions bash > ~/.local/share/bash-completion/completions/chalie-tui`)
     Completions {
         /// bash, zsh, fish, elvish or powershell

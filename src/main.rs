@@ -56,6 +56,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Models(args)) => commands::models::run(&paths, args),
         Some(Command::Status) => commands::status::run(&paths),
         Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
+        Some(Command::Export { file }) => commands::export::export(&paths, &file),
+        Some(Command::Import { file, merge }) => commands::export::import(&paths, &file, merge),
         Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
     }
 }

@@ -10,6 +10,7 @@ pub mod audit;
 pub mod audit_costs;
 pub mod chat;
 pub mod drift;
+pub mod export;
 pub mod graph;
 pub mod memory;
 pub mod models;
