@@ -57,6 +57,8 @@ pub enum Action {
     },
     /// Run one drift cycle now.
     DriftNow,
+    /// Write this escape sequence to the terminal (an OSC 52 copy).
+    Copy(String),
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -296,6 +298,7 @@ impl App {
             },
             Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
             Command::DriftNow => return Some(Action::DriftNow),
+            Command::CopyReply | Command::CopyCode => return self.copy(cmd == Command::CopyCode),
             Command::ResolveNew | Command::ResolveBoth | Command::ResolveForget if ctx == Context::Uncertainty => {
                 let id = self.uncertainty.take()?;
                 let choice = match cmd {

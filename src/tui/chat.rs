@@ -218,6 +218,22 @@ impl Chat {
         self.scroll = 0;
     }
 
+    /// The reply a copy takes: the newest assistant reply at or above the bottom row of the
+    /// view, so scrolling up to an older reply and pressing the key copies that one.
+    pub fn focused_reply(&self) -> Option<&Message> {
+        let mut below = self.scroll;
+        let mut bottom = self.messages.len();
+        for (i, m) in self.messages.iter().enumerate().rev() {
+            if below < m.height() {
+                bottom = i + 1;
+                break;
+            }
+            below -= m.height();
+            bottom = i;
+        }
+        self.messages[..bottom].iter().rev().find(|m| m.role == ChatRole::Assistant && !m.body.text().is_empty())
+    }
+
     pub fn render(&self, frame: &mut Frame, area: Rect, focused: bool, offset: FixedOffset) {
         let mut block = theme::pane("Chat", focused);
         if self.scroll > 0 {

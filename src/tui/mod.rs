@@ -11,6 +11,7 @@
 pub mod app;
 pub mod audit;
 pub mod chat;
+pub mod clipboard;
 pub mod help;
 mod highlight;
 pub mod input;

@@ -124,6 +124,15 @@ impl Worker {
             Action::LoadDecision(id) => self.queries.decision(id),
             Action::FetchModels => self.fetch_models(),
             Action::DriftNow => self.drift_now(),
+            Action::Copy(seq) => {
+                // Between frames, on the thread that draws: it cannot split a frame's output.
+                let mut out = std::io::stdout().lock();
+                if let Err(e) =
+                    std::io::Write::write_all(&mut out, seq.as_bytes()).and_then(|()| std::io::Write::flush(&mut out))
+                {
+                    bus.notice(NoticeLevel::Warn, format!("could not copy: {e}"));
+                }
+            }
             Action::LoadMemory { layer, search } => self.queries.memory(layer, search),
             Action::ForgetMemory(id) => {
                 let db = self.rt.db.clone();
