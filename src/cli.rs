@@ -29,6 +29,10 @@ pub struct Cli {
     /// With --replay: no TUI; print one JSON object per turn to stdout
     #[arg(long, requires = "replay")]
     pub headless: bool,
+    /// Open the TUI on this conversation (its history shown, new messages added to it);
+    /// an unknown ID starts a new conversation under it
+    #[arg(long, value_name = "ID", conflicts_with = "replay")]
+    pub thread: Option<String>,
     /// Print the version and the config, data, models and log paths in use
     #[arg(short = 'V', long)]
     pub version: bool,
@@ -52,6 +56,8 @@ pub enum Command {
     Status,
     /// The drift engine's recent cycles, or one run now
     Drift(DriftArgs),
+    /// The conversations, most recent first: id, last message time, message count, title
+    Conversations(ConversationsArgs),
     /// Write everything the assistant keeps (every memory layer, lists, reminders, tasks,
     /// routing weights, history) to FILE as one versioned JSON document (`-`: stdout)
     Export {
@@ -74,6 +80,19 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout (e.g. `chalie-tui man | man -l -`)
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct ConversationsArgs {
+    /// One JSON object per conversation
+    #[arg(long)]
+    pub json: bool,
+    /// Only conversations where some message contains TEXT (any case)
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+    /// How many to list
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]

@@ -48,7 +48,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return commands::replay::run(config, log, cli.rerun, cli.headless);
     }
     match cli.command {
-        None => commands::chat::run(paths, config),
+        None => commands::chat::run(paths, config, cli.thread),
         Some(Command::Ask(args)) => commands::ask::run(paths, config, args),
         Some(Command::Audit(args)) => commands::audit::run(&paths, &config, args),
         Some(Command::Memory(args)) => commands::memory::run(&paths, args),
@@ -56,6 +56,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Models(args)) => commands::models::run(&paths, args),
         Some(Command::Status) => commands::status::run(&paths),
         Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
+        Some(Command::Conversations(args)) => commands::conversations::run(&paths, args),
         Some(Command::Export { file }) => commands::export::export(&paths, &file),
         Some(Command::Import { file, merge }) => commands::export::import(&paths, &file, merge),
         Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),

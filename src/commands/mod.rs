@@ -9,6 +9,7 @@ pub mod ask;
 pub mod audit;
 pub mod audit_costs;
 pub mod chat;
+pub mod conversations;
 pub mod drift;
 pub mod export;
 pub mod graph;

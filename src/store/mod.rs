@@ -93,7 +93,7 @@ mod world_state;
 pub use browse::{
     BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, replaced_by, row_object,
 };
-pub use chat::{ChatMessage, ChatRepo};
+pub use chat::{ChatMessage, ChatRepo, Conversation};
 pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept, GraphNodeRow, Probationer};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;

@@ -96,6 +96,24 @@ impl Chat {
         });
     }
 
+    /// Show a stored conversation (`chalie-tui --thread ID`), oldest first, before new turns.
+    pub fn load(&mut self, rows: &[crate::store::ChatMessage]) {
+        for r in rows {
+            let at = DateTime::from_timestamp(r.created_at, 0).unwrap_or_default();
+            match r.role.as_str() {
+                "user" => self.push_user(&r.exchange_id, &r.content, at),
+                "assistant" => {
+                    self.push(ChatRole::Assistant, &r.content, at);
+                    if let Some(m) = self.messages.last_mut() {
+                        m.exchange_id = Some(r.exchange_id.clone());
+                        m.mode = r.mode.as_deref().and_then(|x| Mode::ALL.into_iter().find(|mode| mode.as_str() == x));
+                    }
+                }
+                _ => self.push(ChatRole::System, &r.content, at),
+            }
+        }
+    }
+
     pub fn push_user(&mut self, exchange_id: &str, text: &str, at: DateTime<Utc>) {
         self.push(ChatRole::User, text, at);
         if let Some(m) = self.messages.last_mut() {

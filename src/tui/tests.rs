@@ -22,6 +22,7 @@ mod copy;
 mod forget;
 mod memory;
 mod regulator;
+mod resume;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC
 

@@ -32,7 +32,7 @@ pub struct Worker {
 impl Worker {
     /// Start the engine (model probe, weights) right away so the first reply is not late,
     /// and read what the side panes show from the database.
-    pub fn start(rt: &Runtime, queries: Queries) -> Worker {
+    pub fn start(rt: &Runtime, queries: Queries, thread: Option<String>) -> Worker {
         let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<String>();
         let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<(String, String, String)>();
         let current = Arc::new(Mutex::new(CancellationToken::new()));
@@ -55,7 +55,7 @@ impl Worker {
 
         let rt_in = rt.clone();
         tokio::spawn(async move {
-            let mut thread: Option<String> = None;
+            let mut thread = thread;
             while let Some(text) = intake_rx.recv().await {
                 let text = rt_in.admit(text);
                 match rt_in.intake(thread.clone(), text.clone()).await {

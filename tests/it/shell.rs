@@ -101,3 +101,23 @@ fn audit_stats_totals_the_cost_per_role_at_the_configured_price() {
     let table = text(&chalie(dir.path(), &["audit", "--stats"]).stdout);
     assert!(table.contains("primary") && table.lines().any(|l| l.starts_with("total")), "{table}");
 }
+
+#[test]
+fn conversations_lists_the_threads_ask_wrote_and_searches_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let double = rt.block_on(Double::start(vec![Reply::text("Lisbon is lovely."), Reply::text("It is 4.")]));
+    write_double_config(dir.path(), &double.base_url());
+    assert!(chalie(dir.path(), &["ask", "--thread", "trip", "Plan a trip to Lisbon"]).status.success());
+    assert!(chalie(dir.path(), &["ask", "--thread", "sums", "What is 2 + 2?"]).status.success());
+
+    let out = chalie(dir.path(), &["conversations", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: Vec<serde_json::Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r["thread_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["sums", "trip"], "{rows:?}");
+    assert_eq!(rows[1]["messages"], 2);
+    let out = chalie(dir.path(), &["conversations", "--search", "LISBON"]);
+    let listed = text(&out.stdout);
+    assert!(listed.contains("trip") && !listed.contains("sums"), "{listed}");
+}
