@@ -29,6 +29,10 @@ pub struct Cli {
     /// With --replay: no TUI; print one JSON object per turn to stdout
     #[arg(long, requires = "replay")]
     pub headless: bool,
+    /// Open the TUI on this conversation (its history shown, new messages added to it);
+    /// an unknown ID starts a new conversation under it
+    #[arg(long, value_name = "ID", conflicts_with = "replay")]
+    pub thread: Option<String>,
     /// Print the version and the config, data, models and log paths in use
     #[arg(short = 'V', long)]
     pub version: bool,
@@ -52,6 +56,43 @@ pub enum Command {
     Status,
     /// The drift engine's recent cycles, or one run now
     Drift(DriftArgs),
+    /// The conversations, most recent first: id, last message time, message count, title
+    Conversations(ConversationsArgs),
+    /// Write everything the assistant keeps (every memory layer, lists, reminders, tasks,
+    /// routing weights, history) to FILE as one versioned JSON document (`-`: stdout)
+    Export {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Restore an export into an empty database (e.g. a new --db FILE)
+    Import {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Add to a database that already holds something; rows whose id exists are kept
+        #[arg(long)]
+        merge: bool,
+    },
+    /// Print a completion script for SHELL (e.g. `chalie-tui completions bash > ~/.local/share/bash-completion/completions/chalie-tui`)
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout (e.g. `chalie-tui man | man -l -`)
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct ConversationsArgs {
+    /// One JSON object per conversation
+    #[arg(long)]
+    pub json: bool,
+    /// Only conversations where some message contains TEXT (any case)
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+    /// How many to list
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]
@@ -104,7 +145,8 @@ pub struct AskArgs {
     /// thread; prints one reply (or JSON object) per message
     #[arg(long, value_name = "FILE", conflicts_with = "message")]
     pub batch: Option<PathBuf>,
-    /// The message; `-` reads it from stdin
+    /// The message; `-` reads it from stdin. With a message and piped stdin
+    /// (`git diff | chalie-tui ask "review this"`), the piped text goes under the message
     #[arg(required_unless_present = "batch")]
     pub message: Option<String>,
 }
@@ -120,6 +162,10 @@ pub struct AuditArgs {
     /// Only decisions that delivered this mode (any case)
     #[arg(long, value_name = "MODE", value_enum, ignore_case = true)]
     pub mode: Option<Mode>,
+    /// Totals instead of decisions: model calls, tokens and cost per role (from the session
+    /// logs, priced with `[pricing]`)
+    #[arg(long)]
+    pub stats: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,9 +1,9 @@
 //! The binary edge: parse arguments, load config, dispatch to [`chalie::commands`], map
-//! errors to exit codes (0 ok, 2 usage or config error, 1 anything else).
+//! errors to exit codes (0 ok, 2 usage or config error, 1 anything else; README "Exit codes").
 
 use anyhow::Context;
 use chalie::cli::{Cli, Command};
-use chalie::commands;
+use chalie::commands::{self, UsageError};
 use chalie::config::{ConfigError, Paths, ProcessEnv};
 use clap::Parser;
 use std::process::ExitCode;
@@ -21,7 +21,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("chalie-tui: {}", chalie::text::terminal::safe(&format!("{e:#}")));
-            if e.downcast_ref::<ConfigError>().is_some() { ExitCode::from(2) } else { ExitCode::from(1) }
+            let usage = e.downcast_ref::<ConfigError>().is_some() || e.downcast_ref::<UsageError>().is_some();
+            if usage { ExitCode::from(2) } else { ExitCode::from(1) }
         }
     }
 }
@@ -32,6 +33,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         commands::version::run(&paths);
         return Ok(ExitCode::SUCCESS);
     }
+    // Shell integration needs no config: it must work before one exists, or with a broken one.
+    match &cli.command {
+        Some(Command::Completions { shell }) => return commands::shell::completions(*shell),
+        Some(Command::Man) => return commands::shell::man(),
+        _ => {}
+    }
     let config = commands::load_config(&paths, &ProcessEnv)?;
     let _log_guard = chalie::logging::init(&paths.log_file())
         .with_context(|| format!("cannot open the log file {}", paths.log_file().display()))?;
@@ -41,13 +48,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return commands::replay::run(config, log, cli.rerun, cli.headless);
     }
     match cli.command {
-        None => commands::chat::run(paths, config),
+        None => commands::chat::run(paths, config, cli.thread),
         Some(Command::Ask(args)) => commands::ask::run(paths, config, args),
-        Some(Command::Audit(args)) => commands::audit::run(&paths, args),
+        Some(Command::Audit(args)) => commands::audit::run(&paths, &config, args),
         Some(Command::Memory(args)) => commands::memory::run(&paths, args),
         Some(Command::Graph(args)) => commands::graph::run(&paths, args),
         Some(Command::Models(args)) => commands::models::run(&paths, args),
         Some(Command::Status) => commands::status::run(&paths),
         Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
+        Some(Command::Conversations(args)) => commands::conversations::run(&paths, args),
+        Some(Command::Export { file }) => commands::export::export(&paths, &file),
+        Some(Command::Import { file, merge }) => commands::export::import(&paths, &file, merge),
+        Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
     }
 }

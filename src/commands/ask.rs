@@ -6,7 +6,7 @@ use crate::config::{Config, Paths};
 use crate::runtime::{ENCODE_WAIT, Runtime};
 use crate::store::JobState;
 use anyhow::Context;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 pub fn run(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCode> {
@@ -64,13 +64,59 @@ fn messages(args: &AskArgs) -> anyhow::Result<Vec<String>> {
             text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
         }
         (None, Some(m)) if m == "-" => vec![read_stdin()?.trim_end().to_string()],
+        // Piped input goes under the question, as `git diff | chalie-tui ask "review this"`
+        // reads; a terminal on stdin means nothing was piped, so nothing is waited for.
+        (None, Some(m)) if !std::io::stdin().is_terminal() => vec![with_piped(m, &read_stdin()?)],
         (None, Some(m)) => vec![m.clone()],
         (None, None) => anyhow::bail!("give a MESSAGE or --batch FILE"),
     })
 }
 
+/// The most stdin may carry. A 1 MiB log paste is a supported message; past this the text
+/// would not fit any model's context and only slows the embedding and the store.
+pub const STDIN_LIMIT: u64 = 4 << 20;
+
 fn read_stdin() -> anyhow::Result<String> {
-    let mut s = String::new();
-    std::io::stdin().read_to_string(&mut s).context("cannot read stdin")?;
-    Ok(s)
+    read_bounded(&mut std::io::stdin().lock(), STDIN_LIMIT)
+}
+
+/// All of `input` as text, refused (as a usage error) past `limit` bytes or when not UTF-8.
+fn read_bounded(input: &mut dyn Read, limit: u64) -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    input.take(limit + 1).read_to_end(&mut bytes).context("cannot read stdin")?;
+    if bytes.len() as u64 > limit {
+        return Err(super::UsageError(format!(
+            "stdin holds more than {} MiB; send a smaller part (e.g. `head -c 1M`)",
+            limit >> 20
+        ))
+        .into());
+    }
+    String::from_utf8(bytes).map_err(|_| super::UsageError("stdin is not UTF-8 text".to_string()).into())
+}
+
+/// The message with piped text under it; no piped text (or only blanks) leaves it as typed.
+fn with_piped(message: &str, piped: &str) -> String {
+    let piped = piped.trim_end();
+    if piped.trim().is_empty() { message.to_string() } else { format!("{message}\n\n{piped}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piped_text_goes_under_the_question() {
+        assert_eq!(with_piped("review this", "diff --git a b\n+x\n\n"), "review this\n\ndiff --git a b\n+x");
+        assert_eq!(with_piped("hello", " \n"), "hello");
+    }
+
+    #[test]
+    fn stdin_past_the_limit_or_not_text_is_a_usage_error() {
+        let ok = read_bounded(&mut &b"12345"[..], 5).unwrap();
+        assert_eq!(ok, "12345");
+        let err = read_bounded(&mut &b"123456"[..], 5).unwrap_err();
+        assert!(err.downcast_ref::<super::super::UsageError>().is_some(), "{err}");
+        let err = read_bounded(&mut &[0xff, 0xfe][..], 5).unwrap_err();
+        assert!(err.to_string().contains("UTF-8"), "{err}");
+    }
 }

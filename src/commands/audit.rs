@@ -4,7 +4,7 @@
 
 use crate::cli::AuditArgs;
 use crate::cognition::router::Mode;
-use crate::config::Paths;
+use crate::config::{Config, Paths};
 use crate::store::{self, ActIteration, RoutingRecord, RoutingRepo, StoreError};
 use serde::Serialize;
 use std::fmt::Display;
@@ -19,7 +19,11 @@ pub struct AuditEntry {
     pub act_iterations: Vec<ActIteration>,
 }
 
-pub fn run(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
+pub fn run(paths: &Paths, config: &Config, args: AuditArgs) -> anyhow::Result<ExitCode> {
+    if args.stats {
+        super::audit_costs::print(paths, config, args.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let conn = store::open(&paths.db_file)?;
     let entries = read(&RoutingRepo(&conn), args.limit, args.mode)?;
     if args.json {

@@ -8,7 +8,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(paths: Paths, config: Config) -> anyhow::Result<ExitCode> {
+pub fn run(paths: Paths, config: Config, thread: Option<String>) -> anyhow::Result<ExitCode> {
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         offer_fresh_database(&paths.db_file, &mut std::io::stdin().lock(), &mut std::io::stderr())?;
     }
@@ -17,7 +17,7 @@ pub fn run(paths: Paths, config: Config) -> anyhow::Result<ExitCode> {
     let runtime = super::tokio_runtime()?;
     let result = runtime.block_on(async {
         let background = rt.start_background();
-        let result = crate::tui::run(&rt).await;
+        let result = crate::tui::run(&rt, thread).await;
         background.cancel();
         result
     });

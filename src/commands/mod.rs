@@ -7,13 +7,17 @@
 
 pub mod ask;
 pub mod audit;
+pub mod audit_costs;
 pub mod chat;
+pub mod conversations;
 pub mod drift;
+pub mod export;
 pub mod graph;
 pub mod memory;
 pub mod models;
 pub mod replay;
 pub mod rerun;
+pub mod shell;
 pub mod status;
 pub mod version;
 
@@ -28,6 +32,12 @@ pub const CONFIG_CHECKS: &[crate::config::Check] =
 pub fn load_config(paths: &Paths, env: &dyn Env) -> Result<Config, ConfigError> {
     Config::load(paths, env).and_then(|c| c.checked(CONFIG_CHECKS))
 }
+
+/// A request the command cannot act on as given (input too large, wrong kind of file): the
+/// binary exits 2 for it, as for a clap usage error, so scripts can tell it from a failed turn.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// The async runtime a command runs its engine on. Built per command, after the
 /// synchronous setup, so nothing async exists before it is needed.

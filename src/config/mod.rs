@@ -6,6 +6,7 @@
 //! the environment variable that holds its key.
 
 mod paths;
+pub mod pricing;
 mod regulator;
 mod secrets;
 
@@ -226,6 +227,8 @@ pub struct Config {
     /// `[router.weights]`: router weights by `"group.field"` name, merged over the weights
     /// stored in the database (see `cognition::router::overrides`).
     pub router_weights: BTreeMap<String, Located<Weight>>,
+    /// `[pricing."provider/model"]`: dollars per million tokens, for the models that cost.
+    pub pricing: pricing::Pricing,
     /// True when the user's file assigned at least one role; without that, start-up may
     /// switch every role to a local Ollama that answers (see docs/architecture.md §1).
     #[serde(skip)]
@@ -256,6 +259,8 @@ struct Layer {
     router: RouterLayer,
     #[serde(default)]
     regulator: regulator::RegulatorLayer,
+    #[serde(default)]
+    pricing: BTreeMap<String, Spanned<pricing::PriceLayer>>,
 }
 
 /// `[router]`: only `weights` so far, as `group.field = number` (TOML dotted keys, or one
@@ -425,6 +430,7 @@ impl Config {
         let mut keys = BTreeMap::new();
         let mut router_weights = BTreeMap::new();
         let mut reg = regulator::Merged::default();
+        let mut prices = pricing::Pricing::default();
         for (i, p) in layers.iter().enumerate() {
             for (group, fields) in &p.layer.router.weights {
                 for (field, value) in fields {
@@ -470,6 +476,10 @@ impl Config {
             drift.quiet_start = d.quiet_start.unwrap_or(drift.quiet_start).min(23);
             drift.quiet_end = d.quiet_end.unwrap_or(drift.quiet_end).min(23);
             reg.over(&p.layer.regulator, |v| p.locate(v).at);
+            pricing::merge(&mut prices, &p.layer.pricing, |v| Location {
+                file: p.name.clone(),
+                line: line_col(p.text, v.span().start).0,
+            })?;
         }
 
         let [primary, lightweight, strong, embedding] = roles;
@@ -506,7 +516,18 @@ impl Config {
                 message: "missing [privacy] keep_secrets_in_history".into(),
             })?,
         };
-        Ok(Config { providers, models, llm, privacy, drift, keys, router_weights, roles_from_user, source: None })
+        Ok(Config {
+            providers,
+            models,
+            llm,
+            privacy,
+            drift,
+            keys,
+            router_weights,
+            pricing: prices,
+            roles_from_user,
+            source: None,
+        })
     }
 
     /// Every provider a role uses must have its API key variable set, if it names one.

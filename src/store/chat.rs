@@ -18,6 +18,16 @@ pub struct ChatMessage {
 
 pub struct ChatRepo<'c>(pub &'c Connection);
 
+/// One conversation as a list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Conversation {
+    pub thread_id: String,
+    /// The first topic its messages were filed under, else the start of its first message.
+    pub title: String,
+    pub last_at: i64,
+    pub messages: i64,
+}
+
 impl ChatRepo<'_> {
     /// Create the thread if it does not exist and mark it active.
     pub fn touch_thread(&self, thread_id: &str) -> Result<(), StoreError> {
@@ -36,6 +46,30 @@ impl ChatRepo<'_> {
             .0
             .query_row("SELECT id FROM threads ORDER BY last_active_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
             .optional()?)
+    }
+
+    /// Conversations with at least one message, most recently active first; with `search`,
+    /// only those where some message contains it (any case).
+    pub fn conversations(&self, search: Option<&str>, limit: usize) -> Result<Vec<Conversation>, StoreError> {
+        let pattern = search.map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+        let mut stmt = self.0.prepare_cached(
+            "SELECT t.id,
+                    COALESCE((SELECT topic FROM chat_history WHERE thread_id = t.id AND topic IS NOT NULL AND topic != ''
+                              ORDER BY id LIMIT 1),
+                             (SELECT substr(content, 1, 60) FROM chat_history WHERE thread_id = t.id AND role = 'user'
+                              ORDER BY id LIMIT 1), ''),
+                    MAX(h.created_at), COUNT(h.id)
+             FROM threads t JOIN chat_history h ON h.thread_id = t.id
+             WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM chat_history s WHERE s.thread_id = t.id
+                                         AND s.content LIKE ?1 ESCAPE '\\')
+             GROUP BY t.id
+             ORDER BY MAX(h.created_at) DESC, MAX(h.id) DESC
+             LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![pattern, limit as i64], |r| {
+            Ok(Conversation { thread_id: r.get(0)?, title: r.get(1)?, last_at: r.get(2)?, messages: r.get(3)? })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Append one message (creating its thread). Returns the row id.
@@ -118,5 +152,33 @@ impl ChatRepo<'_> {
             params![thread_id, exchange_id, mode, topic],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod conversation_tests {
+    use super::*;
+
+    #[test]
+    fn conversations_are_titled_counted_and_searchable() {
+        let c = crate::store::open_in_memory().unwrap();
+        let repo = ChatRepo(&c);
+        repo.append("a", "x1", "user", "Plan a trip to Lisbon", None, Some("lisbon-trip")).unwrap();
+        repo.append("a", "x1", "assistant", "Gladly: when?", None, None).unwrap();
+        repo.append("b", "x2", "user", "What is 100% of 7_000?", None, None).unwrap();
+        c.execute("UPDATE chat_history SET created_at = created_at + 10 WHERE thread_id = 'b'", []).unwrap();
+
+        let all = repo.conversations(None, 10).unwrap();
+        let ids: Vec<&str> = all.iter().map(|c| c.thread_id.as_str()).collect();
+        assert_eq!(ids, ["b", "a"], "newest first");
+        assert_eq!((all[1].title.as_str(), all[1].messages), ("lisbon-trip", 2));
+        assert_eq!(all[0].title, "What is 100% of 7_000?", "no topic: the first message");
+
+        let found = repo.conversations(Some("GLADLY"), 10).unwrap();
+        assert_eq!(found.iter().map(|c| c.thread_id.as_str()).collect::<Vec<_>>(), ["a"]);
+        assert_eq!(found[0].messages, 2, "the count is the whole conversation's");
+        assert_eq!(repo.conversations(Some("100%"), 10).unwrap().len(), 1);
+        assert!(repo.conversations(Some("0%"), 10).unwrap().len() == 1);
+        assert!(repo.conversations(Some("_"), 10).unwrap().iter().all(|c| c.thread_id == "b"), "_ is literal");
     }
 }

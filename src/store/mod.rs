@@ -42,7 +42,8 @@
 //! by side: the memory browser ([`list_layer`], [`get_row`] in `browse.rs`), hybrid recall
 //! ([`RecallRepo`] in `recall.rs`), the decay pass's expiry of the short-lived tables
 //! ([`expired_rows`] in `expiry.rs`), and one write: the forget purge ([`purge::purge`] in
-//! `purge.rs`), which must reach every table a user's words were copied to.
+//! `purge.rs`), which must reach every table a user's words were copied to. `export.rs` copies
+//! every table (read from the schema) to one JSON document and back.
 
 mod browse;
 mod chat;
@@ -53,6 +54,7 @@ mod drift;
 mod embedding_space;
 mod episodes;
 mod expiry;
+pub mod export;
 mod facts;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -91,7 +93,7 @@ mod world_state;
 pub use browse::{
     BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, replaced_by, row_object,
 };
-pub use chat::{ChatMessage, ChatRepo};
+pub use chat::{ChatMessage, ChatRepo, Conversation};
 pub use concepts::{ConceptFields, ConceptStrength, ConceptsRepo, DecayingConcept, GraphNodeRow, Probationer};
 pub use cortex_iterations::{CortexIterationsRepo, IterationRow};
 pub use db::Db;

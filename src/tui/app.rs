@@ -57,6 +57,8 @@ pub enum Action {
     },
     /// Run one drift cycle now.
     DriftNow,
+    /// Write this escape sequence to the terminal (an OSC 52 copy).
+    Copy(String),
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -72,6 +74,8 @@ pub struct Settings {
     pub offset: FixedOffset,
     /// The background tasks' board, listed in the help popup; `None` where none run.
     pub workers: Option<crate::background::WorkerBoard>,
+    /// `[pricing]`, to turn the session's tokens into dollars.
+    pub pricing: crate::config::pricing::Pricing,
 }
 
 impl Default for Settings {
@@ -84,6 +88,7 @@ impl Default for Settings {
             places: Places::default(),
             offset: Utc.fix(),
             workers: None,
+            pricing: Default::default(),
         }
     }
 }
@@ -120,6 +125,7 @@ impl App {
             models: settings.models,
             log_file: settings.log_file,
             session_log: settings.session_log,
+            pricing: settings.pricing,
             ..Status::default()
         };
         App {
@@ -298,6 +304,7 @@ impl App {
             },
             Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
             Command::DriftNow => return Some(Action::DriftNow),
+            Command::CopyReply | Command::CopyCode => return self.copy(cmd == Command::CopyCode),
             Command::ResolveNew | Command::ResolveBoth | Command::ResolveForget if ctx == Context::Uncertainty => {
                 let id = self.uncertainty.take()?;
                 let choice = match cmd {
@@ -548,8 +555,8 @@ impl App {
                 let when = if *late { format!("was due {due_at}") } else { format!("due {due_at}") };
                 self.chat.push(ChatRole::System, &format!("⏰ Reminder: {message} ({when})"), at);
             }
-            EngineEvent::LlmCost { provider, tokens_in, tokens_out, wall_ms, .. } => {
-                self.status.cost(provider, *tokens_in, *tokens_out, *wall_ms);
+            EngineEvent::LlmCost { call_id, provider, tokens_in, tokens_out, wall_ms, .. } => {
+                self.status.cost(call_id, provider, *tokens_in, *tokens_out, *wall_ms);
             }
             EngineEvent::Regulated { exchange_id, report } => {
                 if let Some(d) = self.routing.latest.as_mut().filter(|d| d.exchange_id == *exchange_id) {
@@ -557,9 +564,17 @@ impl App {
                 }
                 self.chat.set_regulator(exchange_id, report);
             }
+            // Priced when its cost arrives (see `Status::cost`).
+            EngineEvent::LlmStart { call_id, provider, model, .. } => {
+                self.status.call_started(call_id, provider, model);
+                return;
+            }
+            EngineEvent::LlmFailed { call_id, will_retry: false, .. } => {
+                self.status.call_failed(call_id);
+                return;
+            }
             // Streamed tokens arrive as ReplyChunk; failures worth telling come as notices.
-            EngineEvent::LlmStart { .. }
-            | EngineEvent::LlmToken { .. }
+            EngineEvent::LlmToken { .. }
             | EngineEvent::LlmComplete { .. }
             | EngineEvent::LlmEmbedded { .. }
             | EngineEvent::LlmFailed { .. } => return,

@@ -96,6 +96,24 @@ impl Chat {
         });
     }
 
+    /// Show a stored conversation (`chalie-tui --thread ID`), oldest first, before new turns.
+    pub fn load(&mut self, rows: &[crate::store::ChatMessage]) {
+        for r in rows {
+            let at = DateTime::from_timestamp(r.created_at, 0).unwrap_or_default();
+            match r.role.as_str() {
+                "user" => self.push_user(&r.exchange_id, &r.content, at),
+                "assistant" => {
+                    self.push(ChatRole::Assistant, &r.content, at);
+                    if let Some(m) = self.messages.last_mut() {
+                        m.exchange_id = Some(r.exchange_id.clone());
+                        m.mode = r.mode.as_deref().and_then(|x| Mode::ALL.into_iter().find(|mode| mode.as_str() == x));
+                    }
+                }
+                _ => self.push(ChatRole::System, &r.content, at),
+            }
+        }
+    }
+
     pub fn push_user(&mut self, exchange_id: &str, text: &str, at: DateTime<Utc>) {
         self.push(ChatRole::User, text, at);
         if let Some(m) = self.messages.last_mut() {
@@ -216,6 +234,22 @@ impl Chat {
 
     pub fn to_bottom(&mut self) {
         self.scroll = 0;
+    }
+
+    /// The reply a copy takes: the newest assistant reply at or above the bottom row of the
+    /// view, so scrolling up to an older reply and pressing the key copies that one.
+    pub fn focused_reply(&self) -> Option<&Message> {
+        let mut below = self.scroll;
+        let mut bottom = self.messages.len();
+        for (i, m) in self.messages.iter().enumerate().rev() {
+            if below < m.height() {
+                bottom = i + 1;
+                break;
+            }
+            below -= m.height();
+            bottom = i;
+        }
+        self.messages[..bottom].iter().rev().find(|m| m.role == ChatRole::Assistant && !m.body.text().is_empty())
     }
 
     pub fn render(&self, frame: &mut Frame, area: Rect, focused: bool, offset: FixedOffset) {

@@ -181,6 +181,9 @@ pub enum Command {
     Confirm,
     // Run a drift cycle now.
     DriftNow,
+    /// Copy the reply at the bottom of the chat view (or only its code) with OSC 52.
+    CopyReply,
+    CopyCode,
     // An uncertainty record's choices.
     ResolveNew,
     ResolveBoth,
@@ -249,6 +252,8 @@ pub const BINDINGS: &[Binding] = &[
     b("scroll_top", Only(C::View), Command::Top, &["home", "g"], "to the top", false),
     b("scroll_bottom", Only(C::View), Command::Bottom, &["end", "G"], "to the bottom (follow)", false),
     b("pane_open", Only(C::View), Command::Open, &["enter"], "open the selected uncertainty or drift thought", false),
+    b("copy_reply", Only(C::View), Command::CopyReply, &["y"], "copy the reply at the bottom of the chat", false),
+    b("copy_code", Only(C::View), Command::CopyCode, &["Y"], "copy that reply's code blocks", false),
     // Routing audit.
     b("audit_up", Only(C::Audit), Command::Up, &["up", "k"], "previous decision", false),
     b("audit_down", Only(C::Audit), Command::Down, &["down", "j"], "next decision", false),

@@ -11,6 +11,7 @@
 pub mod app;
 pub mod audit;
 pub mod chat;
+pub mod clipboard;
 pub mod help;
 mod highlight;
 pub mod input;
@@ -70,12 +71,18 @@ pub fn settings(rt: &Runtime) -> Settings {
         },
         offset: *chrono::Local::now().offset(),
         workers: Some(rt.workers.clone()),
+        pricing: rt.config.pricing.clone(),
     }
 }
 
-/// Run the interactive TUI until the user quits.
-pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
+/// Run the interactive TUI until the user quits; with `thread`, on that conversation (its
+/// recent history shown, new messages added to it).
+pub async fn run(rt: &Runtime, thread: Option<String>) -> anyhow::Result<()> {
     let mut app = App::new(settings(rt));
+    if let Some(t) = thread.clone() {
+        let rows = rt.db.call(move |c| crate::store::ChatRepo(c).recent(&t, RESUMED_MESSAGES)).await?;
+        app.chat.load(&rows);
+    }
     let engine = rt.bus.subscribe();
     // ratatui::init enters raw mode and the alternate screen, and installs a panic hook
     // that restores the terminal before the panic report is printed.
@@ -87,7 +94,7 @@ pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
         && crossterm::execute!(out, PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES))
             .is_ok();
     let (queries, answers) = query::Queries::spawn(&rt.db);
-    let worker = worker::Worker::start(rt, queries);
+    let worker = worker::Worker::start(rt, queries, thread);
     let sources = Sources { input: terminal_events(), engine, answers };
     let result = run_loop(&mut terminal, &mut app, sources, |action| worker.handle(action)).await;
     if enhanced {
@@ -97,6 +104,9 @@ pub async fn run(rt: &Runtime) -> anyhow::Result<()> {
     ratatui::restore();
     result
 }
+
+/// How much of a resumed conversation the chat pane shows.
+const RESUMED_MESSAGES: usize = 200;
 
 /// Terminal input, read on its own thread. A plain blocking reader is simpler and
 /// more predictable than an async event stream, and lets the loop drain input

@@ -33,6 +33,14 @@ pub struct Status {
     pub model_ms: u64,
     /// Calls served by something other than the built-in models (which cost nothing).
     pub paid_calls: u64,
+    /// `[pricing]`: what the session's calls cost.
+    pub pricing: crate::config::pricing::Pricing,
+    /// Calls started and not yet costed: call id → (provider, model), to price the cost event.
+    pub calls: std::collections::HashMap<String, (String, String)>,
+    /// Dollars spent on the priced calls this session.
+    pub spent: f64,
+    /// Paid calls to a model with no price: the spend shown is then a lower bound.
+    pub unpriced_calls: u64,
     /// Turns sent and not yet answered.
     pub pending: usize,
     pub notice: Option<Notice>,
@@ -67,13 +75,44 @@ impl Status {
         self.models.iter().any(|m| m.builtin && m.model.split('/').next() == Some(provider))
     }
 
-    pub fn cost(&mut self, provider: &str, tokens_in: u32, tokens_out: u32, wall_ms: u64) {
+    /// A call began: remember its model until its cost arrives.
+    pub fn call_started(&mut self, call_id: &str, provider: &str, model: &str) {
+        self.calls.insert(call_id.to_string(), (provider.to_string(), model.to_string()));
+    }
+
+    /// A call ended without a cost (failed for good).
+    pub fn call_failed(&mut self, call_id: &str) {
+        self.calls.remove(call_id);
+    }
+
+    pub fn cost(&mut self, call_id: &str, provider: &str, tokens_in: u32, tokens_out: u32, wall_ms: u64) {
         self.tokens_in += u64::from(tokens_in);
         self.tokens_out += u64::from(tokens_out);
         self.model_ms += wall_ms;
-        if !self.builtin_provider(provider) {
-            self.paid_calls += 1;
+        let model = self.calls.remove(call_id).map(|(_, m)| m);
+        if self.builtin_provider(provider) {
+            return;
         }
+        self.paid_calls += 1;
+        match model.and_then(|m| self.pricing.cost(provider, &m, u64::from(tokens_in), u64::from(tokens_out))) {
+            Some(dollars) => self.spent += dollars,
+            None => self.unpriced_calls += 1,
+        }
+    }
+
+    /// " · $0.0042": the session's spend; "+?" when some paid calls had no price, nothing
+    /// when none did (an unpriced endpoint, e.g. a local Ollama, has no known cost).
+    fn spend(&self) -> String {
+        let priced = self.paid_calls - self.unpriced_calls.min(self.paid_calls);
+        if self.paid_calls == 0 {
+            return " · $0".into();
+        }
+        if priced == 0 {
+            return String::new();
+        }
+        let dollars = if self.spent < 0.01 { format!("{:.4}", self.spent) } else { format!("{:.2}", self.spent) };
+        let unknown = if self.unpriced_calls > 0 { "+?" } else { "" };
+        format!(" · ${dollars}{unknown}")
     }
 
     /// "primary ollama/qwen3:8b · lightweight … · embedding local/all-minilm-l6-v2 (built-in)";
@@ -100,7 +139,7 @@ impl Status {
                 n.to_string()
             }
         };
-        let cost = if self.paid_calls == 0 { " · $0" } else { "" };
+        let cost = self.spend();
         format!("tok ↑{} ↓{} · {:.1} s{cost}", k(self.tokens_in), k(self.tokens_out), self.model_ms as f64 / 1000.0)
     }
 
@@ -183,4 +222,52 @@ pub fn configured_models(config: &crate::config::Config) -> Vec<ActiveModel> {
             ActiveModel { role, model: m.to_string(), builtin }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod spend_tests {
+    use super::*;
+    use crate::config::Role;
+    use crate::config::Weight;
+    use crate::config::pricing::{Price, Pricing};
+
+    fn status() -> Status {
+        let mut s = Status {
+            models: vec![ActiveModel { role: Role::Embedding, model: "local/minilm".into(), builtin: true }],
+            ..Status::default()
+        };
+        let price = Price { input_per_mtok: Weight(3.0), output_per_mtok: Weight(15.0) };
+        s.pricing = Pricing([("openai/gpt-x".to_string(), price)].into_iter().collect());
+        s
+    }
+
+    #[test]
+    fn priced_calls_add_up_to_the_session_cost() {
+        let mut s = status();
+        assert!(s.usage().ends_with(" · $0"), "{}", s.usage());
+        s.call_started("a", "openai", "gpt-x");
+        s.cost("a", "openai", 1000, 200, 10); // 0.003 + 0.003
+        s.call_started("b", "local", "minilm");
+        s.cost("b", "local", 50, 0, 1); // built-in: free, not a paid call
+        assert!((s.spent - 0.006).abs() < 1e-12, "{}", s.spent);
+        assert!(s.usage().ends_with(" · $0.0060"), "{}", s.usage());
+        s.call_started("c", "openai", "gpt-x");
+        s.cost("c", "openai", 1_000_000, 1_000_000, 10);
+        assert!(s.usage().ends_with(" · $18.01"), "{}", s.usage());
+        assert!(s.calls.is_empty());
+    }
+
+    #[test]
+    fn an_unpriced_endpoint_marks_the_spend_as_a_lower_bound() {
+        let mut s = status();
+        s.call_started("a", "ollama", "qwen3");
+        s.cost("a", "ollama", 10, 10, 1);
+        assert!(!s.usage().contains('$'), "no price known at all: {}", s.usage());
+        s.call_started("b", "openai", "gpt-x");
+        s.cost("b", "openai", 1000, 0, 1);
+        assert!(s.usage().ends_with(" · $0.0030+?"), "{}", s.usage());
+        s.call_started("c", "openai", "gpt-x");
+        s.call_failed("c");
+        assert!(s.calls.is_empty());
+    }
 }

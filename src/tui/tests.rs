@@ -18,10 +18,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+mod copy;
 mod drift;
 mod forget;
 mod memory;
 mod regulator;
+mod resume;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC
 

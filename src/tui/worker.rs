@@ -32,7 +32,7 @@ pub struct Worker {
 impl Worker {
     /// Start the engine (model probe, weights) right away so the first reply is not late,
     /// and read what the side panes show from the database.
-    pub fn start(rt: &Runtime, queries: Queries) -> Worker {
+    pub fn start(rt: &Runtime, queries: Queries, thread: Option<String>) -> Worker {
         let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<String>();
         let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<(String, String, String)>();
         let current = Arc::new(Mutex::new(CancellationToken::new()));
@@ -55,7 +55,7 @@ impl Worker {
 
         let rt_in = rt.clone();
         tokio::spawn(async move {
-            let mut thread: Option<String> = None;
+            let mut thread = thread;
             while let Some(text) = intake_rx.recv().await {
                 let text = rt_in.admit(text);
                 match rt_in.intake(thread.clone(), text.clone()).await {
@@ -124,6 +124,15 @@ impl Worker {
             Action::LoadDecision(id) => self.queries.decision(id),
             Action::FetchModels => self.fetch_models(),
             Action::DriftNow => self.drift_now(),
+            Action::Copy(seq) => {
+                // Between frames, on the thread that draws: it cannot split a frame's output.
+                let mut out = std::io::stdout().lock();
+                if let Err(e) =
+                    std::io::Write::write_all(&mut out, seq.as_bytes()).and_then(|()| std::io::Write::flush(&mut out))
+                {
+                    bus.notice(NoticeLevel::Warn, format!("could not copy: {e}"));
+                }
+            }
             Action::LoadMemory { layer, search } => self.queries.memory(layer, search),
             Action::ForgetMemory(id) => {
                 let db = self.rt.db.clone();

@@ -17,6 +17,7 @@ mod support;
 
 mod act;
 mod cli;
+mod export;
 mod forget;
 mod fuzz;
 mod kill9;
@@ -37,6 +38,7 @@ mod pipeline_local;
 mod regulator;
 mod replay;
 mod security;
+mod shell;
 mod topic_chitchat;
 mod tui_act_tmux;
 mod tui_memory_tmux;

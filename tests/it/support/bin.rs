@@ -46,3 +46,30 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l}")))
         .collect()
 }
+
+/// [`chalie`] with `input` piped on stdin (written from a thread, so a large input cannot
+/// deadlock against the child's output).
+pub fn chalie_piped(data: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
+        .args(args)
+        .env("CHALIE_DATA_DIR", data)
+        .env("CHALIE_CONFIG", data.join("config.toml"))
+        .env("CHALIE_MODELS_DIR", data.join("models"))
+        .env_remove("CHALIE_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run chalie-tui");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_vec();
+    // The child may stop reading early (input too large): a broken pipe is then expected.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for chalie-tui");
+    writer.join().expect("stdin writer");
+    out
+}
