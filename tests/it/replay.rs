@@ -32,7 +32,7 @@ fn write_config(dir: &Path, base_url: &str, extra: &str) -> PathBuf {
     let config = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\napi_key_env = \"DOUBLE_KEY\"\n\
          [models]\nprimary = \"double/chat\"\nlightweight = \"double/chat\"\nstrong = \"double/chat\"\n\
-         embedding = \"double/embed\"\n[llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n{extra}"
+         embedding = \"double/embed\"\n[llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\ncritic = \"heuristic\"\n{extra}"
     );
     std::fs::write(&path, config).unwrap();
     path
