@@ -17,6 +17,7 @@ mod support;
 
 mod act;
 mod cli;
+mod critic;
 mod forget;
 mod fuzz;
 mod kill9;
