@@ -20,6 +20,7 @@ mod cli;
 mod critic;
 mod forget;
 mod fuzz;
+mod introspection;
 mod kill9;
 mod list_matching;
 mod llm_layer;
