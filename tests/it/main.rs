@@ -30,6 +30,7 @@ mod local_models;
 mod memory_chunker;
 mod memory_cli;
 mod memory_embedding_space;
+mod memory_episode_model;
 mod memory_episodes;
 mod memory_semantic;
 mod onboarding;
