@@ -184,6 +184,7 @@ fn llm(vectors: HashMap<String, Vec<f32>>, bus: EventBus) -> Arc<Llm> {
     let settings = LlmSettings {
         triage: ModelUse::Heuristic,
         memory_extraction: ModelUse::Heuristic,
+        critic: ModelUse::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 30_000,

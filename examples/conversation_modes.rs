@@ -184,6 +184,7 @@ async fn main() -> anyhow::Result<()> {
     let settings = LlmSettings {
         triage: ModelUse::Heuristic,
         memory_extraction: ModelUse::Heuristic,
+        critic: ModelUse::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 60_000,

@@ -26,6 +26,8 @@ pub struct Capability {
     /// Using any of these skills counts as knowing the capability.
     pub skills: &'static [&'static str],
     pub says: &'static str,
+    /// A reply that holds one of these words has mentioned the capability.
+    pub cues: &'static [&'static str],
 }
 
 pub const CAPABILITIES: [Capability; 4] = [
@@ -33,21 +35,25 @@ pub const CAPABILITIES: [Capability; 4] = [
         key: "lists",
         skills: &["list"],
         says: "you can keep lists for the user (\"add eggs to my shopping list\")",
+        cues: &["list", "lists"],
     },
     Capability {
         key: "reminders",
         skills: &["schedule"],
         says: "you can set reminders (\"remind me to call mum tomorrow at 9\")",
+        cues: &["remind", "reminder", "reminders"],
     },
     Capability {
         key: "memory",
         skills: &["memorize", "recall", "forget", "introspect"],
         says: "you remember what the user tells you about themselves and forget it when asked (\"forget my work email\")",
+        cues: &["remember", "remembers", "forget", "memory"],
     },
     Capability {
         key: "focus",
         skills: &["focus"],
         says: "you can hold a focus session (\"focus on the report for 45 minutes\")",
+        cues: &["focus", "focused"],
     },
 ];
 
@@ -92,6 +98,13 @@ pub fn intro(s: &SparkState, mode: Mode, model_writes: bool) -> Option<&'static 
     CAPABILITIES
         .iter()
         .find(|c| !s.introduced.iter().any(|k| k == c.key) && !c.skills.iter().any(|k| s.used.iter().any(|u| u == k)))
+}
+
+/// Whether the reply that was sent mentions `c`: only then is it introduced (a model that let
+/// the note pass has introduced nothing, and the next exchange may try again).
+pub fn mentions(c: &Capability, reply: &str) -> bool {
+    let lower = crate::text::normalize(reply);
+    crate::text::words(&lower).iter().any(|w| c.cues.contains(w))
 }
 
 /// The line for the reply model's notes.
@@ -162,6 +175,16 @@ mod tests {
         assert_eq!(intros, [(2, "reminders"), (5, "focus")]);
         assert_eq!(s.milestones.get("first_list"), Some(&100));
         assert_eq!(s.used, ["list", "recall"]);
+    }
+
+    #[test]
+    fn a_capability_counts_only_when_the_reply_mentions_it() {
+        let [lists, reminders, memory, focus] = &CAPABILITIES;
+        assert!(mentions(lists, "Paris. By the way, I can keep lists for you."));
+        assert!(!mentions(lists, "Paris is the capital; listen to the bells."), "a word, not a prefix");
+        assert!(mentions(reminders, "I can set a Reminder for that."));
+        assert!(mentions(memory, "I'll remember that."));
+        assert!(!mentions(focus, "Paris is the capital of France."));
     }
 
     #[test]

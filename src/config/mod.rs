@@ -177,6 +177,9 @@ pub struct LlmSettings {
     /// Whether the memory workers (chunker, semantic consolidation) ask the lightweight
     /// model to extract, or use only their deterministic extraction. Same values as `triage`.
     pub memory_extraction: ModelUse,
+    /// Whether the post-action critic asks the lightweight model (its deterministic checks
+    /// run always). Same values as `triage`.
+    pub critic: ModelUse,
     pub triage_timeout_ms: u64,
     pub tiebreak_timeout_ms: u64,
     pub request_timeout_ms: u64,
@@ -325,6 +328,7 @@ struct ModelsLayer {
 struct LlmLayer {
     triage: Option<ModelUse>,
     memory_extraction: Option<ModelUse>,
+    critic: Option<ModelUse>,
     triage_timeout_ms: Option<u64>,
     tiebreak_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
@@ -464,6 +468,7 @@ impl Config {
             let l = &p.layer.llm;
             llm.triage = l.triage.or(llm.triage);
             llm.memory_extraction = l.memory_extraction.or(llm.memory_extraction);
+            llm.critic = l.critic.or(llm.critic);
             llm.triage_timeout_ms = l.triage_timeout_ms.or(llm.triage_timeout_ms);
             llm.tiebreak_timeout_ms = l.tiebreak_timeout_ms.or(llm.tiebreak_timeout_ms);
             llm.request_timeout_ms = l.request_timeout_ms.or(llm.request_timeout_ms);
@@ -503,6 +508,7 @@ impl Config {
         let llm = LlmSettings {
             triage: llm.triage.ok_or_else(|| missing("triage"))?,
             memory_extraction: llm.memory_extraction.ok_or_else(|| missing("memory_extraction"))?,
+            critic: llm.critic.ok_or_else(|| missing("critic"))?,
             triage_timeout_ms: llm.triage_timeout_ms.ok_or_else(|| missing("triage_timeout_ms"))?,
             tiebreak_timeout_ms: llm.tiebreak_timeout_ms.ok_or_else(|| missing("tiebreak_timeout_ms"))?,
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,

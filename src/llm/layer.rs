@@ -84,6 +84,11 @@ impl Llm {
         self.settings.memory_extraction.asks_model(self.lightweight_builtin())
     }
 
+    /// Whether the post-action critic asks the lightweight model (`[llm] critic`, same rule).
+    pub fn critic_uses_model(&self) -> bool {
+        self.settings.critic.asks_model(self.lightweight_builtin())
+    }
+
     /// A missing lightweight route counts as built-in: `auto` then stays deterministic.
     fn lightweight_builtin(&self) -> bool {
         self.routes.get(&Role::Lightweight).is_none_or(|r| r.builtin)

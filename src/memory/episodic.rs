@@ -371,6 +371,10 @@ pub async fn process(
         db.call(move |c| JobsRepo(c).complete(job_id)).await?;
         return Ok(Some(Processed::Skipped { job_id, reason: "nothing to remember" }));
     };
+    let draft = super::episode_model::write(db, llm, draft, &job.payload, shutdown).await;
+    if shutdown.is_cancelled() {
+        return Ok(None);
+    }
     let embedded = tokio::select! {
         r = llm.embed(std::slice::from_ref(&draft.gist)) => r,
         _ = shutdown.cancelled() => return Ok(None),

@@ -7,6 +7,7 @@ pub mod chunk_model;
 pub mod chunker;
 pub mod concepts;
 pub mod decay;
+pub mod episode_model;
 pub mod episodic;
 pub mod extract;
 pub mod forget;

@@ -214,7 +214,7 @@ fn sql(layer: MemoryLayer, fts: bool) -> &'static str {
         (MemoryLayer::Episodes, false) => {
             "SELECT id, gist, reliability, NULL, created_at, updated_at, NULL,
                     thread_id, exchange_id, topic, salience, activation_score, access_count, last_accessed_at,
-                    semantic_consolidation_status, open_loops
+                    semantic_consolidation_status, open_loops, json_extract(context, '$.builder') AS builder
              FROM episodes
              WHERE deleted_at IS NULL AND (?3 IS NULL OR gist LIKE ?3 ESCAPE '\\' OR action LIKE ?3 ESCAPE '\\')
              ORDER BY created_at DESC, id DESC LIMIT ?1"
@@ -222,7 +222,8 @@ fn sql(layer: MemoryLayer, fts: bool) -> &'static str {
         (MemoryLayer::Episodes, true) => {
             "SELECT e.id, e.gist, e.reliability, NULL, e.created_at, e.updated_at, NULL,
                     e.thread_id, e.exchange_id, e.topic, e.salience, e.activation_score, e.access_count,
-                    e.last_accessed_at, e.semantic_consolidation_status, e.open_loops
+                    e.last_accessed_at, e.semantic_consolidation_status, e.open_loops,
+                    json_extract(e.context, '$.builder') AS builder
              FROM episodes_fts JOIN episodes e ON e.id = episodes_fts.rowid
              WHERE episodes_fts MATCH ?3 AND e.deleted_at IS NULL
              ORDER BY bm25(episodes_fts), e.created_at DESC LIMIT ?1"

@@ -78,7 +78,7 @@ fn configure(data: &Path, base_url: &str, primary_url: Option<&str>, triage: &st
     let config = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n{primary}\
          [models]\nprimary = \"{}/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
-         [llm]\ntriage = \"{triage}\"\nmemory_extraction = \"heuristic\"\n",
+         [llm]\ntriage = \"{triage}\"\nmemory_extraction = \"heuristic\"\ncritic = \"heuristic\"\n",
         if primary_url.is_some() { "gone" } else { "double" },
     );
     std::fs::write(data.join("config.toml"), config).unwrap();

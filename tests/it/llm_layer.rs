@@ -18,6 +18,7 @@ fn settings(max_retries: u32) -> LlmSettings {
     LlmSettings {
         triage: ModelUse::Llm,
         memory_extraction: ModelUse::Llm,
+        critic: ModelUse::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,

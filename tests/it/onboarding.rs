@@ -1,6 +1,7 @@
 //! Onboarding against the scripted double (docs/cognition.md §4.9): the reply model is asked to
 //! introduce a capability from the third exchange on, each one once, spaced out, and the
-//! counted state is stored.
+//! counted state is stored; a capability counts as introduced only when the sent reply
+//! mentions it.
 
 use crate::support::harness::*;
 use crate::support::openai_double::Reply;
@@ -19,7 +20,9 @@ const QUESTIONS: [&str; 6] = [
 
 #[tokio::test]
 async fn capabilities_are_introduced_once_in_the_first_conversations() {
-    let script = QUESTIONS.iter().flat_map(|_| [triage_reply("RESPOND", &[]), Reply::text("An answer.")]).collect();
+    // Only the third reply takes up its note; the sixth lets it pass.
+    let reply = |i: usize| if i == 2 { "An answer. I can also keep lists for you." } else { "An answer." };
+    let script = (0..QUESTIONS.len()).flat_map(|i| [triage_reply("RESPOND", &[]), Reply::text(reply(i))]).collect();
     let h = start(script).await;
     for q in QUESTIONS {
         let r = h.say("t", q).await;
@@ -40,6 +43,7 @@ async fn capabilities_are_introduced_once_in_the_first_conversations() {
     let stored = h.read(|c| TurnRepo(c).kv_get(NAMESPACE, KEY)).await;
     let s = SparkState::from_json(stored);
     assert_eq!(s.exchanges, 6);
-    assert_eq!(s.introduced, ["lists", "reminders"]);
+    assert_eq!(s.introduced, ["lists"], "reminders were suggested but the sent reply never mentioned them");
+    assert_eq!(s.last_intro_at, Some(2));
     assert!(s.milestones.contains_key("first_exchange"));
 }

@@ -32,6 +32,7 @@ async fn the_builtin_models_carry_every_mode_end_to_end() {
     let settings = LlmSettings {
         triage: ModelUse::Auto,
         memory_extraction: ModelUse::Auto,
+        critic: ModelUse::Auto,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 120_000,

@@ -254,7 +254,7 @@ fn a_rerun_reports_every_decision_kind_per_turn() {
     let toml = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{}\"\n[models]\nprimary = \"double/chat\"\n\
          lightweight = \"double/chat\"\nstrong = \"double/chat\"\nembedding = \"double/embed\"\n\
-         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n",
+         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\ncritic = \"heuristic\"\n",
         double.base_url()
     );
     std::fs::write(&config, toml).unwrap();

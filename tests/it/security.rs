@@ -19,7 +19,7 @@ fn configure(data: &Path, base_url: &str, extra: &str) {
     let config = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n{extra}\
          [models]\nprimary = \"double/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
-         [llm]\ntriage = \"llm\"\nmemory_extraction = \"heuristic\"\n"
+         [llm]\ntriage = \"llm\"\nmemory_extraction = \"heuristic\"\ncritic = \"heuristic\"\n"
     );
     std::fs::write(data.join("config.toml"), config).unwrap();
 }

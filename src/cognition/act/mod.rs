@@ -2,6 +2,7 @@
 //! fatigue and termination, the deterministic planner, the dispatcher and the innate skills.
 //! The loop itself, which needs the models and the database, is in `pipeline::act`.
 
+pub mod critic;
 pub mod dispatch;
 pub mod plan;
 pub mod planner;

@@ -5,6 +5,7 @@
 use super::Engine;
 pub use super::after_act::{AfterAct, NO_PLAN_REPLY, after_act};
 use super::fallback::{Fallback, Stage};
+use crate::cognition::act::critic;
 use crate::cognition::act::dispatch::{
     ActionResult, PreAction, dispatch, pre_action, skill, unreliable_basis, with_warning,
 };
@@ -93,6 +94,11 @@ pub struct ActRun {
     /// The doubtful memory a consequential action would have relied on (then the loop
     /// stopped with `needs_confirmation` and the user is asked first).
     pub confirm: Option<String>,
+    /// The critic's question when a consequential action it checked looks wrong (the loop
+    /// stopped with `needs_confirmation`).
+    pub critic_ask: Option<String>,
+    /// The critic's model checks that were skipped, and why.
+    pub critic_fallbacks: Vec<Fallback>,
 }
 
 impl ActRun {
@@ -118,6 +124,8 @@ impl Engine {
         let mut history: Vec<ActionResult> = Vec::new();
         let mut planner_fallback = None;
         let mut confirm = None;
+        let mut critic_ask = None;
+        let mut critic_fallbacks = Vec::new();
         let termination = loop {
             if cancel.is_cancelled() {
                 break Termination::Cancelled;
@@ -140,6 +148,9 @@ impl Engine {
 
             let clock = Instant::now();
             let mut results = Vec::with_capacity(plan.len());
+            // What ran, in order: the plan's actions and any corrections the critic made.
+            let mut ran: Vec<Action> = Vec::with_capacity(plan.len());
+            let mut passes = 0;
             for action in &plan {
                 let check = pre_action(action, unreliable_basis(history.iter().chain(&results)));
                 if let PreAction::AskFirst(basis) = check {
@@ -158,12 +169,31 @@ impl Engine {
                     PreAction::Warn { basis, confidence } => with_warning(r, basis, *confidence),
                     _ => r,
                 };
-                results.push(r);
+                if !critic::has_effects(action, &r) {
+                    ran.push(action.clone());
+                    results.push(r);
+                    continue;
+                }
+                let left = limits.cumulative_timeout.saturating_sub(started.elapsed());
+                let checked = self.criticise(ctx, text, action, r, left, cancel).await;
+                passes += checked.passes;
+                critic_fallbacks.extend(checked.fallback);
+                for (a, r) in checked.ran {
+                    ran.push(a);
+                    results.push(r);
+                }
+                if checked.ask.is_some() {
+                    critic_ask = checked.ask;
+                    break;
+                }
             }
             let took = clock.elapsed();
-            // Only what ran is accounted and logged.
-            let plan: Vec<Action> = plan.into_iter().take(results.len()).collect();
-            let cost = state.record(&plan, took);
+            // Only what ran is accounted and logged; each critic pass adds its own cost.
+            let plan = ran;
+            let mut cost = state.record(&plan, took);
+            let extra = f64::from(passes) * critic::CRITIC_PASS_COST;
+            state.fatigue += extra;
+            cost += extra;
             history.extend(results.iter().cloned());
             iterations.push(Iteration {
                 iteration: state.iteration - 1,
@@ -177,7 +207,7 @@ impl Engine {
             if let Some(it) = iterations.last() {
                 self.log_iteration(ctx, routing_id, it, None).await;
             }
-            if confirm.is_some() {
+            if confirm.is_some() || critic_ask.is_some() {
                 break Termination::NeedsConfirmation;
             }
             if planner == "deterministic" {
@@ -196,7 +226,7 @@ impl Engine {
             cost: 0.0,
         });
         self.log_iteration(ctx, routing_id, &last, Some(termination)).await;
-        ActRun { iterations, termination, planner_fallback, confirm }
+        ActRun { iterations, termination, planner_fallback, confirm, critic_ask, critic_fallbacks }
     }
 
     /// A plan for this iteration, with the planner that made it and, when the deterministic

@@ -25,7 +25,9 @@ pub struct AfterAct {
 /// (deterministically on the built-in model, which tends to echo an earlier confirmation
 /// instead); otherwise the model answers from the results.
 pub fn after_act(run: &ActRun, builtin_primary: bool) -> AfterAct {
-    let results: Vec<&ActionResult> = run.results().collect();
+    // What the critic replaced (and the taking back of it) stays in the audit, not the reply.
+    let results: Vec<&ActionResult> =
+        run.results().filter(|r| r.data["critic"]["hidden"].as_bool() != Some(true)).collect();
     let outcome = ActOutcome {
         substantive: results.iter().any(|r| r.ok),
         all_cards: !results.is_empty() && results.iter().all(|r| r.card),
@@ -38,6 +40,10 @@ pub fn after_act(run: &ActRun, builtin_primary: bool) -> AfterAct {
             "Do not act yet. The request relies on a memory marked doubtful: {basis}. Ask the user to confirm it \
              in one short question."
         ));
+    } else if let Some(question) = &run.critic_ask {
+        // The critic doubts a consequential action: its question is the reply, as CLARIFY.
+        after.mode = Some(Mode::Clarify);
+        after.cards.push(question.clone());
     } else if results.iter().any(|r| !r.choices.is_empty()) {
         // A reference that fits several things: the skill's question is the reply, and the
         // turn is delivered as CLARIFY so the next message is read as the answer.
@@ -86,6 +92,8 @@ mod tests {
             termination: Termination::EmptyPlan,
             planner_fallback: None,
             confirm: confirm.map(str::to_string),
+            critic_ask: None,
+            critic_fallbacks: Vec::new(),
         }
     }
 

@@ -14,6 +14,8 @@ pub enum Stage {
     Tiebreaker,
     ActPlan,
     Generation,
+    /// The post-action critic's model check (skipped; the deterministic checks stood).
+    Critic,
 }
 
 impl Stage {
@@ -24,6 +26,7 @@ impl Stage {
             Stage::Tiebreaker => "tiebreaker",
             Stage::ActPlan => "act_plan",
             Stage::Generation => "generation",
+            Stage::Critic => "critic",
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod act;
 mod after_act;
 mod commit;
+mod critic;
 pub mod fallback;
 mod model;
 pub mod phases;

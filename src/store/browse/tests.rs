@@ -87,10 +87,11 @@ fn rows_carry_reliability_and_provenance() {
     assert_eq!(traits[1].provenance["reinforcement_count"], 1);
     assert_eq!(traits[1].provenance["last_conflict_at"], 50);
 
+    c.execute("UPDATE episodes SET context = '{\"builder\": \"model\"}' WHERE exchange_id = 'x1'", []).unwrap();
     let ep = &list_layer(&c, MemoryLayer::Episodes, None, 10).unwrap()[1];
     assert_eq!((ep.reliability.as_deref(), ep.created_at), (Some("reliable"), 100));
-    for (k, v) in [("thread_id", "t1"), ("exchange_id", "x1"), ("topic", "travel")] {
-        assert_eq!(ep.provenance[k], v, "{k}");
+    for (k, v) in [("thread_id", "t1"), ("exchange_id", "x1"), ("topic", "travel"), ("builder", "model")] {
+        assert_eq!(ep.provenance[k], v, "{k}: who wrote the episode (§16.4) shows in the browser");
     }
 
     let concept = &list_layer(&c, MemoryLayer::Concepts, None, 10).unwrap()[0];

@@ -29,7 +29,7 @@ pub fn write_double_config(data: &Path, base_url: &str) {
     let config = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n\
          [models]\nprimary = \"double/m\"\nlightweight = \"double/m\"\nstrong = \"double/m\"\nembedding = \"double/e\"\n\
-         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n"
+         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\ncritic = \"heuristic\"\n"
     );
     std::fs::write(data.join("config.toml"), config).expect("write config.toml");
 }

@@ -18,6 +18,7 @@ pub fn settings(triage: ModelUse) -> LlmSettings {
     LlmSettings {
         triage,
         memory_extraction: ModelUse::Heuristic,
+        critic: ModelUse::Heuristic,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,

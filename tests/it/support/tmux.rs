@@ -56,7 +56,7 @@ pub fn config(dir: &Path, base_url: &str) -> PathBuf {
     let text = format!(
         "[providers.double]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n\n[models]\nprimary = \"double/double-chat\"\n\
          lightweight = \"double/double-chat\"\nstrong = \"double/double-chat\"\nembedding = \"double/double-embed\"\n\n\
-         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\n"
+         [llm]\ntriage = \"heuristic\"\nmemory_extraction = \"heuristic\"\ncritic = \"heuristic\"\n"
     );
     std::fs::write(&path, text).expect("write config");
     path

@@ -56,7 +56,7 @@ impl Turn<'_> {
     /// it used and the capability its reply introduced. Read and written on the database
     /// thread, which serialises it with every other turn.
     async fn advance_onboarding(&self, delivered: &Delivered, replied: &Replied) -> Result<(), EngineError> {
-        use crate::cognition::onboarding::{KEY, NAMESPACE, advance, intro};
+        use crate::cognition::onboarding::{KEY, NAMESPACE, advance, intro, mentions};
         let mode = delivered.settled.mode;
         let model_wrote = !crate::cognition::pipeline::model::builtin_primary(self.engine)
             && replied.generated.source == crate::cognition::reply::ReplySource::Model
@@ -65,11 +65,12 @@ impl Turn<'_> {
             replied.run.iter().flat_map(|r| r.results()).filter(|r| r.ok).map(|r| r.kind.clone()).collect();
         used.dedup();
         let now = self.now;
+        let sent = replied.generated.text.clone();
         self.engine
             .db
             .call(move |c| {
                 let before = phases::spark_state(c)?;
-                let introduced = intro(&before, mode, model_wrote);
+                let introduced = intro(&before, mode, model_wrote).filter(|cap| mentions(cap, &sent));
                 let after = advance(before, now, &used, introduced);
                 TurnRepo(c).kv_set(NAMESPACE, KEY, &serde_json::to_value(&after).unwrap_or(Value::Null))
             })

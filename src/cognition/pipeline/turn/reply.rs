@@ -81,6 +81,7 @@ impl Turn<'_> {
             let skills = act::select_skills(&triage.result.skills, &self.msg.skills);
             let run = self.engine.act_loop(&ctx, self.msg.text, &skills, &self.routing_id, self.cancel).await;
             self.fallbacks.extend(run.planner_fallback);
+            self.fallbacks.extend(run.critic_fallbacks.iter().copied());
             Some(run)
         } else {
             None
