@@ -494,6 +494,7 @@ fn record(id: &str) -> RoutingRecord {
         previous_mode: Some("RESPOND".into()),
         created_at: T0 - 60,
         regulator: None,
+        adaptive: None,
     }
 }
 
