@@ -86,3 +86,52 @@ async fn terse_and_expansive_users_get_opposite_directives_in_the_prompt() {
     assert_eq!(has(&expansive, "Keep replies brief"), 0, "{expansive:?}");
     assert_eq!(has(&expansive, "Keep this reply short"), 0, "{expansive:?}");
 }
+
+/// The built-in model gets the same section, cut to its budget (the strongest first); the
+/// audit row says what was cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_model_gets_at_most_three_directives_strongest_first() {
+    use crate::support::harness::{Harness, settings};
+    use crate::support::openai_double::Double;
+    use chalie::cognition::adaptive::BUILTIN_MAX_DIRECTIVES;
+    use chalie::config::{ModelUse, Role};
+    use chalie::llm::openai::OpenAiProvider;
+    use chalie::llm::{Llm, Route};
+    use std::sync::Arc;
+
+    let double = Double::start(vec![Reply::text("Tides follow the moon's pull.")]).await;
+    let db = chalie::store::Db::spawn(chalie::store::open_in_memory().unwrap());
+    let bus = chalie::events::EventBus::new();
+    let url = double.base_url();
+    // The primary role marked built-in, but answered by the double so its prompt is recorded.
+    let routes = Role::ALL.map(|r| {
+        let provider = Arc::new(OpenAiProvider::new("double", &url, None));
+        (r, Route { provider, model: "m".into(), builtin: r == Role::Primary })
+    });
+    let llm = Llm::new(bus.clone(), settings(ModelUse::Heuristic), routes);
+    let engine = chalie::cognition::pipeline::Engine::start(db.clone(), Arc::new(llm), bus.clone()).await.unwrap();
+    let h = Harness { double, db, bus, engine };
+    let report = h.say("t", "Keep it short, no bullet points, no emojis and be more formal: how do tides work?").await;
+    let prompt = h
+        .double
+        .chat_requests()
+        .iter()
+        .filter(|r| matches!(kind(r), Call::Generation(_)))
+        .map(system_prompt)
+        .last()
+        .expect("the model wrote the reply");
+    let (_, section) = prompt.split_once(&format!("{STYLE_TITLE}:\n")).expect("a style section");
+    let lines: Vec<&str> = section.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            "- The user asked for short replies: keep it brief.",
+            "- No bullet points or lists: write plain sentences.",
+            "- Use a formal tone, as the user asked.",
+        ]
+    );
+    assert_eq!(lines.len(), BUILTIN_MAX_DIRECTIVES);
+    let a = h.decision(&report.exchange_id).await.adaptive.expect("recorded");
+    assert_eq!(a["directives"].as_array().unwrap().len(), 4, "{a}");
+    assert_eq!(a["sent"].as_array().unwrap().len(), 3, "{a}");
+}

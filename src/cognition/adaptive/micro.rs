@@ -93,6 +93,12 @@ pub fn detect(text: &str) -> Vec<(&'static str, &'static str)> {
     out
 }
 
+/// Where a key stands among the requests (length, format, tone, emojis, examples, pushback);
+/// an unknown key last.
+pub fn rank(key: &str) -> usize {
+    REQUESTS.iter().position(|(k, _, _)| *k == key).unwrap_or(usize::MAX)
+}
+
 /// The directive a stored preference asks for; `None` for a key or value this build does not
 /// know (an older or newer row).
 pub fn directive(key: &str, value: &str) -> Option<Directive> {

@@ -189,7 +189,10 @@ pub fn plan(i: &Inputs) -> Applied {
             out.push(identity_guard(d));
         }
     };
-    for (key, value) in &i.micro {
+    let mut stated: Vec<&(String, String)> = i.micro.iter().collect();
+    // The table's order, length and format first: what a budget cut keeps.
+    stated.sort_by_key(|(k, _)| micro::rank(k));
+    for (key, value) in stated {
         if let Some(d) = micro::directive(key, value) {
             put(d, &mut out);
         }
