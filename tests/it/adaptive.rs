@@ -118,7 +118,7 @@ async fn the_built_in_model_gets_at_most_three_directives_strongest_first() {
         .iter()
         .filter(|r| matches!(kind(r), Call::Generation(_)))
         .map(system_prompt)
-        .last()
+        .next_back()
         .expect("the model wrote the reply");
     let (_, section) = prompt.split_once(&format!("{STYLE_TITLE}:\n")).expect("a style section");
     let lines: Vec<&str> = section.lines().collect();
