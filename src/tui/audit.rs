@@ -16,6 +16,8 @@ use ratatui::widgets::{Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 use serde_json::Value;
 use std::str::FromStr;
 
+mod adaptive;
+
 /// Decisions listed per load (the rows also go to the session log, so not thousands).
 pub const LIMIT: usize = 200;
 
@@ -325,7 +327,7 @@ fn detail_text(d: &Detail, width: u16, offset: FixedOffset) -> Text<'static> {
     }
     if let Some(v) = &r.adaptive {
         section(&mut t, "Adaptive");
-        for l in adaptive_lines(v) {
+        for l in adaptive::lines(v) {
             t.push_line(l);
         }
     }
@@ -341,43 +343,6 @@ fn detail_text(d: &Detail, width: u16, offset: FixedOffset) -> Text<'static> {
         None => t.push_line(Line::from("not recorded").style(theme::dim())),
     }
     t
-}
-
-/// The directives the reply's prompt carried (docs/cognition.md §18), each with what produced
-/// it, then the inputs the plan read.
-fn adaptive_lines(v: &Value) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    let directives = v["directives"].as_array().cloned().unwrap_or_default();
-    let sent: Vec<String> =
-        v["sent"].as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_string)).collect();
-    if directives.is_empty() {
-        out.push(Line::from("no directives: the default voice").style(theme::dim()));
-    }
-    for d in &directives {
-        let text = d["text"].as_str().unwrap_or_default().to_string();
-        let cut = if sent.contains(&text) { "" } else { "  (not sent: over the built-in model's budget)" };
-        out.push(Line::from(vec![
-            Span::styled(format!("{:<8} ", d["origin"].as_str().unwrap_or("?")), theme::dim()),
-            Span::raw(text),
-            Span::styled(cut, theme::dim()),
-        ]));
-    }
-    let opt = |k: &str| match &v[k] {
-        Value::Null => "-".to_string(),
-        Value::String(s) => s.clone(),
-        x => x.to_string(),
-    };
-    out.push(
-        Line::from(format!(
-            "load {} · energy {} · challenge {} · {} style observations",
-            opt("load"),
-            opt("energy"),
-            opt("challenge"),
-            opt("observations")
-        ))
-        .style(theme::dim()),
-    );
-    out
 }
 
 fn compact(v: &Value) -> String {

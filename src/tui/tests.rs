@@ -18,6 +18,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+mod adaptive;
 mod forget;
 mod memory;
 mod regulator;
@@ -525,27 +526,6 @@ fn audit_popup_table_filter_and_detail() {
     insta::assert_snapshot!("audit_filtered_80x24", draw(&mut a, 80, 24));
     a.on_terminal(key(KeyCode::Esc));
     assert!(a.audit.is_none());
-}
-
-#[test]
-fn audit_detail_shows_the_directives_a_reply_was_sent() {
-    let mut a = populated();
-    a.on_terminal(key(KeyCode::F(2)));
-    a.on_view(ViewAnswer::Audit { mode: None, rows: audit_rows() });
-    let Some(Action::LoadDecision(id)) = a.on_terminal(key(KeyCode::Enter)) else { panic!("no detail opened") };
-    let mut r = record(&id);
-    r.adaptive = Some(serde_json::json!({
-        "directives": [
-            {"slot": "load", "side": "low", "origin": "load", "text": "Keep this reply short and simple."},
-            {"slot": "length", "side": "low", "origin": "micro", "text": "No emojis."}],
-        "load": "high", "energy": null, "challenge": 5.5, "observations": 4,
-        "sent": ["Keep this reply short and simple."]}));
-    a.on_view(ViewAnswer::AuditDetail { id, record: Some(Box::new(r)) });
-    let screen = draw(&mut a, 140, 90);
-    assert!(screen.contains("── Adaptive"), "{screen}");
-    assert!(screen.contains("load     Keep this reply short and simple."), "{screen}");
-    assert!(screen.contains("No emojis.  (not sent: over the built-in model's budget)"), "{screen}");
-    assert!(screen.contains("load high · energy - · challenge 5.5 · 4 style observations"), "{screen}");
 }
 
 #[test]
