@@ -215,13 +215,13 @@ fn style_shows_the_profile_and_micro_preferences_and_forget_style_resets_them() 
     }
     let v = json(&chalie(dir.path(), &["memory", "--json", "style"]));
     assert_eq!(v["profile"]["observations"], 3);
-    assert_eq!(v["micro_preferences"][0]["key"], "reply_format");
+    assert_eq!(v["micro_preferences"][0]["key"], "format");
     assert_eq!(v["micro_preferences"][0]["value"], "prose");
     let texts: Vec<&str> = v["directives"].as_array().unwrap().iter().filter_map(|d| d["text"].as_str()).collect();
     assert!(texts.contains(&"No bullet points or lists: write plain sentences."), "{texts:?}");
     assert!(texts.contains(&"Keep replies brief: a few sentences."), "{texts:?}");
     let plain = chalie(dir.path(), &["memory", "style"]);
-    assert!(text(&plain.stdout).contains("reply_format = prose"), "{}", text(&plain.stdout));
+    assert!(text(&plain.stdout).contains("format = prose"), "{}", text(&plain.stdout));
 
     let r = json(&chalie(dir.path(), &["memory", "forget", "style", "--json"]));
     assert_eq!((r["profile"].as_bool(), r["micro_preferences"].as_u64()), (Some(true), Some(1)));

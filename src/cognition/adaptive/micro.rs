@@ -3,7 +3,10 @@
 //! faster than the profile (0.015 per cycle, §9.10), and outrank it: the user said so.
 //!
 //! A request is matched by phrase, so only a stated wish counts; a later opposite request
-//! supersedes the earlier one (the trait store keeps one current value per key).
+//! supersedes the earlier one (the trait store keeps one current value per key). Keys and
+//! values are the chunker's where it knows the request too (`memory/patterns.rs`:
+//! `response_length`, `format`, `emoji`), so its later write of the same message reinforces
+//! the row instead of contradicting it.
 
 use super::{Directive, Origin, Side, Slot};
 
@@ -13,13 +16,14 @@ pub const CATEGORY: &str = "micro_preference";
 /// `(key, value, phrases)`: a phrase anywhere in the normalised message states the value.
 const REQUESTS: &[(&str, &str, &[&str])] = &[
     (
-        "reply_length",
+        "response_length",
         "short",
         &[
             "keep it short",
             "keep it brief",
             "keep them short",
             "be brief",
+            "be concise",
             "shorter answers",
             "shorter replies",
             "short answers",
@@ -32,7 +36,7 @@ const REQUESTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
-        "reply_length",
+        "response_length",
         "detailed",
         &[
             "more detail",
@@ -46,7 +50,7 @@ const REQUESTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
-        "reply_format",
+        "format",
         "prose",
         &[
             "no bullet points",
@@ -59,10 +63,10 @@ const REQUESTS: &[(&str, &str, &[&str])] = &[
             "in plain prose",
         ],
     ),
-    ("reply_format", "bullets", &["use bullet points", "as bullet points", "as a bulleted list", "in bullet points"]),
+    ("format", "bullet points", &["use bullet points", "as bullet points", "as a bulleted list", "in bullet points"]),
     ("reply_tone", "casual", &["be more casual", "less formal", "don't be so formal", "talk casually"]),
     ("reply_tone", "formal", &["be more formal", "more professional", "less casual"]),
-    ("reply_emojis", "none", &["no emojis", "no emoji", "stop using emojis", "without emojis"]),
+    ("emoji", "none", &["no emojis", "no emoji", "stop using emojis", "without emojis"]),
     ("reply_examples", "yes", &["give me examples", "with examples", "use examples", "include an example"]),
     ("reply_pushback", "more", &["push back more", "challenge me", "be more critical", "don't just agree"]),
     ("reply_pushback", "less", &["stop arguing", "don't push back", "stop pushing back", "less criticism"]),
@@ -103,15 +107,15 @@ pub fn rank(key: &str) -> usize {
 /// know (an older or newer row).
 pub fn directive(key: &str, value: &str) -> Option<Directive> {
     let (slot, side, text) = match (key, value) {
-        ("reply_length", "short") => {
+        ("response_length", "short") => {
             (Slot::Length, Some(Side::Low), "The user asked for short replies: keep it brief.")
         }
-        ("reply_length", "detailed") => (Slot::Length, Some(Side::High), "The user asked for detail: be thorough."),
-        ("reply_format", "prose") => (Slot::Format, None, "No bullet points or lists: write plain sentences."),
-        ("reply_format", "bullets") => (Slot::Format, None, "Use bullet points where they help."),
+        ("response_length", "detailed") => (Slot::Length, Some(Side::High), "The user asked for detail: be thorough."),
+        ("format", "prose") => (Slot::Format, None, "No bullet points or lists: write plain sentences."),
+        ("format", "bullet points") => (Slot::Format, None, "Use bullet points where they help."),
         ("reply_tone", "casual") => (Slot::Formality, Some(Side::Low), "Use a casual tone, as the user asked."),
         ("reply_tone", "formal") => (Slot::Formality, Some(Side::High), "Use a formal tone, as the user asked."),
-        ("reply_emojis", "none") => (Slot::Emojis, None, "No emojis."),
+        ("emoji", "none") => (Slot::Emojis, None, "No emojis."),
         ("reply_examples", "yes") => (Slot::Abstraction, Some(Side::Low), "Include a concrete example."),
         ("reply_pushback", "more") => {
             (Slot::Challenge, Some(Side::High), "The user wants pushback: question weak points.")
@@ -128,12 +132,9 @@ mod tests {
 
     #[test]
     fn stated_requests_are_found_and_nothing_else() {
-        assert_eq!(detect("Keep it short, please. What's a good pasta?"), vec![("reply_length", "short")]);
-        assert_eq!(
-            detect("no bullet points and no emojis this time"),
-            vec![("reply_format", "prose"), ("reply_emojis", "none")]
-        );
-        assert_eq!(detect("Can you go deeper on the second idea?"), vec![("reply_length", "detailed")]);
+        assert_eq!(detect("Keep it short, please. What's a good pasta?"), vec![("response_length", "short")]);
+        assert_eq!(detect("no bullet points and no emojis this time"), vec![("format", "prose"), ("emoji", "none")]);
+        assert_eq!(detect("Can you go deeper on the second idea?"), vec![("response_length", "detailed")]);
         assert!(detect("I keep a short list of books").is_empty(), "a statement about a list is no request");
         assert!(detect("subscribe to no listserv").is_empty(), "whole words only");
         assert!(detect("what are the shorter routes to Porto").is_empty());
@@ -146,6 +147,6 @@ mod tests {
             assert_eq!(d.origin, Origin::Micro);
             assert!(d.text.split_whitespace().count() <= 12, "short for the built-in model: {}", d.text);
         }
-        assert_eq!(directive("reply_length", "medium"), None);
+        assert_eq!(directive("response_length", "medium"), None);
     }
 }

@@ -67,7 +67,7 @@ fn only_the_two_furthest_cognitive_dimensions_and_a_salient_emotion_get_slots() 
 #[test]
 fn micro_preferences_outrank_the_profile_on_their_slot() {
     let mut i = inputs(profile(&[("verbosity", 9.0)], 9));
-    i.micro = vec![("reply_length".into(), "short".into()), ("reply_format".into(), "prose".into())];
+    i.micro = vec![("response_length".into(), "short".into()), ("format".into(), "prose".into())];
     let a = plan(&i);
     assert_eq!(
         slots(&a),
@@ -224,4 +224,22 @@ fn the_store_side_keeps_micro_preferences_state_and_resets() {
     let shown = state::show(&c).unwrap();
     assert!(shown["micro_preferences"].as_array().unwrap().is_empty());
     assert_eq!(shown["exchanges"], 0);
+}
+
+#[test]
+fn the_chunkers_later_write_of_the_same_request_reinforces_it() {
+    use crate::memory::traits::{Origin, TraitDecision, store_trait};
+    let c = crate::store::open_in_memory().unwrap();
+    let text = "Keep it short and no emojis: what's a good pasta shape?";
+    state::prepare(&c, &state::TurnInput { text, last_reply_words: None, answers: true, now: 1_000 }).unwrap();
+    let ex = crate::memory::extract::extract(text);
+    let micro: Vec<_> = ex.traits.iter().filter(|t| t.category == micro::CATEGORY).collect();
+    assert_eq!(micro.len(), 2, "the chunker sees both requests too: {micro:?}");
+    for t in micro {
+        let (_, d) = store_trait(&c, t, 1_001, 1_001, None, Origin::default()).unwrap();
+        assert!(matches!(d, TraitDecision::Reinforce { .. }), "{} → {d:?}", t.key);
+    }
+    let rows = crate::store::TraitsRepo(&c).in_category(micro::CATEGORY, 0.0).unwrap();
+    assert_eq!(rows.len(), 2, "one row per request, none contradicted: {rows:?}");
+    assert!(rows.iter().all(|r| r.reliability == "reliable"));
 }

@@ -322,7 +322,7 @@ mod tests {
     fn style_directives_close_the_system_prompt_and_micro_preferences_are_not_facts() {
         let topic = TopicContext::default();
         let traits = vec![TraitRow {
-            key: "reply_length".into(),
+            key: "response_length".into(),
             value: "short".into(),
             category: "micro_preference".into(),
             confidence: 1.0,
