@@ -200,6 +200,8 @@ pub enum MemoryListing {
     /// The topics' open things (docs/cognition.md §4.7).
     World,
     Uncertainties,
+    /// The communication-style profile, micro-preferences and the directives they give (docs/cognition.md §18).
+    Style,
 }
 
 impl MemoryListing {
@@ -215,16 +217,17 @@ impl MemoryListing {
             MemoryListing::Lists => L::Lists,
             MemoryListing::Reminders => L::Reminders,
             MemoryListing::World => L::World,
-            MemoryListing::Uncertainties => return None,
+            MemoryListing::Uncertainties | MemoryListing::Style => return None,
         })
     }
 }
 
 #[derive(Debug, Subcommand)]
 pub enum MemoryAction {
-    /// Forget one memory for good, by the typed id a listing shows (episode:42, trait:7)
+    /// Forget one memory for good, by the typed id a listing shows (episode:42, trait:7), or
+    /// `style` to reset the communication style and micro-preferences
     Forget {
-        /// LAYER:N, as listed
+        /// LAYER:N, as listed, or `style`
         id: String,
         /// Print what was forgotten as one JSON object
         #[arg(long)]

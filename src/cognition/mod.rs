@@ -2,6 +2,7 @@
 //! pure functions over plain structs, testable with no model and no database.
 
 pub mod act;
+pub mod adaptive;
 pub mod boundary;
 pub mod context;
 pub mod drift;

@@ -28,6 +28,7 @@ fn record(mode: &str, reasoning: Option<&str>, fallback: Option<&str>) -> Routin
         previous_mode: None,
         created_at: 0,
         regulator: None,
+        adaptive: None,
     }
 }
 

@@ -9,6 +9,22 @@ use std::process::ExitCode;
 
 pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
     let mut conn = store::open(&paths.db_file)?;
+    if let Some(MemoryAction::Forget { id, json }) = &args.action
+        && id == "style"
+    {
+        let r = crate::cognition::adaptive::state::reset(&mut conn)?;
+        if *json {
+            super::say_json(&serde_json::to_string(&r)?);
+        } else {
+            super::say(&format!(
+                "Reset the communication style (profile {}, {} micro-preference rows); it is learned afresh from \
+                 the next message.",
+                if r.profile { "removed" } else { "was empty" },
+                r.micro_preferences
+            ));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(MemoryAction::Forget { id, json }) = args.action {
         let id: MemoryId = id.parse()?;
         let f = store::forget(&mut conn, id)?;
@@ -25,6 +41,15 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let Some(listing) = args.kind else { anyhow::bail!("name a layer to list, or `memory forget ID`") };
+    if listing == crate::cli::MemoryListing::Style {
+        let v = crate::cognition::adaptive::state::show(&conn)?;
+        if args.json {
+            super::say_json(&v.to_string());
+        } else {
+            super::say(&style_text(&v));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let Some(kind) = listing.layer() else {
         println!("{}", uncertainties(&conn, args.limit, args.json)?);
         return Ok(ExitCode::SUCCESS);
@@ -133,5 +158,43 @@ pub fn memory_table(rows: &[MemoryRow], offset: chrono::FixedOffset, width: usiz
         let text = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
         out.push_str(&line([&c[0], &c[1], &c[2], &c[3], &c[4]], &text));
     }
+    out
+}
+
+/// `memory style` as text: the nine dimensions, the micro-preferences, the directives.
+pub fn style_text(v: &serde_json::Value) -> String {
+    let mut out = String::new();
+    match v["profile"].as_object() {
+        None => out.push_str("No communication style observed yet."),
+        Some(p) => {
+            out.push_str(&format!("Communication style ({} observations):", p["observations"]));
+            if let Some(dims) = p["dimensions"].as_object() {
+                for (k, x) in dims {
+                    out.push_str(&format!("\n  {k:<20} {x}"));
+                }
+            }
+        }
+    }
+    let micro = v["micro_preferences"].as_array().cloned().unwrap_or_default();
+    out.push_str(if micro.is_empty() { "\nNo micro-preferences." } else { "\nMicro-preferences:" });
+    for m in &micro {
+        let off = if m["applies"] == true { "" } else { " (faded, no longer applied)" };
+        out.push_str(&format!(
+            "\n  {} = {}  conf {}{off}",
+            m["key"].as_str().unwrap_or(""),
+            m["value"].as_str().unwrap_or(""),
+            m["confidence"]
+        ));
+    }
+    let directives = v["directives"].as_array().cloned().unwrap_or_default();
+    out.push_str(if directives.is_empty() {
+        "\nNo directives: replies use the default voice."
+    } else {
+        "\nDirectives:"
+    });
+    for d in &directives {
+        out.push_str(&format!("\n  [{}] {}", d["origin"].as_str().unwrap_or(""), d["text"].as_str().unwrap_or("")));
+    }
+    out.push_str("\nReset with `chalie-tui memory forget style`.");
     out
 }

@@ -303,10 +303,11 @@ mod tests {
         // As a database of version 9 that had moved to a 768-d model was.
         c.execute_batch(
             "DROP TABLE fact_vec; DROP TABLE fact_vec_f32; DELETE FROM vector_code_state WHERE tbl = 3;
-             ALTER TABLE user_traits DROP COLUMN superseded_by; PRAGMA user_version = 9;",
+             ALTER TABLE user_traits DROP COLUMN superseded_by; ALTER TABLE routing_decisions DROP COLUMN adaptive;
+             PRAGMA user_version = 9;",
         )
         .unwrap();
-        assert_eq!(crate::store::migrate(&mut c).unwrap(), 2);
+        assert_eq!(crate::store::migrate(&mut c).unwrap(), 3);
         assert!(declared(&c, "fact_vec").contains("float[768]"), "{}", declared(&c, "fact_vec"));
         VectorRepo(&c).upsert(VecTable::Facts, 1, &unit(768, 3)).unwrap();
         assert_eq!(VectorRepo(&c).search(VecTable::Facts, &unit(768, 3), 1).unwrap()[0].0, 1);

@@ -25,4 +25,9 @@ impl KvStateRepo<'_> {
         )?;
         Ok(())
     }
+
+    /// Remove one value; whether it was there.
+    pub fn delete(&self, namespace: &str, key: &str) -> Result<bool, StoreError> {
+        Ok(self.0.execute("DELETE FROM kv_state WHERE namespace = ?1 AND key = ?2", params![namespace, key])? > 0)
+    }
 }

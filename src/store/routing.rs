@@ -36,6 +36,9 @@ pub struct RoutingRecord {
     /// The regulator's verdict on the turn (`ask --json`'s `regulator`), once it ran.
     #[serde(default)]
     pub regulator: Option<Value>,
+    /// The adaptive layer's directives applied to the turn's reply (docs/cognition.md §18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<Value>,
 }
 
 /// One ACT iteration of an exchange, as `audit` shows it and `audit --json` prints it.
@@ -57,7 +60,7 @@ pub struct RoutingRepo<'c>(pub &'c Connection);
 
 const COLUMNS: &str = "id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
     tiebreaker_used, tiebreaker_candidates, margin, effective_margin, signal_snapshot, weight_snapshot,
-    weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at, regulator";
+    weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at, regulator, adaptive";
 
 fn json(v: &Option<Value>) -> Option<String> {
     v.as_ref().map(Value::to_string)
@@ -96,13 +99,14 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
         previous_mode: r.get(20)?,
         created_at: r.get(21)?,
         regulator: parse(r.get(22)?)?,
+        adaptive: parse(r.get(23)?)?,
     })
 }
 
 impl RoutingRepo<'_> {
     pub fn insert(&self, d: &RoutingRecord) -> Result<(), StoreError> {
         self.0.execute(
-            &format!("INSERT INTO routing_decisions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"),
+            &format!("INSERT INTO routing_decisions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"),
             params![
                 d.id,
                 d.thread_id,
@@ -127,6 +131,7 @@ impl RoutingRepo<'_> {
                 d.previous_mode,
                 if d.created_at == 0 { now_ts() } else { d.created_at },
                 json(&d.regulator),
+                json(&d.adaptive),
             ],
         )?;
         Ok(())
@@ -183,6 +188,14 @@ impl RoutingRepo<'_> {
         let n = self
             .0
             .execute("UPDATE routing_decisions SET regulator = ?2 WHERE id = ?1", params![id, verdict.to_string()])?;
+        Ok(n == 1)
+    }
+
+    /// Record the adaptive layer's directives applied to the turn a decision routed.
+    pub fn set_adaptive(&self, id: &str, applied: &Value) -> Result<bool, StoreError> {
+        let n = self
+            .0
+            .execute("UPDATE routing_decisions SET adaptive = ?2 WHERE id = ?1", params![id, applied.to_string()])?;
         Ok(n == 1)
     }
 

@@ -157,6 +157,7 @@ fn record(id: &str, mode: &str, created_at: i64) -> RoutingRecord {
         previous_mode: None,
         created_at,
         regulator: None,
+        adaptive: None,
     }
 }
 

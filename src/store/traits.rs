@@ -354,6 +354,24 @@ impl TraitsRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The current rows of one category at `min_confidence` or more, most confident first:
+    /// the adaptive layer's micro-preferences, which are directives rather than facts.
+    pub fn in_category(&self, category: &str, min_confidence: f64) -> Result<Vec<TraitRow>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT trait_key, trait_value, category, confidence, reliability FROM user_traits
+             WHERE category = ?1 AND reliability != 'superseded' AND confidence >= ?2
+             ORDER BY confidence DESC, updated_at DESC, id DESC",
+        )?;
+        let rows = stmt.query_map(params![category, min_confidence], TraitRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Remove every row of one category, past values included (a reset of what the adaptive
+    /// layer learned); how many went.
+    pub fn delete_category(&self, category: &str) -> Result<usize, StoreError> {
+        Ok(self.0.execute("DELETE FROM user_traits WHERE category = ?1", params![category])?)
+    }
+
     /// `(newest updated_at or 0, row count)`: changes whenever a trait is added, changed or removed.
     pub fn version(&self) -> Result<(i64, i64), StoreError> {
         Ok(self.0.query_row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM user_traits", [], |r| {

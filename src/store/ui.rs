@@ -119,7 +119,7 @@ pub fn routing_decision(conn: &Connection, id: &str) -> Result<Option<RoutingRec
         "SELECT id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
                 tiebreaker_used, tiebreaker_candidates, margin, effective_margin, signal_snapshot, weight_snapshot,
                 weights_version, routing_time_ms, fallback, reasoning, feedback, reflection, previous_mode, created_at,
-                regulator
+                regulator, adaptive
          FROM routing_decisions WHERE id = ?1",
     )?;
     Ok(stmt.query_row(params![id], record).optional()?)
@@ -150,6 +150,7 @@ fn record(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
         previous_mode: r.get(20)?,
         created_at: r.get(21)?,
         regulator: lenient_json(r.get(22)?),
+        adaptive: lenient_json(r.get(23)?),
     })
 }
 
@@ -213,6 +214,7 @@ mod tests {
             previous_mode: None,
             created_at: at,
             regulator: None,
+            adaptive: None,
         }
     }
 

@@ -16,6 +16,8 @@ use ratatui::widgets::{Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 use serde_json::Value;
 use std::str::FromStr;
 
+mod adaptive;
+
 /// Decisions listed per load (the rows also go to the session log, so not thousands).
 pub const LIMIT: usize = 200;
 
@@ -322,6 +324,12 @@ fn detail_text(d: &Detail, width: u16, offset: FixedOffset) -> Text<'static> {
     if let Some(v) = &r.regulator {
         section(&mut t, "Regulator");
         flatten_into(&mut t, "", v);
+    }
+    if let Some(v) = &r.adaptive {
+        section(&mut t, "Adaptive");
+        for l in adaptive::lines(v) {
+            t.push_line(l);
+        }
     }
     if let Some(v) = &r.reflection {
         section(&mut t, "Reflection");

@@ -18,6 +18,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+mod adaptive;
 mod copy;
 mod drift;
 mod forget;
@@ -497,6 +498,7 @@ fn record(id: &str) -> RoutingRecord {
         previous_mode: Some("RESPOND".into()),
         created_at: T0 - 60,
         regulator: None,
+        adaptive: None,
     }
 }
 

@@ -16,6 +16,7 @@
 mod support;
 
 mod act;
+mod adaptive;
 mod cli;
 mod critic;
 mod export;

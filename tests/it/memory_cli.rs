@@ -196,3 +196,36 @@ fn lists_uncertainty_records_reading_their_memories_at_display_time() {
     let plain = chalie(dir.path(), &["memory", "uncertainties"]);
     assert!(text(&plain.stdout).contains("(gone) vs destination: Chamonix"), "{}", text(&plain.stdout));
 }
+
+#[test]
+fn style_shows_the_profile_and_micro_preferences_and_forget_style_resets_them() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let conn = chalie::store::open(&dir.path().join("chalie.db")).unwrap();
+        for text in ["ok", "fine", "yes"] {
+            chalie::memory::style::observe_and_save(&conn, &chalie::memory::style::observe(text).unwrap()).unwrap();
+        }
+        let t = chalie::cognition::adaptive::state::TurnInput {
+            text: "no bullet points please",
+            last_reply_words: None,
+            answers: true,
+            now: chalie::store::now_ts(),
+        };
+        chalie::cognition::adaptive::state::prepare(&conn, &t).unwrap();
+    }
+    let v = json(&chalie(dir.path(), &["memory", "--json", "style"]));
+    assert_eq!(v["profile"]["observations"], 3);
+    assert_eq!(v["micro_preferences"][0]["key"], "format");
+    assert_eq!(v["micro_preferences"][0]["value"], "prose");
+    let texts: Vec<&str> = v["directives"].as_array().unwrap().iter().filter_map(|d| d["text"].as_str()).collect();
+    assert!(texts.contains(&"No bullet points or lists: write plain sentences."), "{texts:?}");
+    assert!(texts.contains(&"Keep replies brief: a few sentences."), "{texts:?}");
+    let plain = chalie(dir.path(), &["memory", "style"]);
+    assert!(text(&plain.stdout).contains("format = prose"), "{}", text(&plain.stdout));
+
+    let r = json(&chalie(dir.path(), &["memory", "forget", "style", "--json"]));
+    assert_eq!((r["profile"].as_bool(), r["micro_preferences"].as_u64()), (Some(true), Some(1)));
+    let v = json(&chalie(dir.path(), &["memory", "--json", "style"]));
+    assert!(v["profile"].is_null() && v["micro_preferences"].as_array().unwrap().is_empty(), "{v}");
+    assert!(v["directives"].as_array().unwrap().is_empty());
+}

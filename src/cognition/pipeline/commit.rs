@@ -42,6 +42,7 @@ pub fn routing_record(
         previous_mode: decision.previous_mode.map(|m| m.as_str().to_string()),
         created_at: h.now,
         regulator: None,
+        adaptive: None,
     }
 }
 

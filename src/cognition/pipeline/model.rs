@@ -204,5 +204,6 @@ pub(super) fn generation_input<'a>(
         memories,
         prompt_tokens: msg.signals.prompt_token_count,
         notes,
+        style: &[],
     }
 }

@@ -39,6 +39,8 @@ pub struct GenerationInput<'a> {
     pub prompt_tokens: usize,
     /// Extra lines for the system prompt (e.g. what the ACT step could not do).
     pub notes: &'a [String],
+    /// The adaptive layer's directives for this reply (docs/cognition.md §18), strongest first.
+    pub style: &'a [String],
 }
 
 /// The frontal cortex request: soul + identity core + the mode's prompt, then the context
@@ -60,7 +62,9 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
 
     // Relevance mask (docs/cognition.md §4.4): the user's traits always; facts and gists for replies
     // that answer; world state only for a full answer.
-    let traits: Vec<String> = g.traits.iter().map(trait_line).collect();
+    // Micro-preferences are directives (the style section), not facts about the user.
+    let traits: Vec<String> =
+        g.traits.iter().filter(|t| t.category != crate::cognition::adaptive::micro::CATEGORY).map(trait_line).collect();
     section(&mut system, "What you know about the user", &traits);
     if g.mode != Mode::Acknowledge {
         let facts: Vec<String> = g.topic.facts.iter().map(|(k, v)| format!("- {k}: {v}")).collect();
@@ -77,6 +81,9 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     }
     let notes: Vec<String> = g.notes.iter().map(|n| format!("- {n}")).collect();
     section(&mut system, "Notes", &notes);
+    // Last, nearest the conversation; worded within the voice above, which outranks them.
+    let style: Vec<String> = g.style.iter().map(|s| format!("- {s}")).collect();
+    section(&mut system, STYLE_TITLE, &style);
 
     let mut messages = vec![Message::system(system)];
     let short_greeting = g.mode == Mode::Acknowledge && g.prompt_tokens < 6;
@@ -94,6 +101,9 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     req.temperature = if g.mode == Mode::Respond { 0.6 } else { 0.4 };
     req
 }
+
+/// The title of the adaptive layer's section in the reply prompt.
+pub const STYLE_TITLE: &str = "How to reply to this user";
 
 pub use crate::cognition::reply::trait_label;
 
@@ -221,6 +231,7 @@ mod tests {
             memories: &[],
             prompt_tokens: 2,
             notes: &[],
+            style: &[],
         }
     }
 
@@ -305,6 +316,27 @@ mod tests {
         assert!(!req.messages[0].content.contains("What you know"));
         assert!(!req.messages[0].content.contains("Facts"));
         assert_eq!(req.messages.len(), 2);
+    }
+
+    #[test]
+    fn style_directives_close_the_system_prompt_and_micro_preferences_are_not_facts() {
+        let topic = TopicContext::default();
+        let traits = vec![TraitRow {
+            key: "response_length".into(),
+            value: "short".into(),
+            category: "micro_preference".into(),
+            confidence: 1.0,
+            reliability: "reliable".into(),
+            until: None,
+        }];
+        let style = vec!["Keep replies brief: a few sentences.".to_string()];
+        let mut g = input(Mode::Respond, &[], &traits, &topic);
+        g.style = &style;
+        let system = generation_request(&g).messages[0].content.clone();
+        assert!(system.ends_with("How to reply to this user:\n- Keep replies brief: a few sentences."), "{system}");
+        assert!(!system.contains("reply length"), "a micro-preference is a directive, not a trait line");
+        g.style = &[];
+        assert!(!generation_request(&g).messages[0].content.contains(STYLE_TITLE));
     }
 
     #[test]

@@ -116,6 +116,8 @@ fn every_text_column_of_the_schema_is_mapped() {
         "routing_decisions.weight_snapshot",
         "routing_decisions.fallback",
         "routing_decisions.previous_mode",
+        // The adaptive layer's directives: fixed lines of the program, never the user's words.
+        "routing_decisions.adaptive",
         "routing_adjustments.parameter",
         "routing_adjustments.pressure",
         "triage_calibration.source",

@@ -45,7 +45,25 @@ impl Turn<'_> {
         let clock = Instant::now();
         let rows =
             commit_rows(&self.header(), &self.timings, &topic.stage, triage, delivered, replied, &self.fallbacks);
-        self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await?;
+        // The directives the model was sent go into the decision's audit row (docs/cognition.md §18).
+        let adaptive = self.adaptive_sent.as_ref().map(|sent| {
+            let mut v = serde_json::to_value(&self.adaptive).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("sent".into(), json!(sent));
+            }
+            v
+        });
+        let id = self.routing_id.clone();
+        self.engine
+            .db
+            .call(move |c| {
+                TurnRepo(c).commit(&rows)?;
+                if let Some(v) = &adaptive {
+                    crate::store::RoutingRepo(c).set_adaptive(&id, v)?;
+                }
+                Ok(())
+            })
+            .await?;
         self.advance_onboarding(delivered, replied).await?;
         self.timings.commit = ms(clock);
         self.timings.total = ms(self.started);

@@ -46,6 +46,9 @@ pub(super) struct Turn<'t> {
     pub(in crate::cognition::pipeline) regulation: super::regulate::Regulation,
     /// The slot values the check found the message replaced (the built-in path says so).
     changes: Vec<crate::memory::uncertainty::ingest::Change>,
+    /// The adaptive layer's plan for the reply, and the lines the model was sent (docs/cognition.md §18).
+    pub(in crate::cognition::pipeline) adaptive: crate::cognition::adaptive::Applied,
+    pub(in crate::cognition::pipeline) adaptive_sent: Option<Vec<String>>,
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -105,6 +108,8 @@ impl<'t> Turn<'t> {
             uncertainty: UncertaintyReport::default(),
             regulation: Default::default(),
             changes: Vec::new(),
+            adaptive: Default::default(),
+            adaptive_sent: None,
         }
     }
 

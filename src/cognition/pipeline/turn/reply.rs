@@ -3,6 +3,7 @@
 
 use super::{Context, Delivered, Topic, Turn, Understanding};
 use crate::cognition::act::skill::SkillContext;
+use crate::cognition::adaptive;
 use crate::cognition::pipeline::act::{self, ActRun};
 use crate::cognition::pipeline::model::{Generated, builtin_primary, generation_input};
 use crate::cognition::pipeline::{CANCEL_REPLY, EngineError, TriageReport, ms, prompts, shape_reply};
@@ -94,11 +95,37 @@ impl Turn<'_> {
             memory_answer = self.engine.memory_answer(own_question.as_ref(), &topic.memories, true, self.now).await?;
         }
         let answers = delivered.settled.mode == Mode::Respond && memory_answer.is_none() && self.msg.social.is_none();
+        self.adaptive = self.adapt(context, answers).await;
         if answers && self.uncertainty.detected.is_empty() {
             notes.extend(self.surface(&topic.stage.report.name).await);
         }
         self.timings.act = ms(clock);
         Ok(Acted { notes, builtin_primary, memory_answer, run })
+    }
+
+    /// The adaptive layer's directives for this reply (docs/cognition.md §18). A store failure
+    /// costs the reply its style, never the turn.
+    async fn adapt(&self, context: &Context, answers: bool) -> crate::cognition::adaptive::Applied {
+        let last_reply_words = context
+            .phase_a
+            .working_memory
+            .iter()
+            .rev()
+            .find(|e| e.role == "assistant")
+            .map(|e| e.content.split_whitespace().count());
+        let (text, now) = (self.msg.text.to_string(), self.now);
+        let prepared = self
+            .engine
+            .db
+            .call(move |c| {
+                let t = crate::cognition::adaptive::state::TurnInput { text: &text, last_reply_words, answers, now };
+                crate::cognition::adaptive::state::prepare(c, &t)
+            })
+            .await;
+        prepared.unwrap_or_else(|e| {
+            tracing::warn!("adaptive layer skipped: {}", crate::describe(&e));
+            Default::default()
+        })
     }
 
     /// The uncertainty check's result if it finished within its time box (its notes go to
@@ -240,8 +267,12 @@ impl Turn<'_> {
                 // Concepts the graph fired, beside recall, within the graph's own token budget.
                 memories
                     .extend(topic.graph.iter().flat_map(|g| g.lines.iter().map(|l| format!("Associated: {}", l.text))));
-                let input = generation_input(mode, msg, context, topic, &memories, notes);
+                let limit = if builtin_primary { adaptive::BUILTIN_MAX_DIRECTIVES } else { usize::MAX };
+                let style = self.adaptive.lines_for(matches!(mode, Mode::Respond | Mode::Act), limit);
+                let mut input = generation_input(mode, msg, context, topic, &memories, notes);
+                input.style = &style;
                 let mut g = engine.generate(xid, &input, self.cancel).await;
+                self.adaptive_sent = Some(style.clone());
                 if g.failed.is_none() && !g.cancelled {
                     let (shaped, fallback) = shape_reply(mode, &g.text, msg.signals.vague_reference);
                     g.text = shaped;

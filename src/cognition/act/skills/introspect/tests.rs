@@ -35,6 +35,7 @@ fn decision(now: i64) -> RoutingRecord {
         feedback: None,
         reflection: None,
         regulator: None,
+        adaptive: None,
         previous_mode: None,
         created_at: now - 30,
     }
