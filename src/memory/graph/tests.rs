@@ -257,13 +257,15 @@ mod turn {
         f.edge(1, 2, "related-to", 0.9, true);
         // Near coffee (0.45 cosine): coffee seeds at 2.0, morning fires from it; novel enough to grow.
         let msg = unit(dim, &[(0, 0.45), (5, 0.893)]);
-        let t = for_message(&c, "my espresso machine broke again", &msg, false, 100).unwrap();
+        let t = for_message(&c, "my espresso machine is broken again", &msg, false, 100).unwrap();
         assert_eq!(t.lines.len(), 1, "{:?}", t.lines);
         assert_eq!(t.lines[0].name, "morning");
         assert_eq!(t.novelty, Some(super::super::grow::Novelty::Novel));
         let grown = t.grown.expect("a node grows");
-        let again = for_message(&c, "My espresso machine broke AGAIN!", &msg, false, 200).unwrap();
-        assert_eq!(again.grown, None, "the same text is the same node");
+        assert_eq!(f.value::<String>("semantic_concepts", "name", "id = ?1", [grown]), "espresso machine");
+        let again = for_message(&c, "The espresso machine is on the fritz.", &msg, false, 200).unwrap();
+        assert_eq!(again.grown, None, "the same content phrase is the same node");
+        assert_eq!(f.value::<i64>("semantic_concepts", "seed_count", "id = ?1", [grown]), 2);
         assert_eq!(ConceptsRepo(&c).graph_counts().unwrap(), (3, 1));
         let elsewhere = unit(dim, &[(9, 1.0)]);
         assert!(for_message(&c, "hello", &elsewhere, false, 300).unwrap().grown.is_none());

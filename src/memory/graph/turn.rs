@@ -60,8 +60,12 @@ fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, n
     };
     let novelty = grow::novelty(&normalised, top1);
     t.novelty = Some(novelty);
+    if novelty == Novelty::Blocked {
+        return Ok(());
+    }
+    let Some(name) = grow::grown_name(&normalised) else { return Ok(()) };
     let concepts = ConceptsRepo(c);
-    let key = grow::graph_key(&normalised);
+    let key = grow::graph_key(&name);
     if let Some(id) = concepts.by_graph_key(&key)? {
         concepts.bump_seed_count(id, now)?;
         return Ok(());
@@ -69,7 +73,7 @@ fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, n
     if novelty != Novelty::Novel || concepts.grown_since(now - 86_400)? >= grow::MAX_GROWN_PER_DAY {
         return Ok(());
     }
-    let id = concepts.insert_grown(&key, &grow::grown_name(&normalised), grow::GROWN_THRESHOLD, now)?;
+    let id = concepts.insert_grown(&key, &name, grow::GROWN_THRESHOLD, now)?;
     v.upsert(VecTable::Concepts, id, embedding)?;
     let edges = RelationshipsRepo(c);
     for s in &t.activated.seeds {
