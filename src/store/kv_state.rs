@@ -26,3 +26,12 @@ impl KvStateRepo<'_> {
         Ok(())
     }
 }
+
+impl KvStateRepo<'_> {
+    /// The concept graph's version: bumped by the triggers of migration 0012 on every write to
+    /// concepts or relationships that activation reads (docs/cognition.md §9.4.7). `None` when
+    /// the row is missing or unreadable.
+    pub fn graph_version(&self) -> Result<Option<i64>, StoreError> {
+        Ok(self.get_text("graph", "version")?.and_then(|v| v.trim().parse().ok()))
+    }
+}

@@ -116,7 +116,7 @@ fn naming(word: &str) -> bool {
 pub fn content_phrases(normalised: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut run: Vec<&str> = Vec::new();
-    let mut close = |run: &mut Vec<&str>, out: &mut Vec<String>| {
+    let close = |run: &mut Vec<&str>, out: &mut Vec<String>| {
         if !run.is_empty() {
             let phrase = run[run.len().saturating_sub(MAX_PHRASE_WORDS)..].join(" ");
             if !out.contains(&phrase) {

@@ -5,7 +5,7 @@
 use super::context::{CONTEXT_TOKEN_BUDGET, GraphLine, context_lines};
 use super::grow::{self, Novelty};
 use super::learn::{self, Change};
-use super::{Activated, Cue, Params, activate, persist};
+use super::{Activated, Cue, GraphCache, Params, activate_on, persist};
 use crate::store::{ConceptsRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
 use rusqlite::Connection;
 use serde::Serialize;
@@ -23,8 +23,10 @@ pub struct TurnGraph {
 
 /// Activate from the message's embedding, persist the firings, confirm probationary nodes that
 /// fired often enough, and grow a node when the message is novel (not for social messages).
+/// The graph comes from `cache`, read from the database only when it changed.
 pub fn for_message(
     c: &Connection,
+    cache: &GraphCache,
     text: &str,
     embedding: &[f32],
     social: bool,
@@ -34,7 +36,7 @@ pub fn for_message(
     if embedding.len() != crate::store::embedding_dim(c)? {
         return Ok(TurnGraph::default());
     }
-    let activated = activate(c, Cue::Embedding(embedding), &Params::default())?;
+    let activated = activate_on(c, cache.graph(c)?, Cue::Embedding(embedding), &Params::default())?;
     persist(c, &activated.activation, now)?;
     let concepts = ConceptsRepo(c);
     for p in concepts.probationers()? {

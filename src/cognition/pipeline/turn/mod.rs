@@ -146,6 +146,7 @@ impl<'t> Turn<'t> {
         let (thread, body, now) = (self.thread_id.to_string(), self.msg.text.to_string(), self.now);
         let params = (self.engine.topic_params.clone(), self.engine.boundary_params.clone());
         let social = self.msg.social.is_some();
+        let cache = self.engine.graph_cache.clone();
         let topic = self
             .engine
             .db
@@ -160,7 +161,7 @@ impl<'t> Turn<'t> {
                 };
                 let graph = match embedding.as_deref() {
                     Some(e) if !stage.report.contentless => {
-                        Some(crate::memory::graph::turn::for_message(c, &body, e, social, now)?)
+                        Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, social, now)?)
                     }
                     _ => None,
                 };
