@@ -29,6 +29,7 @@ mod memory_chunker;
 mod memory_cli;
 mod memory_embedding_space;
 mod memory_episodes;
+mod memory_graph;
 mod memory_semantic;
 mod onboarding;
 mod pipeline;

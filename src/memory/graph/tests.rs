@@ -223,6 +223,14 @@ mod learning {
         assert_eq!(learn::outcome(None, Some(0.75)), 0.5);
         assert_eq!(learn::outcome(None, None), learn::DEFAULT_OUTCOME);
         assert_eq!(learn::outcome(Some(f64::NAN), None), 0.0);
+        // Feedback labels' qualities (thanks, moving on, complaint) and regulator verdicts.
+        assert_eq!([1.0, 0.7, 0.1].map(|q| (learn::feedback_outcome(q) * 10.0).round() / 10.0), [1.0, 0.4, -0.8]);
+        let mut verdict = crate::vocab::regulator::RegulatorReport::idle();
+        assert_eq!(learn::outcome(None, Some(learn::regulator_quality(&verdict))), 0.0, "no evidence: nothing learnt");
+        verdict.confidence = 0.9;
+        assert!((learn::outcome(None, Some(learn::regulator_quality(&verdict))) - 0.8).abs() < 1e-12);
+        verdict.decision = "scope_drift_warn".into();
+        assert_eq!(learn::outcome(None, Some(learn::regulator_quality(&verdict))), -0.5);
         let used = learn::used_concepts(
             "Morning coffee helps; ice cream does not.",
             [(1, "coffee"), (2, "Ice Cream"), (3, "tea"), (4, "ice")],
@@ -232,7 +240,7 @@ mod learning {
 }
 
 mod turn {
-    use super::super::turn::{after_reply, decay, for_message};
+    use super::super::turn::{after_feedback, after_reply, decay, for_message};
     use crate::store::{ConceptsRepo, RelationshipsRepo, VecTable, VectorRepo};
 
     fn unit(dim: usize, hot: &[(usize, f32)]) -> Vec<f32> {
@@ -277,10 +285,19 @@ mod turn {
             "fired once: not yet confirmed"
         );
 
-        let learned = after_reply(&c, &t, "A slow morning, then.", 1.0, 400).unwrap();
+        let learned = after_reply(&c, &t, "x1", "A slow morning, then.", 1.0, 400).unwrap();
         assert_eq!(learned.used, [2]);
         let w: f64 = f.value("semantic_relationships", "weight", "id = 1", []);
         assert!(w > 0.9, "the edge into the used concept grew: {w}");
+        // The next message complains (quality 0.1, y = −0.8): the edge, learnt again from what
+        // fired in x1, loses in both directions it was walked (coffee→morning, used, dt 1:
+        // 0.1·(−0.8)·0.5; morning→coffee, unused, dt −1: −0.5·0.1·(−0.8)·0.25). Applied once only.
+        let fb = after_feedback(&c, &cache, "x1", 0.1, 450).unwrap().expect("x1's firing was kept");
+        assert_eq!((fb.used.as_slice(), fb.outcome, fb.adjusted), ([2].as_slice(), -0.8, 2));
+        let after: f64 = f.value("semantic_relationships", "weight", "id = 1", []);
+        assert!((after - (w - 0.04 + 0.01)).abs() < 1e-9, "{w} → {after}");
+        assert_eq!(after_feedback(&c, &cache, "x1", 0.1, 460).unwrap(), None);
+        assert_eq!(after_feedback(&c, &cache, "never", 1.0, 460).unwrap(), None);
 
         // Decay: the grown node's seed edge (0.15, learned) fades below 0.05 after enough periods and is
         // pruned; the never-confirmed node expires after its probation.

@@ -172,17 +172,22 @@ impl<'t> Turn<'t> {
         Ok(topic)
     }
 
-    /// After the commit: the graph learns from which fired concepts the reply used. The outcome
-    /// is the default until routing feedback and the regulator's quality are wired in
-    /// ([`crate::memory::graph::learn::outcome`]).
+    /// After the commit and the regulator's verdict: the graph learns from which fired
+    /// concepts the reply used, with the verdict's quality as the outcome
+    /// ([`crate::memory::graph::learn::regulator_quality`]), and keeps what fired for the
+    /// feedback the next message brings ([`crate::memory::graph::turn::after_feedback`]).
     pub(super) async fn learn_graph(&self, graph: Option<crate::memory::graph::turn::TurnGraph>, reply: &str) {
+        use crate::memory::graph::learn;
         let Some(graph) = graph.filter(|g| !g.activated.activation.fired.is_empty() && !reply.is_empty()) else {
             return;
         };
-        let (reply, now) = (reply.to_string(), self.now);
-        let y = crate::memory::graph::learn::outcome(None, None);
-        let learned =
-            self.engine.db.call(move |c| crate::memory::graph::turn::after_reply(c, &graph, &reply, y, now)).await;
+        let (reply, xid, now) = (reply.to_string(), self.exchange_id.to_string(), self.now);
+        let y = learn::outcome(None, self.regulation.report.as_ref().map(learn::regulator_quality));
+        let learned = self
+            .engine
+            .db
+            .call(move |c| crate::memory::graph::turn::after_reply(c, &graph, &xid, &reply, y, now))
+            .await;
         if let Err(e) = learned {
             self.engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from this turn: {e}"));
         }
