@@ -19,6 +19,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 mod forget;
+mod graph;
 mod memory;
 mod regulator;
 
@@ -130,6 +131,7 @@ fn routed(
             sanity_rules: vec![],
         }),
         fallbacks: vec![],
+        graph: None,
     }
 }
 

@@ -3,8 +3,9 @@
 //! reply's context, what fired is kept for the next message, and that message's feedback
 //! teaches the edges that carried it.
 
-use crate::support::harness::{start_heuristic, system_prompt};
+use crate::support::harness::{drain, start_heuristic, system_prompt};
 use crate::support::openai_double::{Reply, embedding_of_size};
+use chalie::events::EngineEvent;
 use chalie::memory::graph::turn::FIRED_NAMESPACE;
 use chalie::store::{ConceptFields, ConceptsRepo, KvStateRepo, RelationshipsRepo, VecTable, VectorRepo};
 
@@ -32,8 +33,17 @@ async fn a_turn_fires_the_graph_and_the_next_message_teaches_it() {
     })
     .await;
 
+    let mut events = h.bus.subscribe();
     let r = h.say("t", "my coffee machine is broken").await;
     assert_eq!(r.response, reply);
+    let graph = drain(&mut events).into_iter().find_map(|e| match e {
+        EngineEvent::Routed { graph, .. } => graph,
+        _ => None,
+    });
+    let graph = graph.expect("the routed event says what the graph did");
+    assert_eq!(graph.seeds.first().map(|s| s.name.as_str()), Some("coffee"));
+    let morning = graph.fired.iter().find(|f| f.name == "morning").expect("morning fired");
+    assert_eq!((morning.step, morning.via.as_deref(), morning.weight), (1, Some("coffee"), Some(0.7)));
     let prompts: Vec<String> = h.double.chat_requests().iter().map(|q| q.body.to_string()).collect();
     assert!(
         prompts.iter().any(|p| p.contains("Associated: morning (brought to mind by coffee, 1 step)")),

@@ -8,6 +8,7 @@ use super::grow::{self, Novelty};
 use super::learn::{self, Change};
 use super::{Activated, Activation, Cue, Graph, GraphCache, Params, activate_on, persist};
 use crate::store::{ConceptsRepo, KvStateRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
+use crate::vocab::graph::{GraphFiring, GraphReport, GraphSeed};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -52,6 +53,31 @@ pub fn for_message(
         grow_node(c, text, embedding, &mut out, now)?;
     }
     Ok(out)
+}
+
+impl TurnGraph {
+    /// The turn's graph for the `routed` event and the Routing pane, by name.
+    pub fn report(&self) -> GraphReport {
+        let a = &self.activated;
+        let name = |id: i64| a.name(id).to_string();
+        GraphReport {
+            seeds: a.seeds.iter().map(|s| GraphSeed { name: name(s.node), energy: s.energy }).collect(),
+            fired: a
+                .activation
+                .fired
+                .iter()
+                .map(|f| GraphFiring {
+                    name: name(f.node),
+                    step: f.step,
+                    energy: f.energy,
+                    via: f.via.map(|v| name(v.from)),
+                    weight: f.via.map(|v| v.weight),
+                })
+                .collect(),
+            inhibited: a.activation.inhibited.iter().map(|&(id, p)| GraphSeed { name: name(id), energy: p }).collect(),
+            grown: self.grown.map(name).filter(|n| !n.is_empty()),
+        }
+    }
 }
 
 fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, now: i64) -> Result<(), StoreError> {

@@ -285,6 +285,7 @@ impl<'t> Turn<'t> {
             topic: topic.stage.report.clone(),
             triage: Box::new(triage.clone()),
             fallbacks: super::fallback::wire_names(&self.fallbacks),
+            graph: topic.graph.as_ref().map(|g| Box::new(g.report())),
         });
         Delivered { routing, settled, report }
     }
