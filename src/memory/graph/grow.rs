@@ -77,7 +77,9 @@ pub const MAX_PHRASE_WORDS: usize = 3;
 
 /// Words that hold a chat line together without naming anything, beyond
 /// [`crate::text::is_content_word`]'s function words: auxiliaries, prepositions, conjunctions,
-/// pronouns, everyday verbs and their forms, hedges and opinion words, interjections. A phrase
+/// pronouns, everyday verbs and their forms, hedges and opinion words, interjections, and
+/// contractions typed without their apostrophe (the second half of the list: the most frequent
+/// non-names of the chit-chat dev calibration half, `examples/graph_names.rs`). A phrase
 /// is what is left between them, so the list errs on dropping a word rather than gluing two
 /// things into one name.
 #[rustfmt::skip]
@@ -102,7 +104,12 @@ const NOT_NAMING: &[&str] = &[
     "worst", "little", "big", "kind", "sort", "thing", "things", "stuff", "someone", "something", "anything",
     "everything", "nothing", "anyone", "everyone", "people", "person", "way", "time", "times", "yes", "yeah", "yep",
     "nope", "ok", "okay", "oh", "wow", "haha", "lol", "hmm", "um", "uh", "hey", "hello", "hi", "thanks", "thank",
-    "please", "sure", "right", "agree", "agreed", "disagree",
+    "please", "sure", "right", "agree", "agreed", "disagree", "im", "ive", "id", "ill", "youre", "thats", "dont",
+    "cant", "wont", "didnt", "doesnt", "isnt", "wasnt", "whats", "hows", "theres", "sounds", "hahaha", "hahah",
+    "hmmm", "ooh", "ya", "dude", "man", "gosh", "goodness", "sorry", "awesome", "amazing", "crazy", "craziest",
+    "weird", "funny", "interesting", "glad", "excited", "sweet", "hope", "wish", "wonder", "imagine", "heard",
+    "hear", "find", "meet", "read", "happened", "learned", "taking", "able", "hard", "long", "real", "far", "close",
+    "least", "yet", "though", "although", "basically", "honestly", "sense", "wait", "day",
 ];
 
 /// Whether a normalised token can be part of a name: a content word, not a chat filler, and not
