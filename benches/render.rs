@@ -67,6 +67,7 @@ fn routed(xid: &str) -> EngineEvent {
             sanity_rules: vec![],
         }),
         fallbacks: vec![],
+        graph: None,
     }
 }
 

@@ -74,6 +74,10 @@ pub enum EngineEvent {
         topic: TopicReport,
         triage: Box<TriageReport>,
         fallbacks: Vec<String>,
+        /// What the concept graph fired for the message (absent when it did not run, and in
+        /// logs before schema 5).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        graph: Option<Box<crate::vocab::graph::GraphReport>>,
     },
     /// One streamed piece of the reply being written for `exchange_id`.
     ReplyChunk { exchange_id: String, text: String },

@@ -23,7 +23,9 @@ use serde::{Deserialize, Serialize};
 /// 4: the regulator's verdict per turn (`regulated`) whom each model call was for
 /// (`llm_start.origin`) and each drift cycle (`drift_cycle`); older logs have none of them, and a
 /// rerun recomputes the verdicts.
-pub const LOG_SCHEMA: u32 = 4;
+/// 5: `routed` carries what the concept graph fired (`graph`: seeds, firings with step and the
+/// edge that brought them, inhibited, the grown node); older logs have none, read as absent.
+pub const LOG_SCHEMA: u32 = 5;
 
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

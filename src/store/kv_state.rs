@@ -31,3 +31,28 @@ impl KvStateRepo<'_> {
         Ok(self.0.execute("DELETE FROM kv_state WHERE namespace = ?1 AND key = ?2", params![namespace, key])? > 0)
     }
 }
+
+impl KvStateRepo<'_> {
+    /// The concept graph's version: bumped by the triggers of migration 0012 on every write to
+    /// concepts or relationships that activation reads (docs/cognition.md §9.4.7). `None` when
+    /// the row is missing or unreadable.
+    pub fn graph_version(&self) -> Result<Option<i64>, StoreError> {
+        Ok(self.get_text("graph", "version")?.and_then(|v| v.trim().parse().ok()))
+    }
+}
+
+impl KvStateRepo<'_> {
+    /// Read and remove one value (something applied once).
+    pub fn take_text(&self, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
+        let v = self.get_text(namespace, key)?;
+        self.0.execute("DELETE FROM kv_state WHERE namespace = ?1 AND key = ?2", params![namespace, key])?;
+        Ok(v)
+    }
+
+    /// Remove a namespace's values written before `before`.
+    pub fn delete_older(&self, namespace: &str, before: i64) -> Result<usize, StoreError> {
+        Ok(self
+            .0
+            .execute("DELETE FROM kv_state WHERE namespace = ?1 AND updated_at < ?2", params![namespace, before])?)
+    }
+}

@@ -34,7 +34,8 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0011_trait_succession",
         sql: include_str!("../../migrations/0011_trait_succession.sql"),
     },
-    Migration { version: 12, name: "0012_i21b", sql: include_str!("../../migrations/0012_i21b.sql") },
+    Migration { version: 12, name: "0012_adaptive", sql: include_str!("../../migrations/0012_adaptive.sql") },
+    Migration { version: 13, name: "0013_graph_cache", sql: include_str!("../../migrations/0013_graph_cache.sql") },
 ];
 
 pub fn latest_version() -> u32 {

@@ -520,7 +520,7 @@ impl App {
                 self.status.pending += 1;
             }
             EngineEvent::Notice { level, message } => self.status.notice(*level, message),
-            EngineEvent::Routed { exchange_id, mode, router, topic, fallbacks, .. } => {
+            EngineEvent::Routed { exchange_id, mode, router, topic, fallbacks, graph, .. } => {
                 self.chat.set_mode(exchange_id, *mode);
                 if *mode == Mode::Act {
                     self.act.start(exchange_id, &topic.name);
@@ -533,6 +533,7 @@ impl App {
                     fallbacks: fallbacks.clone(),
                     reply_source: None,
                     regulator: None,
+                    graph: graph.as_deref().cloned(),
                 });
                 self.routing.scroll.to_top();
             }

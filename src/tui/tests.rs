@@ -22,6 +22,7 @@ mod adaptive;
 mod copy;
 mod drift;
 mod forget;
+mod graph;
 mod memory;
 mod regulator;
 mod resume;
@@ -134,6 +135,7 @@ fn routed(
             sanity_rules: vec![],
         }),
         fallbacks: vec![],
+        graph: None,
     }
 }
 

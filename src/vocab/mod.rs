@@ -3,6 +3,7 @@
 //! nothing from the crate, so any layer may use it (docs/architecture.md §2).
 
 pub mod drift;
+pub mod graph;
 pub mod mode;
 pub mod regulator;
 pub mod report;

@@ -34,6 +34,7 @@ mod memory_cli;
 mod memory_embedding_space;
 mod memory_episode_model;
 mod memory_episodes;
+mod memory_graph;
 mod memory_semantic;
 mod onboarding;
 mod pipeline;

@@ -58,6 +58,8 @@ pub struct Engine {
     boundary_params: BoundaryParams,
     /// The regulator (docs/cognition.md §13): one per engine, for its one user.
     regulator: tokio::sync::Mutex<regulate::Slot>,
+    /// The concept graph between turns (docs/cognition.md §9.4.7).
+    graph_cache: Arc<crate::memory::graph::GraphCache>,
 }
 
 impl Engine {
@@ -101,6 +103,7 @@ impl Engine {
             topic_params: ClassifierParams::default(),
             boundary_params: BoundaryParams::default(),
             regulator: tokio::sync::Mutex::new(regulate::Slot::default()),
+            graph_cache: Arc::default(),
         })
     }
 

@@ -93,7 +93,11 @@ impl Turn<'_> {
             let fb = regulator::detect_feedback(Exchange { user, mode, next: self.msg.text });
             reg.on_feedback(&fb, self.msg.text, self.now);
             let value = serde_json::to_value(&fb).unwrap_or_default();
+            let (xid, quality) = (prev.exchange_id.clone(), fb.quality);
             engine.db.call(move |c| RoutingRepo(c).set_feedback(&prev.id, &value)).await?;
+            if let Some(xid) = xid {
+                self.graph_feedback(xid, quality).await;
+            }
         }
         reg.on_event(Event::TurnStart { user_message: self.msg.text.to_string(), at_ms: now_ms() });
         match reg.decide() {
@@ -102,6 +106,20 @@ impl Turn<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The feedback on the last reply teaches the graph over what fired for it (docs/cognition.md
+    /// §9.4.4); a failure is a notice, not the turn's end.
+    async fn graph_feedback(&self, exchange_id: String, quality: f64) {
+        let (cache, now) = (self.engine.graph_cache.clone(), self.now);
+        let learned = self
+            .engine
+            .db
+            .call(move |c| crate::memory::graph::turn::after_feedback(c, &cache, &exchange_id, quality, now))
+            .await;
+        if let Err(e) = learned {
+            self.engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from feedback: {e}"));
+        }
     }
 
     /// Whether a break stopped this turn from calling models.

@@ -40,6 +40,32 @@ pub fn outcome(feedback: Option<f64>, quality: Option<f64>) -> f64 {
     if y.is_finite() { y.clamp(-1.0, 1.0) } else { 0.0 }
 }
 
+/// The reply's quality as this turn's regulator verdict sees it, in [0, 1] (docs/cognition.md
+/// §9.4.4): a break (the turn looped or overspent) and a scope-drift warning (the reply strayed
+/// from the question, so what it used was off the point) are poor at [`POOR_VERDICT`];
+/// otherwise the verdict's confidence, whose 0.5 without evidence makes `y` = 0 (nothing learnt
+/// until the next message's feedback says more).
+pub fn regulator_quality(report: &crate::vocab::regulator::RegulatorReport) -> f64 {
+    let poor = !report.breaks.is_empty() || matches!(report.decision.as_str(), "circuit_break" | "scope_drift_warn");
+    if poor {
+        POOR_VERDICT
+    } else if report.confidence.is_finite() {
+        report.confidence.clamp(0.0, 1.0)
+    } else {
+        0.5
+    }
+}
+
+/// The quality [`regulator_quality`] gives a broken or drifting turn (y = −0.5).
+pub const POOR_VERDICT: f64 = 0.25;
+
+/// The outcome of the routing feedback on a reply (the quality of its label, in [0, 1], from
+/// the next user message), mapped to −1…1 like the regulator's quality: thanks 1, moving on
+/// 0.4, a correction −0.6, a complaint −0.8.
+pub fn feedback_outcome(quality: f64) -> f64 {
+    outcome(Some(2.0 * quality - 1.0), None)
+}
+
 /// One change to the graph.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {

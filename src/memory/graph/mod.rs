@@ -4,15 +4,18 @@
 //! [`activate`]; the dynamics are the pure [`activate::activate`] over a [`Graph`].
 
 pub mod activate;
+pub mod cache;
 pub mod context;
 pub mod grow;
 pub mod learn;
 pub mod turn;
 
 pub use activate::{Activation, Edge, Firing, Graph, Node, Params, Seed, Via, seeds_from_similarity};
+pub use cache::GraphCache;
 
 use crate::store::{ConceptsRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
 use rusqlite::Connection;
+use std::sync::Arc;
 
 /// Where an activation starts.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +31,8 @@ pub enum Cue<'a> {
 /// One activation with the graph it ran on (for names and edges).
 #[derive(Debug, Clone, Default)]
 pub struct Activated {
-    pub graph: Graph,
+    /// Shared with the engine's [`GraphCache`] when the turn's graph came from it.
+    pub graph: Arc<Graph>,
     pub seeds: Vec<Seed>,
     pub activation: Activation,
 }
@@ -44,7 +48,11 @@ impl Activated {
 /// Nothing is written; a turn persists what fired with [`persist`]. A cue that finds no
 /// concept gives an empty activation.
 pub fn activate(c: &Connection, cue: Cue<'_>, params: &Params) -> Result<Activated, StoreError> {
-    let graph = load(c)?;
+    activate_on(c, Arc::new(load(c)?), cue, params)
+}
+
+/// [`activate`] over a graph already read (a turn's, from its [`GraphCache`]).
+pub fn activate_on(c: &Connection, graph: Arc<Graph>, cue: Cue<'_>, params: &Params) -> Result<Activated, StoreError> {
     let seeds = match cue {
         Cue::Embedding(e) => nearest_seeds(c, e)?,
         Cue::Concepts(ids, energy) => ids.iter().map(|&node| Seed { node, energy }).collect(),

@@ -236,6 +236,14 @@ mod learning {
         assert_eq!(learn::outcome(None, Some(0.75)), 0.5);
         assert_eq!(learn::outcome(None, None), learn::DEFAULT_OUTCOME);
         assert_eq!(learn::outcome(Some(f64::NAN), None), 0.0);
+        // Feedback labels' qualities (thanks, moving on, complaint) and regulator verdicts.
+        assert_eq!([1.0, 0.7, 0.1].map(|q| (learn::feedback_outcome(q) * 10.0).round() / 10.0), [1.0, 0.4, -0.8]);
+        let mut verdict = crate::vocab::regulator::RegulatorReport::idle();
+        assert_eq!(learn::outcome(None, Some(learn::regulator_quality(&verdict))), 0.0, "no evidence: nothing learnt");
+        verdict.confidence = 0.9;
+        assert!((learn::outcome(None, Some(learn::regulator_quality(&verdict))) - 0.8).abs() < 1e-12);
+        verdict.decision = "scope_drift_warn".into();
+        assert_eq!(learn::outcome(None, Some(learn::regulator_quality(&verdict))), -0.5);
         let used = learn::used_concepts(
             "Morning coffee helps; ice cream does not.",
             [(1, "coffee"), (2, "Ice Cream"), (3, "tea"), (4, "ice")],
@@ -245,7 +253,7 @@ mod learning {
 }
 
 mod turn {
-    use super::super::turn::{after_reply, decay, for_message};
+    use super::super::turn::{after_feedback, after_reply, decay, for_message};
     use crate::store::{ConceptsRepo, RelationshipsRepo, VecTable, VectorRepo};
 
     fn unit(dim: usize, hot: &[(usize, f32)]) -> Vec<f32> {
@@ -260,6 +268,7 @@ mod turn {
     #[test]
     fn a_turn_fires_grows_learns_and_decays() {
         let c = crate::store::open_in_memory().unwrap();
+        let cache = super::super::GraphCache::new();
         let dim = crate::store::EMBEDDING_DIM;
         let f = crate::store::fixtures::Fixture(&c);
         for (id, name) in [(1, "coffee"), (2, "morning")] {
@@ -270,16 +279,18 @@ mod turn {
         f.edge(1, 2, "related-to", 0.9, true);
         // Near coffee (0.45 cosine): coffee seeds at 2.0, morning fires from it; novel enough to grow.
         let msg = unit(dim, &[(0, 0.45), (5, 0.893)]);
-        let t = for_message(&c, "my espresso machine broke again", &msg, false, 100).unwrap();
+        let t = for_message(&c, &cache, "my espresso machine is broken again", &msg, false, 100).unwrap();
         assert_eq!(t.lines.len(), 1, "{:?}", t.lines);
         assert_eq!(t.lines[0].name, "morning");
         assert_eq!(t.novelty, Some(super::super::grow::Novelty::Novel));
         let grown = t.grown.expect("a node grows");
-        let again = for_message(&c, "My espresso machine broke AGAIN!", &msg, false, 200).unwrap();
-        assert_eq!(again.grown, None, "the same text is the same node");
+        assert_eq!(f.value::<String>("semantic_concepts", "name", "id = ?1", [grown]), "espresso machine");
+        let again = for_message(&c, &cache, "The espresso machine is on the fritz.", &msg, false, 200).unwrap();
+        assert_eq!(again.grown, None, "the same content phrase is the same node");
+        assert_eq!(f.value::<i64>("semantic_concepts", "seed_count", "id = ?1", [grown]), 2);
         assert_eq!(ConceptsRepo(&c).graph_counts().unwrap(), (3, 1));
         let elsewhere = unit(dim, &[(9, 1.0)]);
-        assert!(for_message(&c, "hello", &elsewhere, false, 300).unwrap().grown.is_none());
+        assert!(for_message(&c, &cache, "hello", &elsewhere, false, 300).unwrap().grown.is_none());
         let probation = ConceptsRepo(&c).probationers().unwrap();
         assert_eq!(
             probation.iter().map(|p| (p.id, p.fired_count)).collect::<Vec<_>>(),
@@ -287,10 +298,19 @@ mod turn {
             "fired once: not yet confirmed"
         );
 
-        let learned = after_reply(&c, &t, "A slow morning, then.", 1.0, 400).unwrap();
+        let learned = after_reply(&c, &t, "x1", "A slow morning, then.", 1.0, 400).unwrap();
         assert_eq!(learned.used, [2]);
         let w: f64 = f.value("semantic_relationships", "weight", "id = 1", []);
         assert!(w > 0.9, "the edge into the used concept grew: {w}");
+        // The next message complains (quality 0.1, y = −0.8): the edge, learnt again from what
+        // fired in x1, loses in both directions it was walked (coffee→morning, used, dt 1:
+        // 0.1·(−0.8)·0.5; morning→coffee, unused, dt −1: −0.5·0.1·(−0.8)·0.25). Applied once only.
+        let fb = after_feedback(&c, &cache, "x1", 0.1, 450).unwrap().expect("x1's firing was kept");
+        assert_eq!((fb.used.as_slice(), fb.outcome, fb.adjusted), ([2].as_slice(), -0.8, 2));
+        let after: f64 = f.value("semantic_relationships", "weight", "id = 1", []);
+        assert!((after - (w - 0.04 + 0.01)).abs() < 1e-9, "{w} → {after}");
+        assert_eq!(after_feedback(&c, &cache, "x1", 0.1, 460).unwrap(), None);
+        assert_eq!(after_feedback(&c, &cache, "never", 1.0, 460).unwrap(), None);
 
         // Decay: the grown node's seed edge (0.15, learned) fades below 0.05 after enough periods and is
         // pruned; the never-confirmed node expires after its probation.
@@ -299,5 +319,40 @@ mod turn {
         assert_eq!(removed.len(), 1);
         assert!(!ConceptsRepo(&c).is_live(grown).unwrap());
         assert_eq!(RelationshipsRepo(&c).counts().unwrap().0, 1, "the extracted edge stays");
+    }
+}
+
+mod cache {
+    use super::super::{Activation, GraphCache};
+    use crate::store::{ConceptsRepo, RelationshipsRepo};
+
+    /// A turn that writes nothing the dynamics read keeps the copy; every kind of graph write,
+    /// whoever makes it, sends the next turn back to the database.
+    #[test]
+    fn the_copy_is_kept_until_the_graph_changes() {
+        let c = crate::store::open_in_memory().unwrap();
+        let f = crate::store::fixtures::Fixture(&c);
+        f.concept(1, "coffee");
+        f.concept(2, "morning");
+        let cache = GraphCache::new();
+        let first = cache.graph(&c).unwrap();
+        assert_eq!((first.len(), cache.loads()), (2, 1));
+        // Firing writes traces, counts and potentials: not a change to the graph.
+        let fired = Activation { traces: vec![(1, 1.5)], trace_factor: 0.9, ..Activation::default() };
+        super::super::persist(&c, &fired, 10).unwrap();
+        let again = cache.graph(&c).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first, &again));
+        assert_eq!(cache.loads(), 1);
+
+        let edge = f.edge(1, 2, "related-to", 0.5, false);
+        assert_eq!(cache.graph(&c).unwrap().transfer_count(), 1, "a new edge is seen");
+        RelationshipsRepo(&c).add_weight(edge, 0.1, true, 20).unwrap();
+        let g = cache.graph(&c).unwrap();
+        assert!((g.outgoing(1).next().unwrap().1 - 0.6).abs() < 1e-9, "a learned weight is seen");
+        ConceptsRepo(&c).soft_delete(2, 30).unwrap();
+        assert_eq!(cache.graph(&c).unwrap().len(), 1, "a forgotten concept is gone");
+        assert_eq!(cache.loads(), 4);
+        cache.graph(&c).unwrap();
+        assert_eq!(cache.loads(), 4);
     }
 }

@@ -1,14 +1,17 @@
 //! A turn's use of the graph (docs/cognition.md §9.4.3–9.4.5): activate from the message, keep
-//! the firings, grow a node for novel content; after the reply, learn from what it used; in the
+//! the firings, grow a node for novel content; after the reply, learn from what it used (again
+//! when the next message's feedback on it arrives); in the
 //! decay pass, fade and prune learned edges and drop expired probationary nodes.
 
 use super::context::{CONTEXT_TOKEN_BUDGET, GraphLine, context_lines};
 use super::grow::{self, Novelty};
 use super::learn::{self, Change};
-use super::{Activated, Cue, Params, activate, persist};
-use crate::store::{ConceptsRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
+use super::{Activated, Activation, Cue, Graph, GraphCache, Params, activate_on, persist};
+use crate::store::{ConceptsRepo, KvStateRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
+use crate::vocab::graph::{GraphFiring, GraphReport, GraphSeed};
 use rusqlite::Connection;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 /// What the graph did for one message.
 #[derive(Debug, Clone, Default)]
@@ -23,8 +26,10 @@ pub struct TurnGraph {
 
 /// Activate from the message's embedding, persist the firings, confirm probationary nodes that
 /// fired often enough, and grow a node when the message is novel (not for social messages).
+/// The graph comes from `cache`, read from the database only when it changed.
 pub fn for_message(
     c: &Connection,
+    cache: &GraphCache,
     text: &str,
     embedding: &[f32],
     social: bool,
@@ -34,7 +39,7 @@ pub fn for_message(
     if embedding.len() != crate::store::embedding_dim(c)? {
         return Ok(TurnGraph::default());
     }
-    let activated = activate(c, Cue::Embedding(embedding), &Params::default())?;
+    let activated = activate_on(c, cache.graph(c)?, Cue::Embedding(embedding), &Params::default())?;
     persist(c, &activated.activation, now)?;
     let concepts = ConceptsRepo(c);
     for p in concepts.probationers()? {
@@ -50,6 +55,31 @@ pub fn for_message(
     Ok(out)
 }
 
+impl TurnGraph {
+    /// The turn's graph for the `routed` event and the Routing pane, by name.
+    pub fn report(&self) -> GraphReport {
+        let a = &self.activated;
+        let name = |id: i64| a.name(id).to_string();
+        GraphReport {
+            seeds: a.seeds.iter().map(|s| GraphSeed { name: name(s.node), energy: s.energy }).collect(),
+            fired: a
+                .activation
+                .fired
+                .iter()
+                .map(|f| GraphFiring {
+                    name: name(f.node),
+                    step: f.step,
+                    energy: f.energy,
+                    via: f.via.map(|v| name(v.from)),
+                    weight: f.via.map(|v| v.weight),
+                })
+                .collect(),
+            inhibited: a.activation.inhibited.iter().map(|&(id, p)| GraphSeed { name: name(id), energy: p }).collect(),
+            grown: self.grown.map(name).filter(|n| !n.is_empty()),
+        }
+    }
+}
+
 fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, now: i64) -> Result<(), StoreError> {
     let normalised = grow::normalise(text);
     let v = VectorRepo(c);
@@ -60,8 +90,12 @@ fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, n
     };
     let novelty = grow::novelty(&normalised, top1);
     t.novelty = Some(novelty);
+    if novelty == Novelty::Blocked {
+        return Ok(());
+    }
+    let Some(name) = grow::grown_name(&normalised) else { return Ok(()) };
     let concepts = ConceptsRepo(c);
-    let key = grow::graph_key(&normalised);
+    let key = grow::graph_key(&name);
     if let Some(id) = concepts.by_graph_key(&key)? {
         concepts.bump_seed_count(id, now)?;
         return Ok(());
@@ -69,7 +103,7 @@ fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, n
     if novelty != Novelty::Novel || concepts.grown_since(now - 86_400)? >= grow::MAX_GROWN_PER_DAY {
         return Ok(());
     }
-    let id = concepts.insert_grown(&key, &grow::grown_name(&normalised), grow::GROWN_THRESHOLD, now)?;
+    let id = concepts.insert_grown(&key, &name, grow::GROWN_THRESHOLD, now)?;
     v.upsert(VecTable::Concepts, id, embedding)?;
     let edges = RelationshipsRepo(c);
     for s in &t.activated.seeds {
@@ -89,16 +123,87 @@ pub struct Learned {
 }
 
 /// Learn from the reply: which fired concepts it used, and outcome `y` ([`learn::outcome`]).
-/// An explicit positive outcome (`y` ≥ 1) confirms the probationary nodes it used.
-pub fn after_reply(c: &Connection, t: &TurnGraph, reply: &str, y: f64, now: i64) -> Result<Learned, StoreError> {
+/// An explicit positive outcome (`y` ≥ 1) confirms the probationary nodes it used. What fired
+/// and what the reply used are kept under `exchange_id` for [`after_feedback`].
+pub fn after_reply(
+    c: &Connection,
+    t: &TurnGraph,
+    exchange_id: &str,
+    reply: &str,
+    y: f64,
+    now: i64,
+) -> Result<Learned, StoreError> {
     let a = &t.activated;
     let fired = a.activation.steps_of.keys().map(|&id| (id, a.name(id)));
     let used = learn::used_concepts(reply, fired);
-    let changes = learn::learn(&a.graph, &a.activation, &used, y);
+    let kept = Fired::of(&a.activation, &used);
+    let kv = KvStateRepo(c);
+    kv.delete_older(FIRED_NAMESPACE, now - FIRED_KEPT_S)?;
+    kv.set_text(FIRED_NAMESPACE, exchange_id, &serde_json::to_string(&kept).unwrap_or_default(), now)?;
+    apply(c, &a.graph, &a.activation, used, y, now)
+}
+
+/// The routing feedback on an exchange's reply arrived (with the next user message):
+/// learn from it over what fired in that exchange, against the graph as it is now. Applied
+/// once; `None` when nothing is kept for the exchange (nothing fired, already applied, or
+/// older than [`FIRED_KEPT_S`]). `quality` is the feedback label's, in [0, 1].
+pub fn after_feedback(
+    c: &Connection,
+    cache: &GraphCache,
+    exchange_id: &str,
+    quality: f64,
+    now: i64,
+) -> Result<Option<Learned>, StoreError> {
+    let Some(text) = KvStateRepo(c).take_text(FIRED_NAMESPACE, exchange_id)? else { return Ok(None) };
+    let Ok(kept) = serde_json::from_str::<Fired>(&text) else { return Ok(None) };
+    let activation = Activation {
+        steps_of: kept.steps.into_iter().collect(),
+        inhibited: kept.inhibited.into_iter().map(|id| (id, 0.0)).collect(),
+        ..Activation::default()
+    };
+    let graph = cache.graph(c)?;
+    apply(c, &graph, &activation, kept.used.into_iter().collect(), learn::feedback_outcome(quality), now).map(Some)
+}
+
+/// Where [`after_reply`] keeps what fired, by exchange id (`kv_state` namespace).
+pub const FIRED_NAMESPACE: &str = "graph_fired";
+/// How long a fired set waits for its feedback.
+pub const FIRED_KEPT_S: i64 = 86_400;
+
+/// What fired in one exchange, as learning needs it later: ids and steps, no text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Fired {
+    steps: Vec<(i64, u8)>,
+    inhibited: Vec<i64>,
+    used: Vec<i64>,
+}
+
+impl Fired {
+    fn of(a: &Activation, used: &HashSet<i64>) -> Fired {
+        let mut steps: Vec<(i64, u8)> = a.steps_of.iter().map(|(&id, &s)| (id, s)).collect();
+        steps.sort_unstable();
+        let mut used: Vec<i64> = used.iter().copied().collect();
+        used.sort_unstable();
+        Fired { steps, inhibited: a.inhibited.iter().map(|x| x.0).collect(), used }
+    }
+}
+
+/// Write one outcome's changes (a zero change is not written, so a neutral outcome leaves the
+/// graph's version alone).
+fn apply(
+    c: &Connection,
+    g: &Graph,
+    a: &Activation,
+    used: HashSet<i64>,
+    y: f64,
+    now: i64,
+) -> Result<Learned, StoreError> {
+    let changes = learn::learn(g, a, &used, y);
     let edges = RelationshipsRepo(c);
     let mut report = Learned { outcome: y, ..Learned::default() };
     for ch in changes {
         match ch {
+            Change::Adjust { delta, .. } if delta == 0.0 || !delta.is_finite() => {}
             Change::Adjust { edge, delta, carried } => {
                 edges.add_weight(edge, delta, carried, now)?;
                 report.adjusted += 1;
@@ -110,7 +215,7 @@ pub fn after_reply(c: &Connection, t: &TurnGraph, reply: &str, y: f64, now: i64)
     }
     if y >= 1.0 {
         for id in &used {
-            if a.graph.node(*id).is_some_and(|n| n.probation) {
+            if g.node(*id).is_some_and(|n| n.probation) {
                 ConceptsRepo(c).confirm(*id)?;
             }
         }

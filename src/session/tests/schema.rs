@@ -9,7 +9,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// `(schema, shape digest)` for every schema whose shape was pinned.
-const PINNED: &[(u32, &str)] = &[(2, "5f7ac39d6801f0df"), (3, "a1fd94fc26fcbc2e"), (4, "bd815abf21e133d6")];
+const PINNED: &[(u32, &str)] =
+    &[(2, "5f7ac39d6801f0df"), (3, "a1fd94fc26fcbc2e"), (4, "bd815abf21e133d6"), (5, "5106873075dda43e")];
 
 /// The recorded fixture session gives real examples of the events a turn emits; the rest are
 /// written here, every optional field present.
@@ -22,6 +23,18 @@ fn samples() -> Vec<EngineEvent> {
         if t != "session_header" && t != "reply_done" && seen.insert(t.to_string()) {
             lines.push(line.to_string());
         }
+    }
+    // Schema 5: the graph a routed event carries, on the fixture's first routed event.
+    if let Some(mut v) =
+        lines.iter().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["type"] == "routed")
+    {
+        v["graph"] = serde_json::json!({
+            "seeds": [{"name": "coffee", "energy": 2.0}],
+            "fired": [{"name": "tea", "step": 1, "energy": 1.2, "via": "coffee", "weight": 0.6}],
+            "inhibited": [{"name": "decaf", "energy": -0.5}],
+            "grown": "espresso machine",
+        });
+        lines.push(v.to_string());
     }
     let ts = r#""ts":"2026-11-24T10:00:00Z""#;
     for rest in [

@@ -7,6 +7,7 @@ use crate::cognition::pipeline::{RouterReport, TopicReport};
 use crate::cognition::reply::ReplySource;
 use crate::cognition::router::{Mode, ModeScores};
 use crate::tui::theme;
+use crate::vocab::graph::GraphReport;
 use crate::vocab::regulator::RegulatorReport;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
@@ -23,6 +24,8 @@ pub struct Decision {
     pub reply_source: Option<ReplySource>,
     /// The regulator's verdict, once the turn is done.
     pub regulator: Option<RegulatorReport>,
+    /// What the concept graph fired for the message.
+    pub graph: Option<GraphReport>,
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +47,7 @@ impl RoutingPane {
                     + u16::from(d.router.pre_routed)
                     + u16::from(d.reply_source.is_some())
                     + d.regulator.as_ref().map_or(0, |r| 1 + (r.breaks.len() + r.low_confidence_spans.len()) as u16)
+                    + d.graph.as_ref().map_or(0, |g| graph_lines(g).len() as u16)
             }
             None => 5,
         }
@@ -82,8 +86,41 @@ impl RoutingPane {
         if let Some(reg) = &d.regulator {
             text.extend(regulator_lines(reg));
         }
+        if let Some(g) = &d.graph {
+            text.extend(graph_lines(g));
+        }
         text
     }
+}
+
+/// What the concept graph fired for the message (docs/cognition.md §9.4.3): the seeds with
+/// their energy, each fired concept with its step and the edge that brought it, the inhibited.
+/// Nothing when nothing was seeded.
+pub fn graph_lines(g: &GraphReport) -> Vec<Line<'static>> {
+    if g.seeds.is_empty() && g.grown.is_none() {
+        return Vec::new();
+    }
+    let seeds: Vec<String> = g.seeds.iter().map(|s| format!("{} {:.2}", s.name, s.energy)).collect();
+    let mut out = vec![Line::from(vec![Span::styled("graph seeds ", theme::dim()), Span::raw(seeds.join(", "))])];
+    // One short line per fired concept: step, name, the edge that brought it, its energy.
+    for f in &g.fired {
+        let mut line =
+            vec![Span::styled(format!("  s{} ", f.step), theme::dim()), Span::styled(f.name.clone(), theme::accent())];
+        match (&f.via, f.weight) {
+            (Some(from), Some(w)) => line.push(Span::styled(format!(" \u{2190} {from} ({w:+.2})"), theme::dim())),
+            _ => line.push(Span::styled(" (seed)", theme::dim())),
+        }
+        line.push(Span::raw(format!(" {:.2}", f.energy)));
+        out.push(Line::from(line));
+    }
+    if let Some(n) = &g.grown {
+        out.push(Line::from(vec![Span::styled("  grew ", theme::dim()), Span::styled(n.clone(), theme::accent())]));
+    }
+    if !g.inhibited.is_empty() {
+        let names: Vec<String> = g.inhibited.iter().map(|i| format!("{} {:.2}", i.name, i.energy)).collect();
+        out.push(Line::from(format!("  inhibited {}", names.join(", "))).style(theme::warn()));
+    }
+    out
 }
 
 /// The regulator's verdict: the decision with its confidence, then each break on its own line

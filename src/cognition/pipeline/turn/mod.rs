@@ -151,6 +151,7 @@ impl<'t> Turn<'t> {
         let (thread, body, now) = (self.thread_id.to_string(), self.msg.text.to_string(), self.now);
         let params = (self.engine.topic_params.clone(), self.engine.boundary_params.clone());
         let social = self.msg.social.is_some();
+        let cache = self.engine.graph_cache.clone();
         let topic = self
             .engine
             .db
@@ -165,7 +166,7 @@ impl<'t> Turn<'t> {
                 };
                 let graph = match embedding.as_deref() {
                     Some(e) if !stage.report.contentless => {
-                        Some(crate::memory::graph::turn::for_message(c, &body, e, social, now)?)
+                        Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, social, now)?)
                     }
                     _ => None,
                 };
@@ -176,17 +177,22 @@ impl<'t> Turn<'t> {
         Ok(topic)
     }
 
-    /// After the commit: the graph learns from which fired concepts the reply used. The outcome
-    /// is the default until routing feedback and the regulator's quality are wired in
-    /// ([`crate::memory::graph::learn::outcome`]).
+    /// After the commit and the regulator's verdict: the graph learns from which fired
+    /// concepts the reply used, with the verdict's quality as the outcome
+    /// ([`crate::memory::graph::learn::regulator_quality`]), and keeps what fired for the
+    /// feedback the next message brings ([`crate::memory::graph::turn::after_feedback`]).
     pub(super) async fn learn_graph(&self, graph: Option<crate::memory::graph::turn::TurnGraph>, reply: &str) {
+        use crate::memory::graph::learn;
         let Some(graph) = graph.filter(|g| !g.activated.activation.fired.is_empty() && !reply.is_empty()) else {
             return;
         };
-        let (reply, now) = (reply.to_string(), self.now);
-        let y = crate::memory::graph::learn::outcome(None, None);
-        let learned =
-            self.engine.db.call(move |c| crate::memory::graph::turn::after_reply(c, &graph, &reply, y, now)).await;
+        let (reply, xid, now) = (reply.to_string(), self.exchange_id.to_string(), self.now);
+        let y = learn::outcome(None, self.regulation.report.as_ref().map(learn::regulator_quality));
+        let learned = self
+            .engine
+            .db
+            .call(move |c| crate::memory::graph::turn::after_reply(c, &graph, &xid, &reply, y, now))
+            .await;
         if let Err(e) = learned {
             self.engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from this turn: {e}"));
         }
@@ -284,6 +290,7 @@ impl<'t> Turn<'t> {
             topic: topic.stage.report.clone(),
             triage: Box::new(triage.clone()),
             fallbacks: super::fallback::wire_names(&self.fallbacks),
+            graph: topic.graph.as_ref().map(|g| Box::new(g.report())),
         });
         Delivered { routing, settled, report }
     }

@@ -1,0 +1,36 @@
+//! What the concept graph did for one message (docs/cognition.md §9.4.3), as the `routed` event,
+//! the session log and the Routing pane carry it: names, not ids, so a log reads on its own.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GraphReport {
+    /// The message's nearest concepts and the energy each was seeded with.
+    pub seeds: Vec<GraphSeed>,
+    /// Fired concepts kept (after inhibition and top-k), by energy.
+    pub fired: Vec<GraphFiring>,
+    /// Concepts driven below zero, with the potential they ended at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inhibited: Vec<GraphSeed>,
+    /// The node grown from the message, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grown: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphSeed {
+    pub name: String,
+    pub energy: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphFiring {
+    pub name: String,
+    pub step: u8,
+    pub energy: f64,
+    /// The concept whose edge brought it (none for a seed), and that edge's weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+}
