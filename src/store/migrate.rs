@@ -34,6 +34,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0011_trait_succession",
         sql: include_str!("../../migrations/0011_trait_succession.sql"),
     },
+    Migration { version: 12, name: "0012_i21a", sql: include_str!("../../migrations/0012_i21a.sql") },
 ];
 
 pub fn latest_version() -> u32 {

@@ -6,6 +6,7 @@ pub mod drift;
 pub mod mode;
 pub mod regulator;
 pub mod report;
+pub mod tasks;
 pub mod triage;
 
 pub use mode::{Mode, ModeScores};
