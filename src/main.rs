@@ -49,5 +49,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Models(args)) => commands::models::run(&paths, args),
         Some(Command::Status) => commands::status::run(&paths),
         Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
+        Some(Command::Tasks(args)) => commands::tasks::run(paths, config, args),
     }
 }

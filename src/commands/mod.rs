@@ -15,6 +15,7 @@ pub mod models;
 pub mod replay;
 pub mod rerun;
 pub mod status;
+pub mod tasks;
 pub mod version;
 
 use crate::config::{Config, ConfigError, Env, Paths};

@@ -37,6 +37,7 @@ mod pipeline_local;
 mod regulator;
 mod replay;
 mod security;
+mod tasks;
 mod topic_chitchat;
 mod tui_act_tmux;
 mod tui_memory_tmux;

@@ -6,6 +6,7 @@
 pub mod cycle;
 pub mod decompose;
 pub mod plan;
+pub mod view;
 pub mod worker;
 
 #[cfg(test)]
