@@ -44,7 +44,7 @@ fn list(paths: &Paths, json: bool, all: bool) -> anyhow::Result<ExitCode> {
     } else if tasks.is_empty() {
         println!("No {}tasks in {}.", if all { "" } else { "open " }, paths.db_file.display());
     } else {
-        let text: Vec<String> = tasks.iter().map(|t| view::lines(t).join("\n")).collect();
+        let text: Vec<String> = tasks.iter().map(|t| view::lines(t, view::local_offset()).join("\n")).collect();
         super::say(&text.join("\n\n"));
     }
     Ok(ExitCode::SUCCESS)

@@ -57,6 +57,8 @@ pub enum Action {
     },
     /// Run one drift cycle now.
     DriftNow,
+    /// Read the persistent tasks for the Tasks view.
+    LoadTasks,
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -99,6 +101,8 @@ pub struct App {
     pub uncertainties: UncertaintiesPane,
     /// The uncertainty record open in its detail popup (Enter on the pane).
     pub uncertainty: Option<String>,
+    /// The Tasks view (F7), when open: its text, and its scroll.
+    pub tasks: Option<super::tasks::TasksView>,
     pub audit: Option<Audit>,
     pub memory: Option<MemoryBrowser>,
     pub help: Option<Help>,
@@ -130,6 +134,7 @@ impl App {
             drift: DriftPane::default(),
             uncertainties: UncertaintiesPane::default(),
             uncertainty: None,
+            tasks: None,
             audit: None,
             memory: None,
             help: None,
@@ -154,6 +159,8 @@ impl App {
             m.context()
         } else if self.uncertainty.is_some() {
             Context::Uncertainty
+        } else if self.tasks.is_some() {
+            Context::Tasks
         } else if self.focus == Focus::Input {
             Context::Input
         } else {
@@ -280,6 +287,7 @@ impl App {
             Command::Close => match ctx {
                 Context::Help => self.help = None,
                 Context::Uncertainty => self.uncertainty = None,
+                Context::Tasks => self.tasks = None,
                 Context::Setup => self.setup.dismiss(),
                 Context::Audit | Context::Detail => {
                     if let Some(a) = &mut self.audit
@@ -292,6 +300,16 @@ impl App {
             },
             Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
             Command::DriftNow => return Some(Action::DriftNow),
+            Command::Tasks if self.tasks.is_some() => self.tasks = None,
+            Command::Tasks | Command::Reload if cmd == Command::Tasks || ctx == Context::Tasks => {
+                self.tasks.get_or_insert_with(super::tasks::TasksView::default);
+                return Some(Action::LoadTasks);
+            }
+            Command::Up | Command::Down if ctx == Context::Tasks => {
+                if let Some(t) = &mut self.tasks {
+                    t.scroll(if cmd == Command::Up { -1 } else { 1 });
+                }
+            }
             Command::ResolveNew | Command::ResolveBoth | Command::ResolveForget if ctx == Context::Uncertainty => {
                 let id = self.uncertainty.take()?;
                 let choice = match cmd {
@@ -427,6 +445,17 @@ impl App {
             | Context::MemorySearch
             | Context::MemoryConfirm
             | Context::Uncertainty => {}
+            Context::Tasks => {
+                if let Some(t) = &mut self.tasks {
+                    let page = 10;
+                    match cmd {
+                        Command::PageUp => t.scroll(-page),
+                        Command::PageDown => t.scroll(page),
+                        Command::Top => t.top = 0,
+                        _ => {}
+                    }
+                }
+            }
             // PageUp/PageDown from the message box scroll the chat.
             Context::Input => self.scroll_focus(Focus::Chat, cmd),
             Context::View => self.scroll_focus(self.focus, cmd),
@@ -636,6 +665,11 @@ impl App {
             ViewAnswer::Drift { thoughts } => self.drift.loaded(&thoughts),
             ViewAnswer::Uncertainties { items } => self.uncertainties.loaded(&items),
             ViewAnswer::MemoryTexts { texts } => self.uncertainties.texts_loaded(&texts),
+            ViewAnswer::Tasks { tasks } => {
+                if let Some(t) = &mut self.tasks {
+                    t.loaded(tasks);
+                }
+            }
             ViewAnswer::Failed { what, error } => {
                 self.status.notice(NoticeLevel::Error, &format!("could not read {what}: {error}"));
             }

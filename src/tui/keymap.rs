@@ -57,6 +57,8 @@ pub enum Context {
     MemoryConfirm,
     /// One uncertainty record with its choices.
     Uncertainty,
+    /// The persistent tasks with their plans.
+    Tasks,
 }
 
 impl Context {
@@ -82,7 +84,7 @@ pub enum Scope {
 
 impl Scope {
     /// Help popup order.
-    pub const ORDER: [Scope; 13] = [
+    pub const ORDER: [Scope; 14] = [
         Scope::Global,
         Scope::Only(Context::Input),
         Scope::Only(Context::View),
@@ -94,6 +96,7 @@ impl Scope {
         Scope::Only(Context::MemoryDetail),
         Scope::Only(Context::MemoryConfirm),
         Scope::Only(Context::Uncertainty),
+        Scope::Only(Context::Tasks),
         Scope::Only(Context::Help),
         Scope::Only(Context::Setup),
     ];
@@ -122,6 +125,7 @@ impl Scope {
             Scope::Only(Context::MemoryDetail) => "One memory",
             Scope::Only(Context::MemoryConfirm) => "Forget a memory?",
             Scope::Only(Context::Uncertainty) => "An uncertainty",
+            Scope::Only(Context::Tasks) => "Tasks",
         }
     }
 }
@@ -177,6 +181,8 @@ pub enum Command {
     Confirm,
     // Run a drift cycle now.
     DriftNow,
+    // The Tasks view.
+    Tasks,
     // An uncertainty record's choices.
     ResolveNew,
     ResolveBoth,
@@ -219,6 +225,7 @@ pub const BINDINGS: &[Binding] = &[
     b("show_log", Global, Command::ShowLog, &["f4"], "show the log and session file paths", false),
     b("mark_unsure", Global, Command::MarkUnsure, &["f5"], "mark the words a reply was unsure of (underlined)", false),
     b("drift_now", Global, Command::DriftNow, &["f6"], "run a drift cycle now (Drift pane)", false),
+    b("tasks", Global, Command::Tasks, &["f7"], "background tasks and their plans", false),
     b("next_pane", Global, Command::FocusNext, &["tab"], "next pane", true),
     b("prev_pane", Global, Command::FocusPrev, &["backtab"], "previous pane", false),
     b("page_up", Global, Command::PageUp, &["pageup"], "scroll up a page (mouse wheel too)", false),
@@ -285,6 +292,11 @@ pub const BINDINGS: &[Binding] = &[
     b("uncertainty_both", Only(C::Uncertainty), Command::ResolveBoth, &["2"], "both are true", true),
     b("uncertainty_forget", Only(C::Uncertainty), Command::ResolveForget, &["3"], "forget both", true),
     b("uncertainty_close", Only(C::Uncertainty), Command::Close, &["esc", "q"], "close", true),
+    // The Tasks view.
+    b("tasks_up", Only(C::Tasks), Command::Up, &["up", "k"], "scroll up", false),
+    b("tasks_down", Only(C::Tasks), Command::Down, &["down", "j"], "scroll down", false),
+    b("tasks_reload", Only(C::Tasks), Command::Reload, &["r"], "reload", true),
+    b("tasks_close", Only(C::Tasks), Command::Close, &["esc", "q"], "close", true),
     // Help.
     b("help_up", Only(C::Help), Command::Up, &["up", "k"], "scroll", false),
     b("help_down", Only(C::Help), Command::Down, &["down", "j"], "scroll", false),

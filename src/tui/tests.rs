@@ -3,7 +3,7 @@
 //! narrow), the audit and help popups and the first-run screen.
 
 use super::app::{Action, App, Settings};
-use super::keymap::{Focus, Keymap};
+use super::keymap::{Context, Focus, Keymap};
 use super::query::ViewAnswer;
 use super::setup::Places;
 use super::*;
@@ -21,6 +21,7 @@ use serde_json::json;
 mod forget;
 mod memory;
 mod regulator;
+mod tasks;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC
 

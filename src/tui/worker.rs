@@ -124,6 +124,7 @@ impl Worker {
             Action::LoadDecision(id) => self.queries.decision(id),
             Action::FetchModels => self.fetch_models(),
             Action::DriftNow => self.drift_now(),
+            Action::LoadTasks => self.queries.tasks(),
             Action::LoadMemory { layer, search } => self.queries.memory(layer, search),
             Action::ForgetMemory(id) => {
                 let db = self.rt.db.clone();

@@ -2,10 +2,16 @@
 //! and the next run. `chalie-tui tasks` prints it; the Tasks view (F7) draws it.
 
 use crate::vocab::tasks::{PlanStep, StepState, Task, TaskState};
+use chrono::FixedOffset;
 
-fn when(ts: i64) -> String {
+/// The local clock's offset now (the command line shows local times).
+pub fn local_offset() -> FixedOffset {
+    *chrono::Local::now().offset()
+}
+
+fn when(ts: i64, offset: FixedOffset) -> String {
     chrono::DateTime::from_timestamp(ts, 0)
-        .map(|t| t.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+        .map(|t| t.with_timezone(&offset).format("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_default()
 }
 
@@ -19,14 +25,14 @@ fn mark(s: StepState) -> &'static str {
 
 /// The task's header line and its plan as an indented tree (a step under the first step it
 /// depends on, so roots are flush left).
-pub fn lines(t: &Task) -> Vec<String> {
+pub fn lines(t: &Task, offset: FixedOffset) -> Vec<String> {
     let next = match (t.state, t.next_run_at) {
         (TaskState::AwaitingConfirmation, _) => format!("waits for \"start task {}\"", t.id),
-        (TaskState::Pending | TaskState::Running, Some(n)) => format!("next run {}", when(n)),
+        (TaskState::Pending | TaskState::Running, Some(n)) => format!("next run {}", when(n, offset)),
         (TaskState::Pending | TaskState::Running, None) => "next run at the worker's next cycle".into(),
-        _ => format!("expires {}", when(t.expires_at)),
+        _ => format!("expires {}", when(t.expires_at, offset)),
     };
-    let next = if t.state.is_open() { next } else { format!("updated {}", when(t.updated_at)) };
+    let next = if t.state.is_open() { next } else { format!("updated {}", when(t.updated_at, offset)) };
     let mut out = vec![format!(
         "#{} {} [{}] priority {}, {:.0} % covered, {} cycles, {next}",
         t.id,
