@@ -151,3 +151,65 @@ async fn a_plan_with_a_cycle_becomes_one_honest_step() {
     assert_eq!(p.steps[0].description, "keep an eye on flights to Lisbon under 120 euros for May");
     assert_eq!(p.steps[0].state, StepState::Skipped, "the model chose no action: said so, not faked");
 }
+
+/// The command line: list, run a cycle now against the scripted endpoint, cancel.
+#[test]
+fn the_tasks_command_lists_runs_and_cancels() {
+    use crate::support::bin::{chalie, json_lines, text, write_double_config};
+    use crate::support::openai_double::Double;
+    let two_steps = json!({"steps": [
+        {"id": "s1", "description": "read the fare notes the user saved", "depends_on": [], "tools_needed": ["read"]},
+        {"id": "s2", "description": "say which fares are under the limit", "depends_on": ["s1"], "tools_needed": []}
+    ], "decomposition_confidence": 0.7});
+    let script = vec![
+        Reply::text(&two_steps.to_string()),
+        read_text("TAP 2026-05-03 98 euros; Ryanair 2026-05-10 134 euros"),
+        done(),
+        done(),
+    ];
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let double = rt.block_on(Double::start(script));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    write_double_config(data, &double.base_url());
+
+    let out = chalie(data, &["tasks"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("No open tasks"), "{}", text(&out.stdout));
+    {
+        let c = chalie::store::open(&data.join("chalie.db")).unwrap();
+        TasksRepo(&c)
+            .insert(&chalie::store::NewTask {
+                goal: "keep an eye on flights to Lisbon under 120 euros for May",
+                state: TaskState::AwaitingConfirmation,
+                priority: 5,
+                thread_id: None,
+                created_at: now_ts(),
+                expires_at: now_ts() + 86_400,
+            })
+            .unwrap();
+    }
+    let out = chalie(data, &["tasks", "run", "--now"]);
+    assert!(text(&out.stdout).contains("No task is due"), "not confirmed yet: {}", text(&out.stdout));
+    let out = chalie(data, &["tasks", "confirm", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let out = chalie(data, &["tasks", "run", "--now", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = &json_lines(&out)[0];
+    assert_eq!(report["steps"], json!(["s1", "s2"]), "{report}");
+    assert_eq!(report["state"], "completed");
+
+    let out = chalie(data, &["tasks", "--all"]);
+    let shown = text(&out.stdout);
+    assert!(shown.contains("#1 keep an eye on flights") && shown.contains("[completed]"), "{shown}");
+    assert!(shown.contains("[x] s1 read the fare notes") && shown.contains("TAP 2026-05-03 98 euros"), "{shown}");
+    assert!(shown.contains("[-] s2"), "no action ran for s2: skipped, said so: {shown}");
+
+    let out = chalie(data, &["tasks", "cancel", "1"]);
+    assert_eq!(out.status.code(), Some(1), "a completed task cannot be cancelled");
+    assert!(text(&out.stderr).contains("is completed"), "{}", text(&out.stderr));
+    let out = chalie(data, &["tasks", "cancel", "7"]);
+    assert!(text(&out.stderr).contains("no task #7"));
+    drop(rt);
+}
