@@ -73,7 +73,7 @@ pub async fn run_cycle(
             if expired > 0 {
                 tracing::info!(expired, "persistent tasks expired");
             }
-            Ok(r.next_due(now)?)
+            r.next_due(now)
         })
         .await?;
     if moment.may_speak {
@@ -81,7 +81,7 @@ pub async fn run_cycle(
     }
     let Some(task) = due else { return Ok(None) };
     let id = task.id;
-    db.call(move |c| Ok(TasksRepo(c).transition(id, &[TaskState::Pending], TaskState::Running, now)?)).await?;
+    db.call(move |c| TasksRepo(c).transition(id, &[TaskState::Pending], TaskState::Running, now)).await?;
     let mut planned = None;
     let mut task_plan = match task.plan.clone() {
         Some(p) => p,
