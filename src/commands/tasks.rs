@@ -77,6 +77,8 @@ fn run_now(paths: Paths, config: Config, json: bool) -> anyhow::Result<ExitCode>
     let report = runtime.block_on(async {
         let engine = rt.start_engine().await?;
         let now = store::now_ts();
+        // `--now` means now: a task between its runs is not made to wait.
+        rt.db.call(move |c| TasksRepo(c).make_due(now)).await?;
         let moment = Moment { may_speak: true };
         let cancel = CancellationToken::new();
         anyhow::Ok(run_cycle(&rt.db, Some(engine.llm()), &rt.bus, now, now + interval, moment, &cancel).await?)

@@ -122,6 +122,15 @@ impl TasksRepo<'_> {
         Ok(self.0.query_row(&sql, params![now], task).optional()?.map(with_json))
     }
 
+    /// Every confirmed task waiting for its next run is due now (`tasks run --now`).
+    pub fn make_due(&self, now: i64) -> Result<usize, StoreError> {
+        Ok(self.0.execute(
+            "UPDATE persistent_tasks SET next_run_at = ?1
+             WHERE state IN ('pending', 'running') AND next_run_at > ?1",
+            params![now],
+        )?)
+    }
+
     pub fn set_plan(&self, id: i64, plan: &TaskPlan, now: i64) -> Result<(), StoreError> {
         self.0.execute(
             "UPDATE persistent_tasks SET plan = ?2, updated_at = ?3 WHERE id = ?1",
@@ -223,6 +232,12 @@ mod tests {
         assert_eq!((t.plan.as_ref(), t.progress.last_summary.as_str(), t.cycles), (Some(&plan), "did s1", 1));
         assert_eq!(t.state, TaskState::Completed);
         assert!(!r.checkpoint(id, &o).unwrap(), "a finished task takes no more checkpoints");
+        let later = r.insert(&new("another", TaskState::Pending, 5, 10)).unwrap();
+        let o = CycleOutcome { state: TaskState::Running, next_run_at: Some(1000), ..o };
+        assert!(r.checkpoint(later, &o).unwrap());
+        assert!(r.next_due(60).unwrap().is_none(), "waits for its next run");
+        assert_eq!(r.make_due(60).unwrap(), 1);
+        assert_eq!(r.next_due(60).unwrap().map(|t| t.id), Some(later));
     }
 
     #[test]
