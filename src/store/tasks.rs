@@ -259,4 +259,35 @@ mod tests {
         );
         assert!(orphan.is_err(), "an iteration needs an owner");
     }
+
+    /// The DDL of a table as migration 1 created it.
+    fn shipped_ddl(table: &str) -> String {
+        let sql = include_str!("../../migrations/0001_init.sql");
+        let start = sql.find(&format!("CREATE TABLE {table} (")).unwrap();
+        let end = start + sql[start..].find(");").unwrap() + 2;
+        sql[start..end].to_string()
+    }
+
+    #[test]
+    fn migration_12_keeps_the_rows_of_both_rebuilt_tables() {
+        let mut c = super::super::open_in_memory().unwrap();
+        let old = format!(
+            "DROP TABLE persistent_tasks; DROP TABLE cortex_iterations; {} {}
+             INSERT INTO persistent_tasks (goal, state, created_at, updated_at, expires_at) VALUES ('g', 'paused', 1, 1, 9);
+             INSERT INTO cortex_iterations (exchange_id, iteration_number, planner, actions_executed, execution_time_ms,
+                 fatigue, iteration_cost, mode, created_at) VALUES ('x1', 0, 'model', '[]', 1.0, 0.5, 1.0, 'ACT', 1);
+             PRAGMA user_version = 11;",
+            shipped_ddl("persistent_tasks"),
+            shipped_ddl("cortex_iterations")
+        );
+        c.execute_batch(&old).unwrap();
+        assert_eq!(super::super::migrate(&mut c).unwrap(), super::super::latest_version() as usize - 11);
+        let t = TasksRepo(&c).get(1).unwrap().unwrap();
+        assert_eq!((t.goal.as_str(), t.state, t.thread_id), ("g", TaskState::Paused, None));
+        let x: (String, f64) = c
+            .query_row("SELECT exchange_id, fatigue FROM cortex_iterations", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!(x, ("x1".to_string(), 0.5));
+        assert!(TasksRepo(&c).transition(1, &[TaskState::Paused], TaskState::AwaitingConfirmation, 2).unwrap());
+    }
 }
