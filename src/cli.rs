@@ -80,6 +80,8 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout (e.g. `chalie-tui man | man -l -`)
     Man,
+    /// Persistent tasks: list them, run a cycle now, confirm or cancel one
+    Tasks(TasksArgs),
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +95,32 @@ pub struct ConversationsArgs {
     /// How many to list
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    /// One JSON object per task
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Finished tasks too (completed, expired, cancelled)
+    #[arg(long)]
+    pub all: bool,
+    #[command(subcommand)]
+    pub action: Option<TasksAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksAction {
+    /// Run one task cycle now with the configured model (the due task, or the next confirmed one)
+    Run {
+        /// Run now instead of waiting for the worker (required: the worker runs on its own otherwise)
+        #[arg(long)]
+        now: bool,
+    },
+    /// Start a task awaiting confirmation (or resume a paused one)
+    Confirm { id: i64 },
+    /// Cancel a task
+    Cancel { id: i64 },
 }
 
 #[derive(Debug, Args)]

@@ -60,5 +60,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Export { file }) => commands::export::export(&paths, &file),
         Some(Command::Import { file, merge }) => commands::export::import(&paths, &file, merge),
         Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
+        Some(Command::Tasks(args)) => commands::tasks::run(paths, config, args),
     }
 }

@@ -34,10 +34,12 @@ pub enum WorkerId {
     Scheduler,
     /// Idle thoughts (the drift engine, `cognition::drift`).
     Drift,
+    /// Persistent tasks' cycles (`cognition::tasks`).
+    Tasks,
 }
 
 impl WorkerId {
-    pub const ALL: [WorkerId; 7] = [
+    pub const ALL: [WorkerId; 8] = [
         WorkerId::Reembed,
         WorkerId::Episodic,
         WorkerId::Chunker,
@@ -45,6 +47,7 @@ impl WorkerId {
         WorkerId::Decay,
         WorkerId::Scheduler,
         WorkerId::Drift,
+        WorkerId::Tasks,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -56,6 +59,7 @@ impl WorkerId {
             WorkerId::Decay => "decay",
             WorkerId::Scheduler => "scheduler",
             WorkerId::Drift => "drift",
+            WorkerId::Tasks => "tasks",
         }
     }
 
@@ -66,7 +70,7 @@ impl WorkerId {
             WorkerId::Episodic => Some(JobKind::Encode),
             WorkerId::Chunker => Some(JobKind::Chunk),
             WorkerId::Semantic => Some(JobKind::Semantic),
-            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift => None,
+            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks => None,
         }
     }
 }

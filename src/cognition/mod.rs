@@ -15,5 +15,6 @@ pub mod router;
 pub mod self_model;
 pub mod signals;
 pub mod social;
+pub mod tasks;
 pub mod topic;
 pub mod world;

@@ -19,6 +19,7 @@ pub mod replay;
 pub mod rerun;
 pub mod shell;
 pub mod status;
+pub mod tasks;
 pub mod version;
 
 use crate::config::{Config, ConfigError, Env, Paths};

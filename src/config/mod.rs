@@ -216,6 +216,20 @@ impl Default for DriftSettings {
     }
 }
 
+/// `[tasks]`: the persistent-task worker (docs/cognition.md §17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TaskSettings {
+    pub enabled: bool,
+    /// Base seconds between cycles (± 30 %).
+    pub interval_s: u64,
+}
+
+impl Default for TaskSettings {
+    fn default() -> TaskSettings {
+        TaskSettings { enabled: true, interval_s: 1800 }
+    }
+}
+
 /// The resolved configuration: defaults with the user's file merged over them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Config {
@@ -224,6 +238,7 @@ pub struct Config {
     pub llm: LlmSettings,
     pub privacy: PrivacySettings,
     pub drift: DriftSettings,
+    pub tasks: TaskSettings,
     /// `[keys]`: key binding name → the keys that replace its defaults (checked against the
     /// TUI's key table when loaded).
     pub keys: BTreeMap<String, Located<Vec<String>>>,
@@ -256,6 +271,8 @@ struct Layer {
     privacy: PrivacyLayer,
     #[serde(default)]
     drift: DriftLayer,
+    #[serde(default)]
+    tasks: TasksLayer,
     #[serde(default)]
     keys: BTreeMap<String, Spanned<KeyList>>,
     #[serde(default)]
@@ -351,6 +368,13 @@ struct DriftLayer {
     quiet_end: Option<u8>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TasksLayer {
+    enabled: Option<bool>,
+    interval_s: Option<u64>,
+}
+
 /// One parsed file: its layer plus the text needed to turn spans into line numbers.
 struct Parsed<'a> {
     name: String,
@@ -431,6 +455,7 @@ impl Config {
         let mut llm = LlmLayer::default();
         let mut keep_secrets: Option<bool> = None;
         let mut drift = DriftSettings::default();
+        let mut tasks = TaskSettings::default();
         let mut keys = BTreeMap::new();
         let mut router_weights = BTreeMap::new();
         let mut reg = regulator::Merged::default();
@@ -480,6 +505,8 @@ impl Config {
             drift.interval_s = d.interval_s.unwrap_or(drift.interval_s).max(1);
             drift.quiet_start = d.quiet_start.unwrap_or(drift.quiet_start).min(23);
             drift.quiet_end = d.quiet_end.unwrap_or(drift.quiet_end).min(23);
+            tasks.enabled = p.layer.tasks.enabled.unwrap_or(tasks.enabled);
+            tasks.interval_s = p.layer.tasks.interval_s.unwrap_or(tasks.interval_s).max(1);
             reg.over(&p.layer.regulator, |v| p.locate(v).at);
             pricing::merge(&mut prices, &p.layer.pricing, |v| Location {
                 file: p.name.clone(),
@@ -528,6 +555,7 @@ impl Config {
             llm,
             privacy,
             drift,
+            tasks,
             keys,
             router_weights,
             pricing: prices,

@@ -242,6 +242,7 @@ impl Runtime {
             tracing::error!("background tasks not started: {e}");
         }
         self.spawn_drift(shutdown.clone());
+        self.spawn_tasks(shutdown.clone());
         shutdown
     }
 
@@ -262,6 +263,27 @@ impl Runtime {
             match Registry::new(board).periodic(WorkerId::Drift, task).start(&db, &bus, &stop) {
                 Ok(running) => running.join().await,
                 Err(e) => tracing::error!("drift not started: {e}"),
+            }
+        });
+    }
+
+    /// The persistent-task worker, once the engine's models are known (steps plan with the primary one).
+    fn spawn_tasks(&self, stop: CancellationToken) {
+        let (db, bus, mut ready) = (self.db.clone(), self.bus.clone(), self.engine_llm.subscribe());
+        let (board, settings, quiet) = (self.workers.clone(), self.config.tasks, self.config.drift);
+        tokio::spawn(async move {
+            let llm = tokio::select! {
+                r = ready.wait_for(Option::is_some) => match r.ok().and_then(|v| v.clone()) {
+                    Some(llm) => llm,
+                    None => return,
+                },
+                _ = stop.cancelled() => return,
+            };
+            let seed = crate::store::now_ts() as u64 ^ u64::from(std::process::id()).rotate_left(17);
+            let task = crate::cognition::tasks::worker::TaskWorker::new(llm, bus.clone(), settings, quiet, seed);
+            match Registry::new(board).periodic(WorkerId::Tasks, task).start(&db, &bus, &stop) {
+                Ok(running) => running.join().await,
+                Err(e) => tracing::error!("task worker not started: {e}"),
             }
         });
     }

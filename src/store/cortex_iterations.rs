@@ -59,6 +59,30 @@ impl CortexIterationsRepo<'_> {
         Ok(())
     }
 
+    /// Record one iteration of a task step's ACT loop: the task and the step's position in its
+    /// plan own it instead of an exchange (`it.exchange_id` is ignored; `routing_decision_id` too).
+    pub fn insert_for_step(&self, task_id: i64, step_index: i64, it: &IterationRow<'_>) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO cortex_iterations (task_id, step_index, iteration_number, planner, actions_executed,
+                 action_results, execution_time_ms, fatigue, iteration_cost, mode, termination_reason, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'ACT', ?10, ?11)",
+            params![
+                task_id,
+                step_index,
+                it.iteration,
+                it.planner,
+                it.actions,
+                it.results,
+                it.execution_time_ms,
+                it.fatigue,
+                it.cost,
+                it.termination_reason,
+                it.created_at
+            ],
+        )?;
+        Ok(())
+    }
+
     /// `(skill, uses)` over every recorded action, most used first.
     pub fn skill_use(&self, limit: usize) -> Result<Vec<(Option<String>, i64)>, StoreError> {
         let mut stmt = self.0.prepare_cached(

@@ -36,6 +36,7 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration { version: 12, name: "0012_adaptive", sql: include_str!("../../migrations/0012_adaptive.sql") },
     Migration { version: 13, name: "0013_graph_cache", sql: include_str!("../../migrations/0013_graph_cache.sql") },
+    Migration { version: 14, name: "0014_tasks", sql: include_str!("../../migrations/0014_tasks.sql") },
 ];
 
 pub fn latest_version() -> u32 {

@@ -36,6 +36,7 @@
 //! - `uncertainties` → `uncertainties.rs` → [`UncertaintiesRepo`] (closing on forget: `forget.rs`; the
 //!   UI's startup read: `ui.rs`)
 //! - `identity_vectors` → `identity.rs` → [`IdentityRepo`]
+//! - `persistent_tasks` → `tasks.rs` → [`TasksRepo`]
 //! - `memory_deletions` → `forget.rs` (the block list of forgotten exchanges: `purge.rs`); `drift_thoughts` (UI reads) → `ui.rs`
 //!
 //! Three read models and one write span tables on purpose, because their callers rank or show layers side
@@ -81,6 +82,7 @@ mod routing;
 mod self_state;
 #[cfg(test)]
 mod sql_boundary;
+mod tasks;
 mod traits;
 mod turn;
 mod ui;
@@ -126,6 +128,7 @@ pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
 pub use self_state::{FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
+pub use tasks::{CycleOutcome, NewTask, TasksRepo};
 pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;
 pub use ui::*;

@@ -46,7 +46,7 @@ pub fn self_readings(c: &Connection, now: i64) -> Result<SelfReadings, StoreErro
     let recent_fatigue: Option<f64> = c
         .query_row(
             "SELECT MAX(fatigue) FROM cortex_iterations
-             WHERE exchange_id = (SELECT exchange_id FROM cortex_iterations WHERE created_at > ?1
+             WHERE exchange_id = (SELECT exchange_id FROM cortex_iterations WHERE created_at > ?1 AND exchange_id IS NOT NULL
                                   ORDER BY created_at DESC, id DESC LIMIT 1)",
             params![now - FATIGUE_RECENT_S],
             |r| r.get(0),

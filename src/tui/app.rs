@@ -59,6 +59,8 @@ pub enum Action {
     DriftNow,
     /// Write this escape sequence to the terminal (an OSC 52 copy).
     Copy(String),
+    /// Read the persistent tasks for the Tasks view.
+    LoadTasks,
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -106,6 +108,8 @@ pub struct App {
     pub uncertainty: Option<String>,
     /// The Drift pane's selected entry is open in its detail popup (Enter on the pane).
     pub drift_open: bool,
+    /// The Tasks view (F7), when open: its text, and its scroll.
+    pub tasks: Option<super::tasks::TasksView>,
     pub audit: Option<Audit>,
     pub memory: Option<MemoryBrowser>,
     pub help: Option<Help>,
@@ -139,6 +143,7 @@ impl App {
             uncertainties: UncertaintiesPane::default(),
             uncertainty: None,
             drift_open: false,
+            tasks: None,
             audit: None,
             memory: None,
             help: None,
@@ -165,6 +170,8 @@ impl App {
             Context::Uncertainty
         } else if self.drift_open {
             Context::Drift
+        } else if self.tasks.is_some() {
+            Context::Tasks
         } else if self.focus == Focus::Input {
             Context::Input
         } else {
@@ -292,6 +299,7 @@ impl App {
                 Context::Help => self.help = None,
                 Context::Uncertainty => self.uncertainty = None,
                 Context::Drift => self.drift_open = false,
+                Context::Tasks => self.tasks = None,
                 Context::Setup => self.setup.dismiss(),
                 Context::Audit | Context::Detail => {
                     if let Some(a) = &mut self.audit
@@ -305,6 +313,16 @@ impl App {
             Command::Fetch => return self.setup.fetch().then_some(Action::FetchModels),
             Command::DriftNow => return Some(Action::DriftNow),
             Command::CopyReply | Command::CopyCode => return self.copy(cmd == Command::CopyCode),
+            Command::Tasks if self.tasks.is_some() => self.tasks = None,
+            Command::Tasks | Command::Reload if cmd == Command::Tasks || ctx == Context::Tasks => {
+                self.tasks.get_or_insert_with(super::tasks::TasksView::default);
+                return Some(Action::LoadTasks);
+            }
+            Command::Up | Command::Down if ctx == Context::Tasks => {
+                if let Some(t) = &mut self.tasks {
+                    t.scroll(if cmd == Command::Up { -1 } else { 1 });
+                }
+            }
             Command::ResolveNew | Command::ResolveBoth | Command::ResolveForget if ctx == Context::Uncertainty => {
                 let id = self.uncertainty.take()?;
                 let choice = match cmd {
@@ -447,6 +465,17 @@ impl App {
             | Context::MemoryConfirm
             | Context::Uncertainty
             | Context::Drift => {}
+            Context::Tasks => {
+                if let Some(t) = &mut self.tasks {
+                    let page = 10;
+                    match cmd {
+                        Command::PageUp => t.scroll(-page),
+                        Command::PageDown => t.scroll(page),
+                        Command::Top => t.top = 0,
+                        _ => {}
+                    }
+                }
+            }
             // PageUp/PageDown from the message box scroll the chat.
             Context::Input => self.scroll_focus(Focus::Chat, cmd),
             Context::View => self.scroll_focus(self.focus, cmd),
@@ -665,6 +694,11 @@ impl App {
             ViewAnswer::Drift { thoughts } => self.drift.loaded(&thoughts),
             ViewAnswer::Uncertainties { items } => self.uncertainties.loaded(&items),
             ViewAnswer::MemoryTexts { texts } => self.uncertainties.texts_loaded(&texts),
+            ViewAnswer::Tasks { tasks } => {
+                if let Some(t) = &mut self.tasks {
+                    t.loaded(tasks);
+                }
+            }
             ViewAnswer::Failed { what, error } => {
                 self.status.notice(NoticeLevel::Error, &format!("could not read {what}: {error}"));
             }

@@ -59,6 +59,8 @@ pub enum Context {
     Uncertainty,
     /// One drift cycle or thought in detail.
     Drift,
+    /// The persistent tasks with their plans.
+    Tasks,
 }
 
 impl Context {
@@ -97,6 +99,7 @@ impl Scope {
         Scope::Only(Context::MemoryConfirm),
         Scope::Only(Context::Uncertainty),
         Scope::Only(Context::Drift),
+        Scope::Only(Context::Tasks),
         Scope::Only(Context::Help),
         Scope::Only(Context::Setup),
     ];
@@ -126,6 +129,7 @@ impl Scope {
             Scope::Only(Context::MemoryConfirm) => "Forget a memory?",
             Scope::Only(Context::Uncertainty) => "An uncertainty",
             Scope::Only(Context::Drift) => "A drift thought",
+            Scope::Only(Context::Tasks) => "Tasks",
         }
     }
 }
@@ -184,6 +188,8 @@ pub enum Command {
     /// Copy the reply at the bottom of the chat view (or only its code) with OSC 52.
     CopyReply,
     CopyCode,
+    // The Tasks view.
+    Tasks,
     // An uncertainty record's choices.
     ResolveNew,
     ResolveBoth,
@@ -226,6 +232,7 @@ pub const BINDINGS: &[Binding] = &[
     b("show_log", Global, Command::ShowLog, &["f4"], "show the log and session file paths", false),
     b("mark_unsure", Global, Command::MarkUnsure, &["f5"], "mark the words a reply was unsure of (underlined)", false),
     b("drift_now", Global, Command::DriftNow, &["f6"], "run a drift cycle now (Drift pane)", false),
+    b("tasks", Global, Command::Tasks, &["f7"], "background tasks and their plans", false),
     b("next_pane", Global, Command::FocusNext, &["tab"], "next pane", true),
     b("prev_pane", Global, Command::FocusPrev, &["backtab"], "previous pane", false),
     b("page_up", Global, Command::PageUp, &["pageup"], "scroll up a page (mouse wheel too)", false),
@@ -296,6 +303,11 @@ pub const BINDINGS: &[Binding] = &[
     b("uncertainty_close", Only(C::Uncertainty), Command::Close, &["esc", "q"], "close", true),
     // A drift thought.
     b("drift_close", Only(C::Drift), Command::Close, &["esc", "backspace", "q"], "back to the pane", true),
+    // The Tasks view.
+    b("tasks_up", Only(C::Tasks), Command::Up, &["up", "k"], "scroll up", false),
+    b("tasks_down", Only(C::Tasks), Command::Down, &["down", "j"], "scroll down", false),
+    b("tasks_reload", Only(C::Tasks), Command::Reload, &["r"], "reload", true),
+    b("tasks_close", Only(C::Tasks), Command::Close, &["esc", "q"], "close", true),
     // Help.
     b("help_up", Only(C::Help), Command::Up, &["up", "k"], "scroll", false),
     b("help_down", Only(C::Help), Command::Down, &["down", "j"], "scroll", false),

@@ -24,6 +24,7 @@ pub mod replay;
 pub mod scroll;
 pub mod setup;
 pub mod status;
+pub mod tasks;
 mod theme;
 pub mod view;
 mod worker;

@@ -32,6 +32,8 @@ pub enum ViewAnswer {
     Uncertainties { items: Vec<UncertaintyItem> },
     /// What memories named `layer:id` say now (`None`: gone), for the Uncertainties pane.
     MemoryTexts { texts: Vec<(String, Option<String>)> },
+    /// The persistent tasks, open ones first, for the Tasks view.
+    Tasks { tasks: Vec<crate::vocab::tasks::Task> },
     /// A read failed; `what` names it for the status line ("the audit").
     Failed { what: &'static str, error: String },
 }
@@ -42,6 +44,7 @@ pub struct Queries {
     decision: watch::Sender<Option<String>>,
     memory: watch::Sender<Option<(MemoryLayer, Option<String>)>>,
     texts: watch::Sender<Option<Vec<String>>>,
+    tasks: watch::Sender<Option<()>>,
 }
 
 impl Queries {
@@ -53,6 +56,11 @@ impl Queries {
         let (decision, decision_rx) = watch::channel(None);
         let (memory, memory_rx) = watch::channel(None);
         let (texts, texts_rx) = watch::channel(None);
+        let (tasks, tasks_rx) = watch::channel(None);
+        serve(tasks_rx, answers.clone(), db.clone(), |db, ()| async move {
+            let read = db.call(|c| store::TasksRepo(c).list(true)).await;
+            answer("the tasks", read.map(|tasks| ViewAnswer::Tasks { tasks }))
+        });
         serve(texts_rx, answers.clone(), db.clone(), |db, names: Vec<String>| async move {
             let read = db.call(move |c| names.into_iter().map(|n| Ok((n.clone(), shown(c, &n)?))).collect()).await;
             answer("memories", read.map(|texts| ViewAnswer::MemoryTexts { texts }))
@@ -98,7 +106,7 @@ impl Queries {
                 }
             }
         });
-        (Queries { audit, decision, memory, texts }, rx)
+        (Queries { audit, decision, memory, texts, tasks }, rx)
     }
 
     pub fn audit(&self, mode: Option<Mode>) {
@@ -107,6 +115,10 @@ impl Queries {
 
     pub fn decision(&self, id: String) {
         self.decision.send_replace(Some(id));
+    }
+
+    pub fn tasks(&self) {
+        self.tasks.send_replace(Some(()));
     }
 
     pub fn memory_texts(&self, names: Vec<String>) {

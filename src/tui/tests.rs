@@ -3,7 +3,7 @@
 //! narrow), the audit and help popups and the first-run screen.
 
 use super::app::{Action, App, Settings};
-use super::keymap::{Focus, Keymap};
+use super::keymap::{Context, Focus, Keymap};
 use super::query::ViewAnswer;
 use super::setup::Places;
 use super::*;
@@ -26,6 +26,7 @@ mod graph;
 mod memory;
 mod regulator;
 mod resume;
+mod tasks;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC
 

@@ -126,6 +126,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     if let Some(audit) = &app.audit {
         audit.render(frame, Audit::area(a.main), app.offset);
     }
+    if let Some(tasks) = &app.tasks {
+        tasks.render(frame, a.main, app.offset);
+    }
     if let Some(id) = &app.uncertainty {
         popup(frame, a.main, "Uncertainty", &app.uncertainties.detail(id));
     }

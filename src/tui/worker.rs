@@ -133,6 +133,7 @@ impl Worker {
                     bus.notice(NoticeLevel::Warn, format!("could not copy: {e}"));
                 }
             }
+            Action::LoadTasks => self.queries.tasks(),
             Action::LoadMemory { layer, search } => self.queries.memory(layer, search),
             Action::ForgetMemory(id) => {
                 let db = self.rt.db.clone();

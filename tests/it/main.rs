@@ -44,6 +44,7 @@ mod regulator;
 mod replay;
 mod security;
 mod shell;
+mod tasks;
 mod topic_chitchat;
 mod tui_act_tmux;
 mod tui_memory_tmux;

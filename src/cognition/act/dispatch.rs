@@ -41,7 +41,7 @@ const fn skill_row(name: &'static str, run: SkillFn, doc: &'static str, card: bo
 /// The skills this build can run, in the order the ACT prompt lists them.
 pub const SKILLS: &[Skill] = {
     use Consequence::{Except, Never, Only};
-    use skills::{associate, autobiography, focus, forget, introspect, list, memory, schedule};
+    use skills::{associate, autobiography, focus, forget, introspect, list, memory, read, schedule, task};
     &[
         skill_row("recall", memory::recall, include_str!("../../../prompts/skills/recall.md"), false, Never),
         skill_row("memorize", memory::memorize, include_str!("../../../prompts/skills/memorize.md"), true, Never),
@@ -77,6 +77,14 @@ pub const SKILLS: &[Skill] = {
         skill_row("focus", focus::run, include_str!("../../../prompts/skills/focus.md"), true, Never),
         // Forgetting is never held back for confirmation: the user asked for it in so many words.
         skill_row("forget", forget::run, include_str!("../../../prompts/skills/forget.md"), true, Never),
+        skill_row("read", read::run, include_str!("../../../prompts/skills/read.md"), false, Never),
+        skill_row(
+            "persistent_task",
+            task::run,
+            include_str!("../../../prompts/skills/persistent_task.md"),
+            true,
+            Only(&["cancel"]),
+        ),
     ]
 };
 
@@ -239,7 +247,7 @@ mod tests {
         );
         assert!(r.ok && r.card, "{r:?}");
         assert_eq!(r.data["added"], json!(["eggs"]));
-        let r = dispatch(&c, &Action::new("persistent_task", json!({})), &ctx, None);
+        let r = dispatch(&c, &Action::new("document", json!({})), &ctx, None);
         assert!(!r.ok);
         assert!(r.summary.contains("not available"));
         let r = dispatch(&c, &Action::new("list", json!({"action": "view", "name": "nope"})), &ctx, None);
@@ -316,11 +324,23 @@ mod tests {
         let names: Vec<&str> = SKILLS.iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["recall", "memorize", "introspect", "associate", "autobiography", "list", "schedule", "focus", "forget"],
+            [
+                "recall",
+                "memorize",
+                "introspect",
+                "associate",
+                "autobiography",
+                "list",
+                "schedule",
+                "focus",
+                "forget",
+                "read",
+                "persistent_task"
+            ],
             "the planner prompt lists the skills in this order"
         );
         let cards: Vec<&str> = SKILLS.iter().filter(|s| s.card).map(|s| s.name).collect();
-        assert_eq!(cards, ["memorize", "list", "schedule", "focus", "forget"]);
+        assert_eq!(cards, ["memorize", "list", "schedule", "focus", "forget", "persistent_task"]);
         for primitive in crate::cognition::intent::PRIMITIVES {
             assert!(skill(primitive).is_some(), "primitive `{primitive}` has no row");
         }

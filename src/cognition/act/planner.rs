@@ -38,6 +38,16 @@ static LIST_VIEW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:what(?:'s| is| do i have)\s+on|show(?: me)?|read(?: me)?|view|open|display)\s+(?:my|the|our)\s+(?P<list>[\w' -]*?)\s*list\b")
         .expect("valid regex")
 });
+/// "start task 3", "cancel task #2", "pause background task 4", "go ahead with task 1".
+static TASK_CONTROL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:please\s+)?(?P<verb>start|confirm|begin|resume|go ahead with|cancel|stop|pause)\s+(?:the\s+)?(?:background\s+)?task\s*#?\s*(?P<id>\d+)\s*[.!]?\s*$")
+        .expect("valid regex")
+});
+/// "keep an eye on flights to Lisbon …", "research e-bikes in the background".
+static TASK_CREATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:please\s+)?(?:can you\s+|could you\s+)?(?P<goal>keep an eye on\s+.+|.+?\s+in the background)\s*[.!?]?\s*$")
+        .expect("valid regex")
+});
 static REMINDER_LIST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:what|which|any|show(?: me)?|list|read)\b.*\breminders?\b|\bwhat(?:'s| is| do i have) (?:scheduled|coming up)")
         .expect("valid regex")
@@ -86,6 +96,19 @@ pub fn plan(text: &str, now: DateTime<Local>) -> Option<Vec<Action>> {
     let t = text.trim();
     if let Some(p) = forget_plan(t) {
         return Some(p);
+    }
+    if let Some(c) = TASK_CONTROL.captures(t) {
+        let action = match c["verb"].to_ascii_lowercase().as_str() {
+            "cancel" | "stop" => "cancel",
+            "pause" => "pause",
+            _ => "confirm",
+        };
+        return Some(vec![Action::new("persistent_task", json!({"action": action, "id": c["id"].to_string()}))]);
+    }
+    if let Some(c) = TASK_CREATE.captures(t) {
+        let goal = c["goal"].trim();
+        let goal = goal.strip_suffix("in the background").map_or(goal, str::trim);
+        return Some(vec![Action::new("persistent_task", json!({"action": "create", "goal": goal}))]);
     }
     if let Some((what, when)) = split_reminder(t, now) {
         let mut params = json!({"action": "create", "message": what, "due_at": crate::when::iso(when.due)});
@@ -255,5 +278,21 @@ mod tests {
         for t in ["what is the capital of France?", "I love my shopping trips", "tell me about lists in Python"] {
             assert!(plan(t, now()).is_none(), "{t}");
         }
+    }
+
+    #[test]
+    fn background_tasks_are_asked_for_and_steered_in_plain_words() {
+        let a = one("keep an eye on flights to Lisbon under 120 euros for May");
+        assert_eq!((a.kind.as_str(), a.params["action"].as_str()), ("persistent_task", Some("create")));
+        assert_eq!(a.params["goal"], "keep an eye on flights to Lisbon under 120 euros for May");
+        assert_eq!(
+            one("research the best e-bike for my commute in the background").params["goal"],
+            "research the best e-bike for my commute"
+        );
+        let a = one("start task 3");
+        assert_eq!((a.params["action"].as_str(), a.params["id"].as_str()), (Some("confirm"), Some("3")));
+        assert_eq!(one("cancel task #2").params["action"], "cancel");
+        assert_eq!(one("pause background task 4").params["action"], "pause");
+        assert!(plan("what is a background task?", now()).is_none());
     }
 }

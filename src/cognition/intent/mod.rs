@@ -338,6 +338,13 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "over the next few days",
             "keep working on",
             "task status",
+            "in the background",
+            "keep an eye on",
+            "start task",
+            "confirm task",
+            "cancel task",
+            "pause task",
+            "resume task",
         ],
     ),
     (

@@ -356,10 +356,11 @@ mod tests {
     #[test]
     fn skills_are_primitives_plus_three_contextual_implemented_ones() {
         let text = "remind me tomorrow and add milk to my list";
-        let s = select_skills(&["list".into(), "persistent_task".into()], &detect_skills(text));
+        let s = select_skills(&["list".into(), "document".into(), "persistent_task".into()], &detect_skills(text));
         assert_eq!(&s[..3], &["recall", "memorize", "introspect"]);
         assert!(s.contains(&"list".to_string()));
-        assert!(!s.contains(&"persistent_task".to_string()), "not implemented: never offered");
+        assert!(s.contains(&"persistent_task".to_string()), "implemented now: offered");
+        assert!(!s.contains(&"document".to_string()), "not implemented: never offered");
         assert!(s.len() <= 6);
     }
     #[test]

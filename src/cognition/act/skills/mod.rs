@@ -8,4 +8,6 @@ pub mod introspect;
 pub mod list;
 pub mod list_match;
 pub mod memory;
+pub mod read;
 pub mod schedule;
+pub mod task;
