@@ -86,7 +86,7 @@ pub enum Scope {
 
 impl Scope {
     /// Help popup order.
-    pub const ORDER: [Scope; 14] = [
+    pub const ORDER: [Scope; 15] = [
         Scope::Global,
         Scope::Only(Context::Input),
         Scope::Only(Context::View),
