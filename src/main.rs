@@ -38,7 +38,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), config_digest = %config.digest(), "starting");
 
     if let Some(log) = &cli.replay {
-        return commands::replay::run(config, log, cli.rerun, cli.headless);
+        return commands::replay::run(&paths, config, log, cli.rerun, cli.headless, cli.weights_version);
     }
     match cli.command {
         None => commands::chat::run(paths, config),
@@ -49,5 +49,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Models(args)) => commands::models::run(&paths, args),
         Some(Command::Status) => commands::status::run(&paths),
         Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
+        Some(Command::Router(args)) => commands::router::run(&paths, &config, args),
     }
 }

@@ -34,10 +34,11 @@ pub enum WorkerId {
     Scheduler,
     /// Idle thoughts (the drift engine, `cognition::drift`).
     Drift,
+    Router,
 }
 
 impl WorkerId {
-    pub const ALL: [WorkerId; 7] = [
+    pub const ALL: [WorkerId; 8] = [
         WorkerId::Reembed,
         WorkerId::Episodic,
         WorkerId::Chunker,
@@ -45,6 +46,7 @@ impl WorkerId {
         WorkerId::Decay,
         WorkerId::Scheduler,
         WorkerId::Drift,
+        WorkerId::Router,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -56,6 +58,7 @@ impl WorkerId {
             WorkerId::Decay => "decay",
             WorkerId::Scheduler => "scheduler",
             WorkerId::Drift => "drift",
+            WorkerId::Router => "router",
         }
     }
 
@@ -66,7 +69,7 @@ impl WorkerId {
             WorkerId::Episodic => Some(JobKind::Encode),
             WorkerId::Chunker => Some(JobKind::Chunk),
             WorkerId::Semantic => Some(JobKind::Semantic),
-            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift => None,
+            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift | WorkerId::Router => None,
         }
     }
 }

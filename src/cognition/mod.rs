@@ -14,5 +14,6 @@ pub mod router;
 pub mod self_model;
 pub mod signals;
 pub mod social;
+pub mod stability;
 pub mod topic;
 pub mod world;

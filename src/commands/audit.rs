@@ -21,6 +21,17 @@ pub struct AuditEntry {
 
 pub fn run(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
     let conn = store::open(&paths.db_file)?;
+    if args.stats {
+        let now = store::now_ts();
+        let rows = RoutingRepo(&conn).between(now - crate::cognition::stability::routing::DAY_S, now + 1)?;
+        let stats = crate::cognition::router::stats::routing_stats(&rows);
+        if args.json {
+            super::say_json(&serde_json::to_value(&stats)?.to_string());
+        } else {
+            super::say(&format!("last 24 h: {}", crate::cognition::router::stats::describe(&stats)));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let entries = read(&RoutingRepo(&conn), args.limit, args.mode)?;
     if args.json {
         for entry in &entries {

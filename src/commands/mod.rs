@@ -14,6 +14,7 @@ pub mod memory;
 pub mod models;
 pub mod replay;
 pub mod rerun;
+pub mod router;
 pub mod status;
 pub mod version;
 

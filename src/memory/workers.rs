@@ -325,7 +325,7 @@ mod tests {
         assert!(
             WorkerId::ALL
                 .iter()
-                .filter(|w| !matches!(w, WorkerId::Scheduler | WorkerId::Drift))
+                .filter(|w| !matches!(w, WorkerId::Scheduler | WorkerId::Drift | WorkerId::Router))
                 .all(|w| ids.contains(w)),
             "{ids:?}"
         );

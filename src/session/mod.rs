@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 /// 4: the regulator's verdict per turn (`regulated`) whom each model call was for
 /// (`llm_start.origin`) and each drift cycle (`drift_cycle`); older logs have none of them, and a
 /// rerun recomputes the verdicts.
-pub const LOG_SCHEMA: u32 = 4;
+/// 5: a new router weights version is logged (`router_weights_changed`); older logs have none.
+pub const LOG_SCHEMA: u32 = 5;
 
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -584,6 +584,9 @@ impl App {
             }
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
             EngineEvent::DriftCycle { cycle } => self.drift.cycle(cycle),
+            EngineEvent::RouterWeightsChanged { version, author, reason } => {
+                self.status.notice(NoticeLevel::Info, &format!("router weights v{version} by {author}: {reason}"));
+            }
             EngineEvent::UncertaintyChanged { item } => {
                 self.uncertainties.now = self.uncertainties.now.max(at.timestamp());
                 self.uncertainties.changed(item);

@@ -36,6 +36,7 @@ mod pipeline_degrade;
 mod pipeline_local;
 mod regulator;
 mod replay;
+mod routing_learning;
 mod security;
 mod topic_chitchat;
 mod tui_act_tmux;

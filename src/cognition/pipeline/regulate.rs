@@ -93,7 +93,18 @@ impl Turn<'_> {
             let fb = regulator::detect_feedback(Exchange { user, mode, next: self.msg.text });
             reg.on_feedback(&fb, self.msg.text, self.now);
             let value = serde_json::to_value(&fb).unwrap_or_default();
-            engine.db.call(move |c| RoutingRepo(c).set_feedback(&prev.id, &value)).await?;
+            // The same verdict is the triage's outcome (docs/cognition.md §15.1): whether the
+            // turn it pre-routed was a misroute.
+            engine
+                .db
+                .call(move |c| {
+                    RoutingRepo(c).set_feedback(&prev.id, &value)?;
+                    if let Some(x) = &prev.exchange_id {
+                        crate::store::TurnRepo(c).set_triage_outcome(x, &value)?;
+                    }
+                    Ok(())
+                })
+                .await?;
         }
         reg.on_event(Event::TurnStart { user_message: self.msg.text.to_string(), at_ms: now_ms() });
         match reg.decide() {

@@ -46,6 +46,8 @@ pub(super) struct Turn<'t> {
     pub(in crate::cognition::pipeline) regulation: super::regulate::Regulation,
     /// The slot values the check found the message replaced (the built-in path says so).
     changes: Vec<crate::memory::uncertainty::ingest::Change>,
+    /// The router weights and version this turn routes with, read once at its start.
+    pub(in crate::cognition::pipeline) weights: (u32, crate::cognition::router::RouterWeights),
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -105,6 +107,7 @@ impl<'t> Turn<'t> {
             uncertainty: UncertaintyReport::default(),
             regulation: Default::default(),
             changes: Vec::new(),
+            weights: engine.weights(),
         }
     }
 
@@ -241,7 +244,7 @@ impl<'t> Turn<'t> {
     pub(super) async fn route(&mut self, topic: &Topic, u: &Understanding) -> RoutingDecision {
         let clock = Instant::now();
         let state = &topic.stage.router_state;
-        let mut decision = score(&u.signals, &self.engine.weights, state, self.msg.social.is_none());
+        let mut decision = score(&u.signals, &self.weights.1, state, self.msg.social.is_none());
         self.timings.routing = ms(clock);
         let clock = Instant::now();
         let topic_name = &topic.stage.report.name;
