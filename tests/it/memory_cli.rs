@@ -146,7 +146,11 @@ fn status_lists_every_worker_with_its_queue_depth() {
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
     let names: Vec<&str> = lines.iter().filter_map(|l| l.split_whitespace().next()).collect();
-    assert_eq!(names, ["reembed", "episodic", "chunker", "semantic", "decay", "scheduler", "drift", "router"], "{stdout}");
+    assert_eq!(
+        names,
+        ["reembed", "episodic", "chunker", "semantic", "decay", "scheduler", "drift", "router"],
+        "{stdout}"
+    );
     let chunker = lines.iter().find(|l| l.starts_with("chunker")).unwrap();
     assert!(chunker.contains("queue 2"), "{chunker}");
     let episodic = lines.iter().find(|l| l.starts_with("episodic")).unwrap();

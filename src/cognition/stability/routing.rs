@@ -105,12 +105,24 @@ pub fn pressures(
     disagreement: Option<f64>,
     miscalibration: Option<f64>,
 ) -> (Vec<Pressure>, BTreeMap<String, f64>) {
+    // The misroute rate answers with the parameter of its most frequent label first.
+    let mut labels = [
+        (s.clarify_miss_rate, "clarify.cold_boost"),
+        (s.act_miss_rate, "act.question_moderate_context"),
+        (s.under_engagement_rate, "respond.warmth_boost"),
+    ];
+    labels.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let misroute = Pressure {
+        name: "misroute_rate".into(),
+        value: s.misroute_rate,
+        threshold: 0.10,
+        controls: labels.iter().filter(|(r, _)| *r > 0.0).map(|(_, p)| (p.to_string(), 1.0)).collect(),
+    };
     let mut out = vec![
         one("tie_break_rate", s.tie_break_rate, 0.20, "tiebreaker.base_margin", -1.0),
         one("respond_overuse", s.respond_overuse, 0.10, "respond.base", -1.0),
-        one("missed_clarify", s.clarify_miss_rate, 0.10, "clarify.cold_boost", 1.0),
-        one("missed_act", s.act_miss_rate, 0.10, "act.question_moderate_context", 1.0),
-        one("under_engagement", s.under_engagement_rate, 0.10, "respond.warmth_boost", 1.0),
+        misroute,
+        one("act_opportunity_miss", s.act_miss_rate, 0.10, "act.question_moderate_context", 1.0),
     ];
     for (dim, param, dir) in [
         ("memory_availability", "act.question_moderate_context", 1.0),
@@ -127,7 +139,8 @@ pub fn pressures(
     }
     let mut metrics: BTreeMap<String, f64> = out.iter().map(|p| (p.name.clone(), p.value)).collect();
     metrics.insert("entropy".into(), s.entropy);
-    metrics.insert("misroute_rate".into(), s.misroute_rate);
+    metrics.insert("missed_clarify".into(), s.clarify_miss_rate);
+    metrics.insert("under_engagement".into(), s.under_engagement_rate);
     // Advisory signals: reported, mapped to no parameter.
     if let Some(d) = disagreement {
         metrics.insert("reflection_disagreement".into(), d);

@@ -35,7 +35,7 @@ fn missed_clarifies_raise_cold_boost_once_then_cool_down_then_revert_when_nothin
     assert!((w.clarify.cold_boost - d.clarify.cold_boost - 0.02).abs() < 1e-9);
     w.validate().unwrap();
     let reason = summary(&r);
-    assert!(reason.starts_with("clarify.cold_boost 0.100 → 0.120: missed_clarify 0.400 > 0.100"), "{reason}");
+    assert!(reason.starts_with("clarify.cold_boost 0.100 → 0.120: misroute_rate 0.400 > 0.100"), "{reason}");
 
     // The next day the pressure is still there: the re-check reverts the change (it did not
     // help), and the parameter is not moved again inside its cooldown.
