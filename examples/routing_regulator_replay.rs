@@ -12,6 +12,8 @@
 //! labelled calibration sets are routed with the default and the final weights: misroutes per
 //! label, turns that became misroutes, and labelled agreement. With `--db FILE` the cycles run
 //! on that database, so `--replay LOG --rerun --weights-version N --db FILE` can replay them.
+//! With `--score BEFORE AFTER` (two `--rerun --headless` outputs of LOG) it compares the modes
+//! the real engine delivered instead, labelled the same way, per split.
 
 use chalie::cognition::context::ContextSignals;
 use chalie::cognition::regulator::{Exchange, FeedbackLabel, detect_feedback};
@@ -147,6 +149,46 @@ fn main() -> anyhow::Result<()> {
         calibration.len(),
         held_out.len()
     );
+
+    if let Some(i) = args.iter().position(|a| a == "--score") {
+        let read = |k: usize| -> anyhow::Result<Vec<Mode>> {
+            let path = args.get(i + k).ok_or_else(|| anyhow::anyhow!("--score BEFORE AFTER"))?;
+            std::fs::read_to_string(path)?
+                .lines()
+                .map(|l| {
+                    let v: Value = serde_json::from_str(l)?;
+                    v["mode"].as_str().unwrap_or("").parse::<Mode>().map_err(anyhow::Error::msg)
+                })
+                .collect()
+        };
+        let (before, after) = (read(1)?, read(2)?);
+        anyhow::ensure!(before.len() == turns.len() && after.len() == turns.len(), "one line per turn of LOG");
+        for (name, keep) in [("calibration threads (rerun)", 0), ("held-out threads (rerun)", 1)] {
+            let pick = |modes: &[Mode]| -> Vec<Vec<Routed>> {
+                let mut per: BTreeMap<usize, Vec<(usize, Mode)>> = BTreeMap::new();
+                for (k, t) in turns.iter().enumerate() {
+                    if t.thread % 2 == keep {
+                        per.entry(t.thread).or_default().push((k, modes[k]));
+                    }
+                }
+                per.values()
+                    .map(|ts| {
+                        (0..ts.len())
+                            .map(|j| {
+                                let (k, mode) = ts[j];
+                                let label = ts.get(j + 1).map(|&(n, _)| {
+                                    detect_feedback(Exchange { user: &turns[k].text, mode, next: &turns[n].text }).label
+                                });
+                                Routed { mode, tie: false, label }
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
+            report(name, &pick(&before), &pick(&after));
+        }
+        return Ok(());
+    }
 
     let conn = match &db_path {
         Some(p) => chalie::store::open(std::path::Path::new(p))?,
