@@ -505,6 +505,7 @@ impl App {
                 if *mode == Mode::Act {
                     self.act.start(exchange_id, &topic.name);
                 }
+                self.routing.record(*mode, router.tiebreaker_candidates.is_some());
                 self.routing.latest = Some(Decision {
                     exchange_id: exchange_id.clone(),
                     mode: *mode,

@@ -63,16 +63,20 @@ fn share(n: usize, of: usize) -> f64 {
     if of == 0 { 0.0 } else { n as f64 / of as f64 }
 }
 
-/// Statistics over `rows` (any order).
-pub fn routing_stats(rows: &[RoutingRecord]) -> RoutingStats {
-    let n = rows.len();
-    let mode_of = |r: &RoutingRecord| r.selected_mode.parse::<Mode>().ok();
-    let counts: Vec<usize> = Mode::ALL.iter().map(|m| rows.iter().filter(|r| mode_of(r) == Some(*m)).count()).collect();
+/// Mode shares of `n` decisions (those delivering `modes`), the normalised entropy and the
+/// red-flag lines: the part of [`routing_stats`] the Routing pane computes live.
+pub fn distribution(modes: impl Iterator<Item = Mode>, n: usize) -> (Vec<ModeShare>, f64, Vec<String>) {
+    let mut counts = [0usize; 5];
+    for m in modes {
+        if let Some(i) = Mode::ALL.iter().position(|k| *k == m) {
+            counts[i] += 1;
+        }
+    }
     let mut flags = Vec::new();
-    let modes: Vec<ModeShare> = Mode::ALL
+    let shares: Vec<ModeShare> = Mode::ALL
         .iter()
-        .zip(&counts)
-        .map(|(&mode, &count)| {
+        .zip(counts)
+        .map(|(&mode, count)| {
             let percent = 100.0 * share(count, n);
             let range = HealthyRange::of(mode);
             let verdict = if n == 0 { "no data" } else { range.verdict(percent) };
@@ -91,6 +95,15 @@ pub fn routing_stats(rows: &[RoutingRecord]) -> RoutingStats {
         })
         .sum::<f64>()
         / 5f64.log2();
+    (shares, entropy, flags)
+}
+
+/// Statistics over `rows` (any order).
+pub fn routing_stats(rows: &[RoutingRecord]) -> RoutingStats {
+    let n = rows.len();
+    let mode_of = |r: &RoutingRecord| r.selected_mode.parse::<Mode>().ok();
+    let (modes, entropy, flags) = distribution(rows.iter().filter_map(mode_of), n);
+    let counts: Vec<usize> = modes.iter().map(|m| m.count).collect();
     let tie = rows.iter().filter(|r| r.tiebreaker_candidates.as_ref().is_some_and(|v| !v.is_null())).count();
     let labelled: Vec<(&RoutingRecord, &str)> = rows.iter().filter_map(|r| Some((r, label(r)?))).collect();
     let rate = |keep: &dyn Fn(&RoutingRecord) -> bool, hit: &dyn Fn(&str) -> bool| {
