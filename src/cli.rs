@@ -26,6 +26,10 @@ pub struct Cli {
     /// database, answering model calls from the log, and show where routing now differs
     #[arg(long, requires = "replay")]
     pub rerun: bool,
+    /// With --rerun: route with router weights version N of the database (`--db`) instead of
+    /// the built-in weights and the config's `[router.weights]`
+    #[arg(long, value_name = "N", requires = "rerun")]
+    pub weights_version: Option<u32>,
     /// With --replay: no TUI; print one JSON object per turn to stdout
     #[arg(long, requires = "replay")]
     pub headless: bool,
@@ -82,6 +86,8 @@ pub enum Command {
     Man,
     /// Persistent tasks: list them, run a cycle now, confirm or cancel one
     Tasks(TasksArgs),
+    /// The router's learning loop: run a routing stability regulator cycle now
+    Router(RouterArgs),
 }
 
 #[derive(Debug, Args)]
@@ -121,6 +127,25 @@ pub enum TasksAction {
     Confirm { id: i64 },
     /// Cancel a task
     Cancel { id: i64 },
+}
+
+#[derive(Debug, Args)]
+pub struct RouterArgs {
+    #[command(subcommand)]
+    pub action: RouterAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RouterAction {
+    /// One cycle of the routing stability regulator over the last 24 h of decisions
+    Regulate {
+        /// Show what the cycle would change; store nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -187,13 +212,14 @@ pub struct AuditArgs {
     /// How many decisions to show
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Statistics instead of decisions: the last 24 h of routing (mode distribution against
+    /// the healthy ranges, entropy, tie-break and misroute rates) and the model calls, tokens
+    /// and cost per role over every session log (priced with `[pricing]`)
+    #[arg(long)]
+    pub stats: bool,
     /// Only decisions that delivered this mode (any case)
     #[arg(long, value_name = "MODE", value_enum, ignore_case = true)]
     pub mode: Option<Mode>,
-    /// Totals instead of decisions: model calls, tokens and cost per role (from the session
-    /// logs, priced with `[pricing]`)
-    #[arg(long)]
-    pub stats: bool,
 }
 
 #[derive(Debug, Args)]

@@ -45,7 +45,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), config_digest = %config.digest(), "starting");
 
     if let Some(log) = &cli.replay {
-        return commands::replay::run(config, log, cli.rerun, cli.headless);
+        return commands::replay::run(&paths, config, log, cli.rerun, cli.headless, cli.weights_version);
     }
     match cli.command {
         None => commands::chat::run(paths, config, cli.thread),
@@ -61,5 +61,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Import { file, merge }) => commands::export::import(&paths, &file, merge),
         Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
         Some(Command::Tasks(args)) => commands::tasks::run(paths, config, args),
+        Some(Command::Router(args)) => commands::router::run(&paths, &config, args),
     }
 }

@@ -36,10 +36,12 @@ pub enum WorkerId {
     Drift,
     /// Persistent tasks' cycles (`cognition::tasks`).
     Tasks,
+    /// The routing stability regulator's daily cycle (`cognition::stability`).
+    Router,
 }
 
 impl WorkerId {
-    pub const ALL: [WorkerId; 8] = [
+    pub const ALL: [WorkerId; 9] = [
         WorkerId::Reembed,
         WorkerId::Episodic,
         WorkerId::Chunker,
@@ -48,6 +50,7 @@ impl WorkerId {
         WorkerId::Scheduler,
         WorkerId::Drift,
         WorkerId::Tasks,
+        WorkerId::Router,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -60,6 +63,7 @@ impl WorkerId {
             WorkerId::Scheduler => "scheduler",
             WorkerId::Drift => "drift",
             WorkerId::Tasks => "tasks",
+            WorkerId::Router => "router",
         }
     }
 
@@ -70,7 +74,7 @@ impl WorkerId {
             WorkerId::Episodic => Some(JobKind::Encode),
             WorkerId::Chunker => Some(JobKind::Chunk),
             WorkerId::Semantic => Some(JobKind::Semantic),
-            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks => None,
+            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks | WorkerId::Router => None,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod router;
 pub mod self_model;
 pub mod signals;
 pub mod social;
+pub mod stability;
 pub mod tasks;
 pub mod topic;
 pub mod world;

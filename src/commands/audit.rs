@@ -20,11 +20,24 @@ pub struct AuditEntry {
 }
 
 pub fn run(paths: &Paths, config: &Config, args: AuditArgs) -> anyhow::Result<ExitCode> {
+    let conn = store::open(&paths.db_file)?;
     if args.stats {
-        super::audit_costs::print(paths, config, args.json)?;
+        // The routing statistics of the last 24 h (docs/cognition.md §15.1) and the money spent
+        // per role over every session log, as one report.
+        let now = store::now_ts();
+        let rows = RoutingRepo(&conn).between(now - crate::cognition::stability::routing::DAY_S, now + 1)?;
+        let stats = crate::cognition::router::stats::routing_stats(&rows);
+        let costs = super::audit_costs::logged_totals(paths, config)?;
+        if args.json {
+            let mut v = serde_json::to_value(&stats)?;
+            v["cost_by_role"] = serde_json::to_value(&costs)?;
+            super::say_json(&v.to_string());
+        } else {
+            super::say(&format!("last 24 h: {}", crate::cognition::router::stats::describe(&stats)));
+            super::say(&super::audit_costs::table(&costs));
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let conn = store::open(&paths.db_file)?;
     let entries = read(&RoutingRepo(&conn), args.limit, args.mode)?;
     if args.json {
         for entry in &entries {

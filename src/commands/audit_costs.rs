@@ -61,7 +61,7 @@ pub fn totals<'a>(
 
 /// Every session log's events, oldest file first; logs that cannot be read are skipped with
 /// a line on stderr (a torn log must not hide the others).
-fn logged_totals(paths: &Paths, config: &Config) -> anyhow::Result<Vec<RoleCost>> {
+pub fn logged_totals(paths: &Paths, config: &Config) -> anyhow::Result<Vec<RoleCost>> {
     let dir = paths.sessions_dir();
     let mut files: Vec<_> = match std::fs::read_dir(&dir) {
         Ok(rd) => rd
@@ -88,16 +88,6 @@ fn logged_totals(paths: &Paths, config: &Config) -> anyhow::Result<Vec<RoleCost>
 }
 
 /// The cost block: a table, or with `json` one object `{"cost_by_role": [...]}`.
-pub fn print(paths: &Paths, config: &Config, json: bool) -> anyhow::Result<()> {
-    let rows = logged_totals(paths, config)?;
-    if json {
-        super::say_json(&serde_json::json!({ "cost_by_role": rows }).to_string());
-    } else {
-        super::say(&table(&rows));
-    }
-    Ok(())
-}
-
 /// Aligned columns per role and a total row; "+?" marks a cost missing some unpriced calls.
 pub fn table(rows: &[RoleCost]) -> String {
     let dollars = |d: f64, unpriced: u64| format!("${d:.4}{}", if unpriced > 0 { "+?" } else { "" });

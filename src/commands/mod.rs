@@ -17,6 +17,7 @@ pub mod memory;
 pub mod models;
 pub mod replay;
 pub mod rerun;
+pub mod router;
 pub mod shell;
 pub mod status;
 pub mod tasks;

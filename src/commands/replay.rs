@@ -2,7 +2,7 @@
 //! TUI, print its turns as JSON, or rerun it through today's engine ([`super::rerun`]).
 //! Whatever of the log can be read is replayed; what cannot is reported once on stderr.
 
-use crate::config::Config;
+use crate::config::{Config, Paths};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -10,7 +10,14 @@ use std::process::ExitCode;
 /// At most this many unreadable lines are named; the rest are counted.
 const SHOWN: usize = 10;
 
-pub fn run(config: Config, path: &Path, rerun: bool, headless: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    paths: &Paths,
+    config: Config,
+    path: &Path,
+    rerun: bool,
+    headless: bool,
+    weights_version: Option<u32>,
+) -> anyhow::Result<ExitCode> {
     let log = crate::session::read_log(path)?;
     for w in log.warnings.iter().take(SHOWN) {
         eprintln!("warning: {}: {}", path.display(), crate::text::terminal::safe(&w.to_string()));
@@ -23,7 +30,11 @@ pub fn run(config: Config, path: &Path, rerun: bool, headless: bool) -> anyhow::
         );
     }
     if rerun {
-        return super::rerun::run(&log, config, headless);
+        let weights = match weights_version {
+            Some(v) => Some(super::rerun::stored_weights(paths, v)?),
+            None => None,
+        };
+        return super::rerun::run(&log, config, headless, weights);
     }
     if headless {
         for t in crate::session::recorded_turns(&log) {

@@ -2,14 +2,37 @@
 //! [`crate::runtime::rerun::Rerun`]), one line per turn marking where routing now differs, or one
 //! JSON object per turn with `--headless`, and a summary of how the model calls were answered.
 
-use crate::config::Config;
+use crate::cognition::router::RouterWeights;
+use crate::config::{Config, Paths};
 use crate::runtime::rerun::{Rerun, RerunTurn};
 use crate::session::SessionLog;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-pub fn run(log: &SessionLog, config: Config, headless: bool) -> anyhow::Result<ExitCode> {
+/// Router weights version `version` of the database at `paths`, for `--weights-version`.
+pub fn stored_weights(paths: &Paths, version: u32) -> anyhow::Result<(u32, RouterWeights)> {
+    let conn = crate::store::open(&paths.db_file)?;
+    let Some(v) = crate::store::RouterWeightsRepo(&conn).get(version)? else {
+        anyhow::bail!("{} has no router weights version {version}", paths.db_file.display());
+    };
+    let w: RouterWeights = serde_json::from_str(&v.weights)?;
+    w.validate().map_err(|e| anyhow::anyhow!("router weights v{version} are unusable: {e}"))?;
+    Ok((version, w))
+}
+
+pub fn run(
+    log: &SessionLog,
+    config: Config,
+    headless: bool,
+    weights: Option<(u32, RouterWeights)>,
+) -> anyhow::Result<ExitCode> {
     let rerun = Rerun::prepare(log, config, &std::env::temp_dir())?;
+    if let Some((version, w)) = weights
+        && let Err(e) = rerun.use_weights(&w, &format!("--weights-version {version}"))
+    {
+        rerun.finish();
+        return Err(e.into());
+    }
     let color = !headless && std::io::stdout().is_terminal();
     if !headless {
         println!("{:>4}  {:<11}    {:<11}  message", "turn", "recorded", "now");

@@ -147,6 +147,9 @@ pub enum EngineEvent {
     /// One drift cycle, run or skipped: seed, energy against its gate, the thought and who
     /// wrote it, every action's score (docs/cognition.md §13).
     DriftCycle { cycle: Box<crate::vocab::drift::DriftCycle> },
+    /// The router's weights gained a version (the routing stability regulator's cycle or a
+    /// revert); a running engine routes with it from its next turn.
+    RouterWeightsChanged { version: u32, author: String, reason: String },
     /// An uncertainty was opened, surfaced, resolved or decayed (`item.state` says which).
     UncertaintyChanged { item: UncertaintyItem },
     /// A turn stopped without committing (the database failed mid-turn); the message itself

@@ -325,7 +325,7 @@ mod tests {
         assert!(
             WorkerId::ALL
                 .iter()
-                .filter(|w| !matches!(w, WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks))
+                .filter(|w| !matches!(w, WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks | WorkerId::Router))
                 .all(|w| ids.contains(w)),
             "{ids:?}"
         );

@@ -237,7 +237,13 @@ impl Runtime {
         // shown, not only logged.
         let scheduler =
             crate::background::scheduler::SchedulerTask { bus: self.bus.clone(), delay: Duration::from_millis(500) };
-        let timers = Registry::new(self.workers.clone()).periodic(WorkerId::Scheduler, scheduler);
+        let router = crate::cognition::stability::worker::RoutingRegulatorTask {
+            bus: self.bus.clone(),
+            pinned: self.config.router_weights.keys().cloned().collect(),
+        };
+        let timers = Registry::new(self.workers.clone())
+            .periodic(WorkerId::Scheduler, scheduler)
+            .periodic(WorkerId::Router, router);
         if let Err(e) = timers.start(&self.db, &self.bus, &shutdown) {
             tracing::error!("background tasks not started: {e}");
         }

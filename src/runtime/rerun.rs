@@ -9,7 +9,7 @@
 use super::{ENCODE_WAIT, Runtime, WeightsError};
 use crate::cognition::pipeline::Engine;
 use crate::cognition::router::overrides;
-use crate::cognition::router::{Mode, ModeScores};
+use crate::cognition::router::{Mode, ModeScores, RouterWeights};
 use crate::config::{Config, Paths, ProviderKind, Role};
 use crate::events::EngineEvent;
 use crate::llm::replay::{ReplayBook, ReplayProvider, ReplayStats};
@@ -101,6 +101,23 @@ impl Rerun {
                 Err(e.into())
             }
         }
+    }
+
+    /// Route with `weights` instead of the built-in weights and the config's overrides: they
+    /// are stored in the scratch database as its newest version (author `rerun`).
+    pub fn use_weights(&self, weights: &RouterWeights, why: &str) -> Result<(), RerunError> {
+        let (w, why) = (*weights, why.to_string());
+        self.rt.db.call_blocking(move |c| {
+            let repo = crate::store::RouterWeightsRepo(c);
+            if repo.latest()?.is_none() {
+                overrides::store_defaults(c)?;
+            }
+            let version = repo.latest()?.map_or(1, |v| v.version + 1);
+            let mut stored = w;
+            stored.version = version;
+            repo.insert(version, &serde_json::to_string(&stored)?, "rerun", &why, crate::store::now_ts())
+        })?;
+        Ok(())
     }
 
     pub fn turns(&self) -> &[RecordedTurn] {

@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 /// (`llm_start.origin`) and each drift cycle (`drift_cycle`); older logs have none of them, and a
 /// rerun recomputes the verdicts.
 /// 5: `routed` carries what the concept graph fired (`graph`: seeds, firings with step and the
-/// edge that brought them, inhibited, the grown node); older logs have none, read as absent.
+/// edge that brought them, inhibited, the grown node), and a new router weights version is
+/// logged (`router_weights_changed`); older logs have neither, read as absent.
 pub const LOG_SCHEMA: u32 = 5;
 
 /// The first line of every session log.

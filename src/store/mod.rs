@@ -24,6 +24,7 @@
 //! - `focus_sessions` → `focus_sessions.rs` → [`FocusSessionsRepo`]
 //! - `router_weights` → `router_weights.rs` → [`RouterWeightsRepo`]
 //! - `routing_decisions` → `routing.rs` → [`RoutingRepo`]
+//! - `routing_adjustments` → `routing_adjustments.rs` → [`RoutingAdjustmentsRepo`]
 //! - `cortex_iterations` → `cortex_iterations.rs` → [`CortexIterationsRepo`] (the audit's read: [`RoutingRepo::act_iterations`])
 //! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`]
 //! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`]
@@ -79,6 +80,7 @@ mod relationships;
 mod reminders;
 mod router_weights;
 mod routing;
+mod routing_adjustments;
 mod self_state;
 #[cfg(test)]
 mod sql_boundary;
@@ -127,6 +129,7 @@ pub use relationships::{EdgeRow, NamedEdge, NewEdge, RelationshipsRepo, WEIGHT_B
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
+pub use routing_adjustments::{AdjustmentRow, RoutingAdjustmentsRepo};
 pub use self_state::{FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
 pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRepo};

@@ -43,6 +43,14 @@ impl RouterWeightsRepo<'_> {
             .optional()?)
     }
 
+    /// One stored version (a rerun with `--weights-version`).
+    pub fn get(&self, version: u32) -> Result<Option<WeightsVersion>, StoreError> {
+        Ok(self
+            .0
+            .query_row("SELECT version, weights, author FROM router_weights WHERE version = ?1", [version], from_row)
+            .optional()?)
+    }
+
     /// Add a version.
     pub fn insert(&self, version: u32, weights: &str, author: &str, reason: &str, now: i64) -> Result<(), StoreError> {
         self.0.execute(

@@ -148,6 +148,17 @@ impl RoutingRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Every decision made in `[from, to)`, oldest first: the window the routing statistics
+    /// and the stability regulator read.
+    pub fn between(&self, from: i64, to: i64) -> Result<Vec<RoutingRecord>, StoreError> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM routing_decisions WHERE created_at >= ?1 AND created_at < ?2
+             ORDER BY created_at, rowid"
+        ))?;
+        let rows = stmt.query_map(params![from, to], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The ACT iterations of an exchange, in order: which planner made each plan, the actions,
     /// their results and why the loop stopped (the audit's answer to "who planned this?").
     pub fn act_iterations(&self, exchange_id: &str) -> Result<Vec<ActIteration>, StoreError> {

@@ -132,6 +132,14 @@ pub struct TurnCommit {
     pub encode: Option<Value>,
 }
 
+/// A triage verdict with what the next message said of the route.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriageOutcome {
+    pub mode: Option<String>,
+    pub routed_mode: Option<String>,
+    pub outcome: Value,
+}
+
 /// A `triage_calibration` row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TriageRow {
@@ -165,6 +173,31 @@ fn unblob(b: &[u8]) -> Vec<f32> {
 }
 
 impl TurnRepo<'_> {
+    /// Fill `triage_calibration.outcome` of an exchange from the feedback its next message gave.
+    pub fn set_triage_outcome(&self, exchange_id: &str, outcome: &Value) -> Result<bool, StoreError> {
+        let n = self.0.execute(
+            "UPDATE triage_calibration SET outcome = ?2 WHERE exchange_id = ?1",
+            params![exchange_id, outcome.to_string()],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// The triage rows made in `[from, to)` that have an
+    /// outcome: what the routing regulator's miscalibration pressure reads.
+    pub fn triage_outcomes(&self, from: i64, to: i64) -> Result<Vec<TriageOutcome>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT mode, routed_mode, outcome FROM triage_calibration
+             WHERE outcome IS NOT NULL AND created_at >= ?1 AND created_at < ?2 ORDER BY created_at, id",
+        )?;
+        let rows = stmt.query_map(params![from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (mode, routed, outcome) = row?;
+            out.push(TriageOutcome { mode, routed_mode: routed, outcome: serde_json::from_str(&outcome)? });
+        }
+        Ok(out)
+    }
+
     /// Creation times of the thread's messages before `exchange_id`, newest first (at most 200).
     pub fn message_times_before(&self, thread_id: &str, exchange_id: &str) -> Result<Vec<i64>, StoreError> {
         super::ChatRepo(self.0).user_message_times_before(thread_id, exchange_id, 200)

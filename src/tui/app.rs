@@ -554,6 +554,7 @@ impl App {
                 if *mode == Mode::Act {
                     self.act.start(exchange_id, &topic.name);
                 }
+                self.routing.record(*mode, router.tiebreaker_candidates.is_some());
                 self.routing.latest = Some(Decision {
                     exchange_id: exchange_id.clone(),
                     mode: *mode,
@@ -642,6 +643,9 @@ impl App {
             }
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
             EngineEvent::DriftCycle { cycle } => self.drift.cycle(cycle),
+            EngineEvent::RouterWeightsChanged { version, author, reason } => {
+                self.status.notice(NoticeLevel::Info, &format!("router weights v{version} by {author}: {reason}"));
+            }
             EngineEvent::UncertaintyChanged { item } => {
                 self.uncertainties.now = self.uncertainties.now.max(at.timestamp());
                 self.uncertainties.changed(item);

@@ -42,6 +42,7 @@ mod pipeline_degrade;
 mod pipeline_local;
 mod regulator;
 mod replay;
+mod routing_learning;
 mod security;
 mod shell;
 mod tasks;

@@ -52,8 +52,9 @@ pub struct Engine {
     model_pre_routing: bool,
     triage_timeout: Duration,
     tiebreak_timeout: Duration,
-    weights: RouterWeights,
-    weights_version: u32,
+    /// The router weights and their version; a newer stored version replaces them at the
+    /// start of the next turn ([`Engine::refresh_weights`]).
+    weights: std::sync::RwLock<(u32, RouterWeights)>,
     topic_params: ClassifierParams,
     boundary_params: BoundaryParams,
     /// The regulator (docs/cognition.md §13): one per engine, for its one user.
@@ -66,26 +67,7 @@ impl Engine {
     /// Load the router weights (the newest stored version; the defaults are stored as the
     /// first version on a fresh database) and resolve the pre-routing setting.
     pub async fn start(db: Db, llm: Arc<Llm>, bus: EventBus) -> Result<Engine, EngineError> {
-        let (weights_version, weights, note) = db
-            .call(|c| {
-                let row = crate::store::RouterWeightsRepo(c).latest()?.map(|v| (v.version, v.weights));
-                let Some((version, text)) = row else {
-                    let w = crate::cognition::router::overrides::store_defaults(c)?;
-                    return Ok((DEFAULT_WEIGHTS_VERSION, w, None));
-                };
-                match serde_json::from_str::<RouterWeights>(&text).map_err(|e| e.to_string()).and_then(|w| {
-                    w.validate()?;
-                    Ok(w)
-                }) {
-                    Ok(w) => Ok((version, w, None)),
-                    Err(e) => Ok((
-                        DEFAULT_WEIGHTS_VERSION,
-                        RouterWeights::default(),
-                        Some(format!("router weights v{version} are unusable ({e}); routing with the defaults")),
-                    )),
-                }
-            })
-            .await?;
+        let (weights_version, weights, note) = db.call(|c| load_weights(c, None)).await?;
         if let Some(note) = note {
             bus.notice(NoticeLevel::Warn, note);
         }
@@ -98,13 +80,32 @@ impl Engine {
             model_pre_routing,
             triage_timeout: Duration::from_millis(settings.triage_timeout_ms),
             tiebreak_timeout: Duration::from_millis(settings.tiebreak_timeout_ms),
-            weights,
-            weights_version,
+            weights: std::sync::RwLock::new((weights_version, weights)),
             topic_params: ClassifierParams::default(),
             boundary_params: BoundaryParams::default(),
             regulator: tokio::sync::Mutex::new(regulate::Slot::default()),
             graph_cache: Arc::default(),
         })
+    }
+
+    /// The weights the next turn routes with, and their version.
+    pub fn weights(&self) -> (u32, RouterWeights) {
+        *self.weights.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Route with the newest stored weights version from now on, if it differs from the one
+    /// in use (the stability regulator wrote one while the engine ran).
+    pub async fn refresh_weights(&self) -> Result<u32, EngineError> {
+        let (current, _) = self.weights();
+        let (version, weights, note) = self.db.call(move |c| load_weights(c, Some(current))).await?;
+        if let Some(note) = note {
+            self.bus.notice(NoticeLevel::Warn, note);
+        }
+        if version != current {
+            tracing::info!(version, "router weights reloaded");
+            *self.weights.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (version, weights);
+        }
+        Ok(version)
     }
 
     pub fn llm(&self) -> &Llm {
@@ -136,6 +137,7 @@ impl Engine {
         text: &str,
         cancel: &CancellationToken,
     ) -> Result<TurnReport, EngineError> {
+        self.refresh_weights().await?;
         let lower = crate::text::normalize(text);
         let msg = Analysis::new(text, &lower);
         let mut turn = Turn::new(self, thread_id, exchange_id, &msg, cancel);
@@ -174,6 +176,37 @@ impl Engine {
         self.bus
             .emit(crate::events::EngineEvent::Forgotten { exchanges: purged.lines, rows: purged.rows.values().sum() });
         Ok(())
+    }
+}
+
+/// The newest stored weights (the defaults, stored, on a fresh database). With `known`, an
+/// unchanged version is not parsed again and an unusable newer one keeps the weights in use
+/// (reported as version `known`).
+fn load_weights(
+    c: &rusqlite::Connection,
+    known: Option<u32>,
+) -> Result<(u32, RouterWeights, Option<String>), StoreError> {
+    let row = crate::store::RouterWeightsRepo(c).latest()?.map(|v| (v.version, v.weights));
+    let Some((version, text)) = row else {
+        if known.is_some() {
+            return Ok((known.unwrap_or(DEFAULT_WEIGHTS_VERSION), RouterWeights::default(), None));
+        }
+        let w = crate::cognition::router::overrides::store_defaults(c)?;
+        return Ok((DEFAULT_WEIGHTS_VERSION, w, None));
+    };
+    if known == Some(version) {
+        return Ok((version, RouterWeights::default(), None));
+    }
+    match serde_json::from_str::<RouterWeights>(&text).map_err(|e| e.to_string()).and_then(|w| {
+        w.validate()?;
+        Ok(w)
+    }) {
+        Ok(w) => Ok((version, w, None)),
+        Err(e) => Ok((
+            known.unwrap_or(DEFAULT_WEIGHTS_VERSION),
+            RouterWeights::default(),
+            Some(format!("router weights v{version} are unusable ({e}); routing with the defaults")),
+        )),
     }
 }
 

@@ -94,7 +94,18 @@ impl Turn<'_> {
             reg.on_feedback(&fb, self.msg.text, self.now);
             let value = serde_json::to_value(&fb).unwrap_or_default();
             let (xid, quality) = (prev.exchange_id.clone(), fb.quality);
-            engine.db.call(move |c| RoutingRepo(c).set_feedback(&prev.id, &value)).await?;
+            // The same verdict is the triage's outcome (docs/cognition.md §15.1): whether the
+            // turn it pre-routed was a misroute.
+            engine
+                .db
+                .call(move |c| {
+                    RoutingRepo(c).set_feedback(&prev.id, &value)?;
+                    if let Some(x) = &prev.exchange_id {
+                        crate::store::TurnRepo(c).set_triage_outcome(x, &value)?;
+                    }
+                    Ok(())
+                })
+                .await?;
             if let Some(xid) = xid {
                 self.graph_feedback(xid, quality).await;
             }

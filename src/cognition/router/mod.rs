@@ -214,6 +214,7 @@ pub mod config_check;
 mod decide;
 pub mod overrides;
 mod score;
+pub mod stats;
 mod tiebreak;
 mod weights;
 

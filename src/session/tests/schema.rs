@@ -47,6 +47,7 @@ fn samples() -> Vec<EngineEvent> {
         r#""type":"drift_thought","thought":{"id":1,"kind":"question","content":"c","topic":"t","action":"REFLECT","energy":0.5,"created_at":1}"#,
         r#""type":"uncertainty_changed","item":{"id":"u","kind":"contradiction","severity":"high","state":"open","memory_a":"trait:1","memory_b":"trait:2","reasoning":"r","surface_context":"home","surfaced_count":1,"created_at":1}"#,
         r#""type":"turn_failed","exchange_id":"x","error":"disk full""#,
+        r#""type":"router_weights_changed","version":3,"author":"regulator","reason":"clarify.cold_boost 0.100 → 0.120""#,
         r#""type":"memory_forgotten","id":"episode:2","error":"already forgotten""#,
         r#""type":"forgotten","exchanges":["x"],"rows":3"#,
         r#""type":"llm_start","call_id":"c","role":"primary","provider":"p","model":"m","prompt_chars":3,"prompt_digest":"d","origin":"exchange:x""#,
@@ -86,9 +87,10 @@ fn variant(e: &EngineEvent) -> usize {
         EngineEvent::Forgotten { .. } => 21,
         EngineEvent::Regulated { .. } => 22,
         EngineEvent::DriftCycle { .. } => 23,
+        EngineEvent::RouterWeightsChanged { .. } => 24,
     }
 }
-const VARIANTS: usize = 24;
+const VARIANTS: usize = 25;
 
 /// Every key path with its JSON kind ("routed.router.scores.ACT: number"), arrays by their
 /// first element.

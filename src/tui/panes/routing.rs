@@ -32,11 +32,50 @@ pub struct Decision {
 pub struct RoutingPane {
     pub latest: Option<Decision>,
     pub scroll: Scroll,
+    /// This session's recent delivered modes and whether each asked for a tie-break, newest
+    /// last (at most [`RECENT`]): the live distribution line.
+    pub recent: std::collections::VecDeque<(Mode, bool)>,
 }
+
+/// How many decisions the live distribution covers.
+pub const RECENT: usize = 100;
 
 const EMPTY: &str = "No message routed yet. Each mode's score and the reason for the choice show here.";
 
 impl RoutingPane {
+    /// Count one delivered decision into the live distribution.
+    pub fn record(&mut self, mode: Mode, tie: bool) {
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((mode, tie));
+    }
+
+    /// The recent mode distribution against the healthy ranges (a red-flag mode in the warning
+    /// colour), its normalised entropy and the tie-break rate (docs/cognition.md §15.1).
+    pub fn distribution_line(&self) -> Option<Line<'static>> {
+        let n = self.recent.len();
+        if n < 2 {
+            return None;
+        }
+        let (shares, entropy, _) =
+            crate::cognition::router::stats::distribution(self.recent.iter().map(|(m, _)| *m), n);
+        let ties = self.recent.iter().filter(|(_, t)| *t).count();
+        let mut spans = vec![Span::styled(format!("last {n}: "), theme::dim())];
+        for s in shares.iter().filter(|s| s.count > 0 || s.verdict == "RED FLAG") {
+            let style = match s.verdict {
+                "RED FLAG" => theme::warn(),
+                "healthy" => Style::default(),
+                _ => theme::dim(),
+            };
+            let flag = if s.verdict == "RED FLAG" { "!" } else { "" };
+            spans.push(Span::styled(format!("{} {:.0}%{flag} ", &s.mode.as_str()[..3], s.percent), style));
+        }
+        spans
+            .push(Span::styled(format!("· H {entropy:.2} · tie {:.0}%", 100.0 * ties as f64 / n as f64), theme::dim()));
+        Some(Line::from(spans))
+    }
+
     /// Rows the pane would like (borders included), so the layout can give it room.
     pub fn wanted_height(&self) -> u16 {
         match &self.latest {
@@ -48,6 +87,7 @@ impl RoutingPane {
                     + u16::from(d.reply_source.is_some())
                     + d.regulator.as_ref().map_or(0, |r| 1 + (r.breaks.len() + r.low_confidence_spans.len()) as u16)
                     + d.graph.as_ref().map_or(0, |g| graph_lines(g).len() as u16)
+                    + u16::from(self.recent.len() >= 2)
             }
             None => 5,
         }
@@ -88,6 +128,9 @@ impl RoutingPane {
         }
         if let Some(g) = &d.graph {
             text.extend(graph_lines(g));
+        }
+        if let Some(line) = self.distribution_line() {
+            text.push_line(line);
         }
         text
     }
@@ -189,4 +232,26 @@ pub fn score_lines(scores: &ModeScores, chosen: Option<Mode>, width: u16) -> Vec
             ])
         })
         .collect()
+}
+
+#[cfg(test)]
+mod distribution_tests {
+    use super::*;
+
+    #[test]
+    fn the_live_line_flags_a_mode_outside_its_red_flag_bounds() {
+        let mut pane = RoutingPane::default();
+        assert!(pane.distribution_line().is_none());
+        for i in 0..RECENT + 5 {
+            pane.record(if i % 10 == 0 { Mode::Clarify } else { Mode::Respond }, i % 20 == 0);
+        }
+        assert_eq!(pane.recent.len(), RECENT, "a rolling window");
+        let line = pane.distribution_line().unwrap();
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert!(text.starts_with("last 100: RES 90%! CLA 10% "), "{text}");
+        assert!(text.contains("ACT 0%!"), "ACT death is flagged: {text}");
+        assert!(text.ends_with("tie 5%"), "{text}");
+        let flagged = line.spans.iter().find(|s| s.content.starts_with("RES")).unwrap();
+        assert_eq!(flagged.style, theme::warn());
+    }
 }

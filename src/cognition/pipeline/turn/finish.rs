@@ -30,7 +30,7 @@ impl Turn<'_> {
             routing_id: &self.routing_id,
             user_text: self.msg.text,
             now: self.now,
-            weights_version: self.engine.weights_version,
+            weights_version: self.weights.0,
         }
     }
 

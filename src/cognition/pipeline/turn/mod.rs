@@ -49,6 +49,8 @@ pub(super) struct Turn<'t> {
     /// The adaptive layer's plan for the reply, and the lines the model was sent (docs/cognition.md §18).
     pub(in crate::cognition::pipeline) adaptive: crate::cognition::adaptive::Applied,
     pub(in crate::cognition::pipeline) adaptive_sent: Option<Vec<String>>,
+    /// The router weights and version this turn routes with, read once at its start.
+    pub(in crate::cognition::pipeline) weights: (u32, crate::cognition::router::RouterWeights),
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -110,6 +112,7 @@ impl<'t> Turn<'t> {
             changes: Vec::new(),
             adaptive: Default::default(),
             adaptive_sent: None,
+            weights: engine.weights(),
         }
     }
 
@@ -252,7 +255,7 @@ impl<'t> Turn<'t> {
     pub(super) async fn route(&mut self, topic: &Topic, u: &Understanding) -> RoutingDecision {
         let clock = Instant::now();
         let state = &topic.stage.router_state;
-        let mut decision = score(&u.signals, &self.engine.weights, state, self.msg.social.is_none());
+        let mut decision = score(&u.signals, &self.weights.1, state, self.msg.social.is_none());
         self.timings.routing = ms(clock);
         let clock = Instant::now();
         let topic_name = &topic.stage.report.name;

@@ -192,7 +192,7 @@ impl Turn<'_> {
         if let (Some(run), None) = (&run, &memory_answer) {
             let after = act::after_act(run, builtin_primary);
             let state = &topic.stage.router_state;
-            let rerouted = reroute_after_act(&u.signals, &self.engine.weights, state, after.outcome).mode;
+            let rerouted = reroute_after_act(&u.signals, &self.weights.1, state, after.outcome).mode;
             act_sequel = Some(ActSequel { forced: after.mode, rerouted });
             cards = after.cards;
             notes.extend(after.notes);
