@@ -193,12 +193,19 @@ pub fn resolve(target: &Target, lines: &[Line], thread: &str) -> Resolution {
             }
         }
     };
-    let mut needles: Vec<String> = Vec::new();
-    for l in &chosen {
+    let subject = match target {
+        Target::About { subject, .. } => names(subject, false),
+        Target::Last => Vec::new(),
+    };
+    Resolution::Forget(plan_of(&chosen, subject))
+}
+
+/// The plan for forgetting `chosen` lines whole: their exchanges, every string they hold
+/// (plus `extra`), and the slots they stated.
+pub fn plan_of(chosen: &[&Line], extra: Vec<String>) -> Plan {
+    let mut needles: Vec<String> = extra;
+    for l in chosen {
         needles.extend(needles_of(&l.text));
-    }
-    if let Target::About { subject, .. } = target {
-        needles.extend(names(subject, false));
     }
     let mut slots: Vec<(String, String)> = chosen
         .iter()
@@ -213,7 +220,7 @@ pub fn resolve(target: &Target, lines: &[Line], thread: &str) -> Resolution {
     needles.extend(slots.iter().map(|(_, v)| v.clone()).filter(|v| v.chars().count() >= SLOT_NEEDLE_MIN_CHARS));
     needles.sort();
     needles.dedup();
-    Resolution::Forget(Plan { exchanges: chosen.iter().map(|l| l.exchange_id.clone()).collect(), needles, slots })
+    Plan { exchanges: chosen.iter().map(|l| l.exchange_id.clone()).collect(), needles, slots }
 }
 
 fn subject_words(subject: &str) -> Vec<String> {
@@ -243,6 +250,8 @@ fn coverage(words: &[String], line: &str) -> f64 {
 pub fn preview(text: &str) -> String {
     crate::text::clip::clip(&crate::text::privacy::mask(text), 60)
 }
+
+pub mod conversation;
 
 #[cfg(test)]
 mod tests;

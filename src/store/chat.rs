@@ -49,7 +49,8 @@ impl ChatRepo<'_> {
     }
 
     /// Conversations with at least one message, most recently active first; with `search`,
-    /// only those where some message contains it (any case).
+    /// only those where some message contains it (any case). A conversation whose every line
+    /// was forgotten (deleted from the list) is no longer one to come back to.
     pub fn conversations(&self, search: Option<&str>, limit: usize) -> Result<Vec<Conversation>, StoreError> {
         let pattern = search.map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
         let mut stmt = self.0.prepare_cached(
@@ -63,10 +64,11 @@ impl ChatRepo<'_> {
              WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM chat_history s WHERE s.thread_id = t.id
                                          AND s.content LIKE ?1 ESCAPE '\\')
              GROUP BY t.id
+             HAVING SUM(h.content != ?3) > 0
              ORDER BY MAX(h.created_at) DESC, MAX(h.id) DESC
              LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![pattern, limit as i64], |r| {
+        let rows = stmt.query_map(params![pattern, limit as i64, super::FORGOTTEN_LINE], |r| {
             Ok(Conversation { thread_id: r.get(0)?, title: r.get(1)?, last_at: r.get(2)?, messages: r.get(3)? })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -122,7 +122,9 @@ pub use kv_state::KvStateRepo;
 pub use lists::{ListChange, ListEntry, ListsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};
 pub use profile::{FactRow, ProfileRepo};
-pub use purge::{FORGOTTEN_LINE, Purge, PurgeCounts, Purged, exchange_forgotten, mask_secrets, purge, user_lines};
+pub use purge::{
+    FORGOTTEN_LINE, Purge, PurgeCounts, Purged, exchange_forgotten, mask_secrets, purge, thread_lines, user_lines,
+};
 pub use recall::{KeywordLayer, RecallRepo, RecallRow, TRIGRAM};
 pub use regulator::RegulatorStateRepo;
 pub use relationships::{EdgeRow, NamedEdge, NewEdge, RelationshipsRepo, WEIGHT_BOUND};

@@ -404,7 +404,7 @@ fn orphan_concepts(c: &Connection, gone: &BTreeSet<i64>) -> Result<Vec<i64>, Sto
 
 mod history;
 
-pub use history::{mask_secrets, user_lines, user_lines_of};
+pub use history::{mask_secrets, thread_lines, user_lines, user_lines_of};
 
 #[cfg(test)]
 mod tests;

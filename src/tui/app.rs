@@ -7,6 +7,7 @@
 
 use super::audit::{self, Audit};
 use super::chat::Chat;
+use super::conversations::ConversationList;
 use super::help::Help;
 use super::input::Input;
 use super::keymap::{Command, Context, Focus, Keymap};
@@ -61,6 +62,14 @@ pub enum Action {
     Copy(String),
     /// Read the persistent tasks for the Tasks view.
     LoadTasks,
+    /// Read the conversation list, optionally only those with a message matching a search.
+    LoadConversations(Option<String>),
+    /// New messages go to this conversation; read its history for the chat pane.
+    ResumeConversation(String),
+    /// New messages go to a new conversation.
+    NewConversation,
+    /// Forget a whole conversation (the list has asked the user first).
+    ForgetConversation(String),
 }
 
 /// What the app needs to know about its surroundings; everything else arrives as events.
@@ -112,6 +121,10 @@ pub struct App {
     pub tasks: Option<super::tasks::TasksView>,
     pub audit: Option<Audit>,
     pub memory: Option<MemoryBrowser>,
+    /// The conversation list (F8).
+    pub conversations: Option<ConversationList>,
+    /// The conversation new messages go to, once known (`--thread`, a resume, a sent message).
+    pub thread: Option<String>,
     pub help: Option<Help>,
     pub setup: Setup,
     pub status: Status,
@@ -146,6 +159,8 @@ impl App {
             tasks: None,
             audit: None,
             memory: None,
+            conversations: None,
+            thread: None,
             help: None,
             setup: Setup::new(settings.places),
             status,
@@ -166,6 +181,8 @@ impl App {
             if a.detail.is_some() { Context::Detail } else { Context::Audit }
         } else if let Some(m) = &self.memory {
             m.context()
+        } else if let Some(l) = &self.conversations {
+            l.context()
         } else if self.uncertainty.is_some() {
             Context::Uncertainty
         } else if self.drift_open {
@@ -223,6 +240,9 @@ impl App {
                 let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
                 match (ctx, key.code) {
                     (Context::MemorySearch, KeyCode::Char(c)) if plain => return self.type_search(&c.to_string()),
+                    (Context::ConversationSearch, KeyCode::Char(c)) if plain => {
+                        return self.type_conversation_search(&c.to_string());
+                    }
                     (Context::Input, KeyCode::Char(c)) if plain => {
                         let mut b = [0u8; 4];
                         self.input.insert(c.encode_utf8(&mut b));
@@ -241,6 +261,10 @@ impl App {
                 if self.context() == Context::MemorySearch {
                     self.dirty = true;
                     return self.type_search(text.lines().next().unwrap_or_default());
+                }
+                if self.context() == Context::ConversationSearch {
+                    self.dirty = true;
+                    return self.type_conversation_search(text.lines().next().unwrap_or_default());
                 }
                 if matches!(self.context(), Context::Input | Context::View) {
                     self.focus = Focus::Input;
@@ -277,6 +301,14 @@ impl App {
                 reply => return self.memory_reply(reply),
             }
         }
+        if ctx.is_conversations()
+            && let Some(l) = &mut self.conversations
+        {
+            match l.command(cmd) {
+                super::conversations::Reply::Ignored => {}
+                reply => return self.conversations_reply(reply),
+            }
+        }
         match cmd {
             Command::Quit => return Some(Action::Quit),
             Command::Help => {
@@ -284,6 +316,7 @@ impl App {
             }
             Command::Audit => return self.toggle_audit(),
             Command::Memory => return self.toggle_memory(),
+            Command::Conversations => return self.toggle_conversations(),
             Command::ShowLog => self.status.show_log = !self.status.show_log,
             Command::MarkUnsure => self.chat.hide_unsure = !self.chat.hide_unsure,
             Command::FocusNext => self.cycle_focus(Focus::next),
@@ -463,6 +496,9 @@ impl App {
             | Context::MemoryDetail
             | Context::MemorySearch
             | Context::MemoryConfirm
+            | Context::Conversations
+            | Context::ConversationSearch
+            | Context::ConversationConfirm
             | Context::Uncertainty
             | Context::Drift => {}
             Context::Tasks => {
@@ -522,6 +558,11 @@ impl App {
                         m.command(cmd);
                     }
                 }
+                ctx if ctx.is_conversations() => {
+                    if let Some(l) = &mut self.conversations {
+                        l.command(cmd);
+                    }
+                }
                 Context::Setup => {}
                 _ => {
                     if let Some(f) = self.focus_at(at) {
@@ -544,7 +585,8 @@ impl App {
     pub fn on_engine(&mut self, event: &Stamped) {
         let at = event.ts;
         match &event.event {
-            EngineEvent::UserMessage { exchange_id, text, .. } => {
+            EngineEvent::UserMessage { thread_id, exchange_id, text } => {
+                self.thread = Some(thread_id.clone());
                 self.chat.push_user(exchange_id, text, at);
                 self.status.pending += 1;
             }
@@ -695,6 +737,12 @@ impl App {
                     m.loaded(layer, search.as_deref(), &rows);
                 }
             }
+            ViewAnswer::Conversations { search, rows } => {
+                if let Some(l) = &mut self.conversations {
+                    l.loaded(search.as_deref(), &rows);
+                }
+            }
+            ViewAnswer::Conversation { thread_id, rows } => self.show_conversation(Some(thread_id), &rows),
             ViewAnswer::Drift { thoughts } => self.drift.loaded(&thoughts),
             ViewAnswer::Uncertainties { items } => self.uncertainties.loaded(&items),
             ViewAnswer::MemoryTexts { texts } => self.uncertainties.texts_loaded(&texts),

@@ -61,12 +61,22 @@ pub enum Context {
     Drift,
     /// The persistent tasks with their plans.
     Tasks,
+    /// The conversation list (F8).
+    Conversations,
+    /// Typing in the conversation list's search box.
+    ConversationSearch,
+    /// "Delete this conversation?"
+    ConversationConfirm,
 }
 
 impl Context {
     /// Keys are text here, so single-character bindings from other scopes stay out.
     pub fn typing(self) -> bool {
-        matches!(self, Context::Input | Context::MemorySearch)
+        matches!(self, Context::Input | Context::MemorySearch | Context::ConversationSearch)
+    }
+
+    pub fn is_conversations(self) -> bool {
+        matches!(self, Context::Conversations | Context::ConversationSearch | Context::ConversationConfirm)
     }
 
     pub fn is_memory(self) -> bool {
@@ -86,7 +96,7 @@ pub enum Scope {
 
 impl Scope {
     /// Help popup order.
-    pub const ORDER: [Scope; 15] = [
+    pub const ORDER: [Scope; 18] = [
         Scope::Global,
         Scope::Only(Context::Input),
         Scope::Only(Context::View),
@@ -100,6 +110,9 @@ impl Scope {
         Scope::Only(Context::Uncertainty),
         Scope::Only(Context::Drift),
         Scope::Only(Context::Tasks),
+        Scope::Only(Context::Conversations),
+        Scope::Only(Context::ConversationSearch),
+        Scope::Only(Context::ConversationConfirm),
         Scope::Only(Context::Help),
         Scope::Only(Context::Setup),
     ];
@@ -130,6 +143,9 @@ impl Scope {
             Scope::Only(Context::Uncertainty) => "An uncertainty",
             Scope::Only(Context::Drift) => "A drift thought",
             Scope::Only(Context::Tasks) => "Tasks",
+            Scope::Only(Context::Conversations) => "Conversations",
+            Scope::Only(Context::ConversationSearch) => "Conversation search box",
+            Scope::Only(Context::ConversationConfirm) => "Delete a conversation?",
         }
     }
 }
@@ -194,6 +210,9 @@ pub enum Command {
     ResolveNew,
     ResolveBoth,
     ResolveForget,
+    // The conversation list.
+    Conversations,
+    NewConversation,
 }
 
 /// One entry of the default table. `name` is what `[keys]` in the config refers to.
@@ -233,6 +252,7 @@ pub const BINDINGS: &[Binding] = &[
     b("mark_unsure", Global, Command::MarkUnsure, &["f5"], "mark the words a reply was unsure of (underlined)", false),
     b("drift_now", Global, Command::DriftNow, &["f6"], "run a drift cycle now (Drift pane)", false),
     b("tasks", Global, Command::Tasks, &["f7"], "background tasks and their plans", false),
+    b("conversations", Global, Command::Conversations, &["f8"], "the conversation list", false),
     b("next_pane", Global, Command::FocusNext, &["tab"], "next pane", true),
     b("prev_pane", Global, Command::FocusPrev, &["backtab"], "previous pane", false),
     b("page_up", Global, Command::PageUp, &["pageup"], "scroll up a page (mouse wheel too)", false),
@@ -308,6 +328,43 @@ pub const BINDINGS: &[Binding] = &[
     b("tasks_down", Only(C::Tasks), Command::Down, &["down", "j"], "scroll down", false),
     b("tasks_reload", Only(C::Tasks), Command::Reload, &["r"], "reload", true),
     b("tasks_close", Only(C::Tasks), Command::Close, &["esc", "q"], "close", true),
+    // The conversation list.
+    b("conversations_up", Only(C::Conversations), Command::Up, &["up", "k"], "previous conversation", false),
+    b("conversations_down", Only(C::Conversations), Command::Down, &["down", "j"], "next conversation", false),
+    b("conversations_top", Only(C::Conversations), Command::Top, &["home", "g"], "newest", false),
+    b("conversations_bottom", Only(C::Conversations), Command::Bottom, &["end", "G"], "oldest", false),
+    b("conversations_resume", Only(C::Conversations), Command::Open, &["enter"], "resume", true),
+    b("conversations_new", Only(C::Conversations), Command::NewConversation, &["n"], "new conversation", true),
+    b("conversations_search", Only(C::Conversations), Command::Search, &["/"], "search", true),
+    b("conversations_delete", Only(C::Conversations), Command::Forget, &["d", "delete"], "delete (forget)", true),
+    b("conversations_close", Only(C::Conversations), Command::Close, &["esc", "q"], "close", true),
+    b(
+        "conversations_search_done",
+        Only(C::ConversationSearch),
+        Command::Open,
+        &["enter", "down"],
+        "keep the filter",
+        true,
+    ),
+    b("conversations_search_cancel", Only(C::ConversationSearch), Command::Close, &["esc"], "clear the search", true),
+    b(
+        "conversations_search_back",
+        Only(C::ConversationSearch),
+        Command::DeleteBack,
+        &["backspace"],
+        "delete a character",
+        false,
+    ),
+    b(
+        "conversations_search_clear",
+        Only(C::ConversationSearch),
+        Command::ClearInput,
+        &["ctrl-u"],
+        "clear the text",
+        false,
+    ),
+    b("conversations_confirm_yes", Only(C::ConversationConfirm), Command::Confirm, &["y"], "yes, forget it all", true),
+    b("conversations_confirm_no", Only(C::ConversationConfirm), Command::Close, &["n", "esc"], "no, keep it", true),
     // Help.
     b("help_up", Only(C::Help), Command::Up, &["up", "k"], "scroll", false),
     b("help_down", Only(C::Help), Command::Down, &["down", "j"], "scroll", false),

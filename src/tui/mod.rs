@@ -12,6 +12,7 @@ pub mod app;
 pub mod audit;
 pub mod chat;
 pub mod clipboard;
+pub mod conversations;
 pub mod help;
 mod highlight;
 pub mod input;
@@ -83,6 +84,7 @@ pub async fn run(rt: &Runtime, thread: Option<String>) -> anyhow::Result<()> {
     if let Some(t) = thread.clone() {
         let rows = rt.db.call(move |c| crate::store::ChatRepo(c).recent(&t, RESUMED_MESSAGES)).await?;
         app.chat.load(&rows);
+        app.thread = thread.clone();
     }
     let engine = rt.bus.subscribe();
     // ratatui::init enters raw mode and the alternate screen, and installs a panic hook
@@ -107,7 +109,7 @@ pub async fn run(rt: &Runtime, thread: Option<String>) -> anyhow::Result<()> {
 }
 
 /// How much of a resumed conversation the chat pane shows.
-const RESUMED_MESSAGES: usize = 200;
+pub(crate) const RESUMED_MESSAGES: usize = 200;
 
 /// Terminal input, read on its own thread. A plain blocking reader is simpler and
 /// more predictable than an async event stream, and lets the loop drain input

@@ -8,8 +8,9 @@
 //! lost behind a burst of engine events.
 
 use crate::cognition::router::Mode;
-use crate::store::{self, AuditRow, DriftItem, MemoryLayer, MemoryRow, RoutingRecord, UncertaintyItem};
+use crate::store::{self, AuditRow, ChatMessage, Conversation, DriftItem, MemoryLayer, MemoryRow};
 use crate::store::{Db, StoreError};
+use crate::store::{RoutingRecord, UncertaintyItem};
 use std::future::Future;
 use tokio::sync::{mpsc, watch};
 
@@ -26,6 +27,10 @@ pub enum ViewAnswer {
     /// Rows of one memory layer; `search` is the filter they answer, so an answer to a search
     /// the user has since changed can be told apart.
     Memory { layer: MemoryLayer, search: Option<String>, rows: Vec<MemoryRow> },
+    /// The conversation list for `search`.
+    Conversations { search: Option<String>, rows: Vec<Conversation> },
+    /// A resumed conversation's recent messages, oldest first.
+    Conversation { thread_id: String, rows: Vec<ChatMessage> },
     /// Stored drift thoughts, newest first, read at start.
     Drift { thoughts: Vec<DriftItem> },
     /// Open uncertainties, most severe first, read at start.
@@ -45,6 +50,8 @@ pub struct Queries {
     memory: watch::Sender<Option<(MemoryLayer, Option<String>)>>,
     texts: watch::Sender<Option<Vec<String>>>,
     tasks: watch::Sender<Option<()>>,
+    conversations: watch::Sender<Option<Option<String>>>,
+    conversation: watch::Sender<Option<String>>,
 }
 
 impl Queries {
@@ -60,6 +67,19 @@ impl Queries {
         serve(tasks_rx, answers.clone(), db.clone(), |db, ()| async move {
             let read = db.call(|c| store::TasksRepo(c).list(true)).await;
             answer("the tasks", read.map(|tasks| ViewAnswer::Tasks { tasks }))
+        });
+        let (conversations, conversations_rx) = watch::channel(None);
+        let (conversation, conversation_rx) = watch::channel(None);
+        serve(conversations_rx, answers.clone(), db.clone(), |db, search: Option<String>| async move {
+            let q = search.clone();
+            let rows =
+                db.call(move |c| store::ChatRepo(c).conversations(q.as_deref(), super::conversations::LIMIT)).await;
+            answer("conversations", rows.map(|rows| ViewAnswer::Conversations { search, rows }))
+        });
+        serve(conversation_rx, answers.clone(), db.clone(), |db, thread_id: String| async move {
+            let t = thread_id.clone();
+            let rows = db.call(move |c| store::ChatRepo(c).recent(&t, super::RESUMED_MESSAGES)).await;
+            answer("the conversation", rows.map(|rows| ViewAnswer::Conversation { thread_id, rows }))
         });
         serve(texts_rx, answers.clone(), db.clone(), |db, names: Vec<String>| async move {
             let read = db.call(move |c| names.into_iter().map(|n| Ok((n.clone(), shown(c, &n)?))).collect()).await;
@@ -106,7 +126,7 @@ impl Queries {
                 }
             }
         });
-        (Queries { audit, decision, memory, texts, tasks }, rx)
+        (Queries { audit, decision, memory, texts, tasks, conversations, conversation }, rx)
     }
 
     pub fn audit(&self, mode: Option<Mode>) {
@@ -123,6 +143,14 @@ impl Queries {
 
     pub fn memory_texts(&self, names: Vec<String>) {
         self.texts.send_replace(Some(names));
+    }
+
+    pub fn conversations(&self, search: Option<String>) {
+        self.conversations.send_replace(Some(search));
+    }
+
+    pub fn conversation(&self, thread_id: String) {
+        self.conversation.send_replace(Some(thread_id));
     }
 
     pub fn memory(&self, layer: MemoryLayer, search: Option<String>) {

@@ -19,6 +19,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 mod adaptive;
+mod conversations;
 mod copy;
 mod drift;
 mod forget;

@@ -4,6 +4,7 @@
 
 use super::app::App;
 use super::audit::Audit;
+use super::conversations::ConversationList;
 use super::keymap::{Command, Context, Focus};
 use super::memory::MemoryBrowser;
 use super::panes::{self, Scroll};
@@ -78,6 +79,9 @@ pub fn layout(app: &mut App, screen: Rect) -> Areas {
     if let Some(memory) = &mut app.memory {
         memory.prepare(MemoryBrowser::area(main), offset);
     }
+    if let Some(list) = &mut app.conversations {
+        list.prepare(ConversationList::area(main));
+    }
     if let Some(help) = &mut app.help {
         help.prepare(main, &app.keymap);
     }
@@ -122,6 +126,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     if let Some(memory) = &app.memory {
         memory.render(frame, MemoryBrowser::area(a.main), app.offset, &app.keymap);
+    }
+    if let Some(list) = &app.conversations {
+        list.render(frame, ConversationList::area(a.main), app.offset, &app.keymap, app.thread.as_deref());
     }
     if let Some(audit) = &app.audit {
         audit.render(frame, Audit::area(a.main), app.offset);

@@ -18,11 +18,25 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OnceCell, mpsc};
 use tokio_util::sync::CancellationToken;
 
+/// What the intake task receives, in the order the user did it: a message, or a change of the
+/// conversation the next messages go to (so a message typed before a switch stays where it was).
+enum Intake {
+    Text(String),
+    /// Continue this conversation (`None`: the most recently active one, as at start).
+    Switch(Option<String>),
+    /// This conversation was deleted: if messages were going to it, they go to a new one.
+    Deleted(String),
+}
+
+fn new_thread() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
 pub struct Worker {
     rt: Runtime,
     /// The popups' reads (their answers go straight to the app, not on the bus).
     queries: Queries,
-    intake: mpsc::UnboundedSender<String>,
+    intake: mpsc::UnboundedSender<Intake>,
     /// The running turn's cancel token (Esc stops a streaming reply).
     current: Arc<Mutex<CancellationToken>>,
     engine: Arc<OnceCell<Arc<Engine>>>,
@@ -33,7 +47,7 @@ impl Worker {
     /// Start the engine (model probe, weights) right away so the first reply is not late,
     /// and read what the side panes show from the database.
     pub fn start(rt: &Runtime, queries: Queries, thread: Option<String>) -> Worker {
-        let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<String>();
+        let (intake_tx, mut intake_rx) = mpsc::unbounded_channel::<Intake>();
         let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<(String, String, String)>();
         let current = Arc::new(Mutex::new(CancellationToken::new()));
         let engine: Arc<OnceCell<Arc<Engine>>> = Arc::new(OnceCell::new());
@@ -56,7 +70,22 @@ impl Worker {
         let rt_in = rt.clone();
         tokio::spawn(async move {
             let mut thread = thread;
-            while let Some(text) = intake_rx.recv().await {
+            while let Some(item) = intake_rx.recv().await {
+                let text = match item {
+                    Intake::Text(text) => text,
+                    Intake::Switch(t) => {
+                        thread = t;
+                        continue;
+                    }
+                    // With no thread yet, the next message would go to the most recently
+                    // active one, which may be the deleted one.
+                    Intake::Deleted(t) => {
+                        if thread.as_ref().is_none_or(|cur| *cur == t) {
+                            thread = Some(new_thread());
+                        }
+                        continue;
+                    }
+                };
                 let text = rt_in.admit(text);
                 match rt_in.intake(thread.clone(), text.clone()).await {
                     Ok((t, xid)) => {
@@ -111,7 +140,7 @@ impl Worker {
         match action {
             Action::Quit => return false,
             Action::Send(text) => {
-                if self.intake.send(text).is_err() {
+                if self.intake.send(Intake::Text(text)).is_err() {
                     bus.notice(NoticeLevel::Error, "the conversation task has stopped; restart chalie-tui");
                 }
             }
@@ -153,6 +182,15 @@ impl Worker {
                 });
             }
             Action::LoadMemoryTexts(names) => self.queries.memory_texts(names),
+            Action::LoadConversations(search) => self.queries.conversations(search),
+            Action::ResumeConversation(id) => {
+                let _ = self.intake.send(Intake::Switch(Some(id.clone())));
+                self.queries.conversation(id);
+            }
+            Action::NewConversation => {
+                let _ = self.intake.send(Intake::Switch(Some(new_thread())));
+            }
+            Action::ForgetConversation(id) => self.forget_conversation(id),
             Action::ResolveUncertainty { id, choice } => {
                 use crate::memory::uncertainty::resolve::{UserChoice, resolve_by_user};
                 let db = self.rt.db.clone();
@@ -173,6 +211,29 @@ impl Worker {
             }
         }
         true
+    }
+
+    /// Delete a conversation from the list: the forget purge over every line of it. The
+    /// chat pane and the session logs follow the `forgotten` event, as for any forget.
+    fn forget_conversation(&self, id: String) {
+        let _ = self.intake.send(Intake::Deleted(id.clone()));
+        let (db, bus) = (self.rt.db.clone(), self.rt.bus.clone());
+        tokio::spawn(async move {
+            let forget =
+                move |c: &mut rusqlite::Connection| crate::memory::forget::conversation::forget_conversation(c, &id);
+            match db.call(forget).await {
+                Ok(f) => {
+                    crate::text::privacy::hand_over(&f.needles);
+                    let n = f.purged.lines.len();
+                    let rows = f.purged.rows.values().sum();
+                    bus.emit(EngineEvent::Forgotten { exchanges: f.purged.lines, rows });
+                    let what = if n == 1 { "1 exchange".to_string() } else { format!("{n} exchanges") };
+                    bus.notice(NoticeLevel::Info, format!("Deleted the conversation: {what} forgotten."));
+                }
+                Err(e) => bus
+                    .notice(NoticeLevel::Error, format!("could not delete the conversation: {}", crate::describe(&e))),
+            }
+        });
     }
 
     /// One drift cycle now (F6): the report arrives on the bus like a background one.

@@ -29,6 +29,15 @@ pub fn user_lines_of(c: &Connection, exchanges: &[String]) -> Result<Vec<String>
     Ok(out)
 }
 
+/// Every line of one thread, oldest first (`(exchange_id, role, text)`): what forgetting the
+/// whole conversation reaches.
+pub fn thread_lines(c: &Connection, thread_id: &str) -> Result<Vec<(String, String, String)>, StoreError> {
+    let mut stmt =
+        c.prepare_cached("SELECT exchange_id, role, content FROM chat_history WHERE thread_id = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([thread_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Mask the secrets (`text::privacy`) in the chat lines, working memory and job payloads
 /// written since the last pass, and purge every other copy of them: run when a session
 /// starts and when it ends, so a secret kept for its session (`[privacy]
