@@ -80,6 +80,21 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout (e.g. `chalie-tui man | man -l -`)
     Man,
+    /// The MCP servers of `[mcp.servers]` and their tools
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Start every configured server and show its state and tools
+    List {
+        /// One JSON object per server
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
