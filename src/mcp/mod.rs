@@ -69,6 +69,9 @@ pub enum McpError {
 
 type Client = RunningService<RoleClient, ()>;
 
+/// Looks up an environment variable of chalie's own, for a server's `env` entries.
+pub type Lookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// How far one server got, for `chalie-tui mcp list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerState {
@@ -83,12 +86,12 @@ pub struct Hub {
     servers: Servers,
     /// Values of the environment variables the `env` entries name, looked up when a server
     /// starts; never logged.
-    lookup: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    lookup: Lookup,
     running: Mutex<BTreeMap<String, Arc<Client>>>,
 }
 
 impl Hub {
-    pub fn new(servers: Servers, lookup: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>) -> Self {
+    pub fn new(servers: Servers, lookup: Lookup) -> Self {
         Hub { servers, lookup, running: Mutex::new(BTreeMap::new()) }
     }
 
