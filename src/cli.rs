@@ -88,6 +88,21 @@ pub enum Command {
     Tasks(TasksArgs),
     /// The router's learning loop: run a routing stability regulator cycle now
     Router(RouterArgs),
+    /// The MCP servers of `[mcp.servers]` and their tools
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Start every configured server and show its state and tools
+    List {
+        /// One JSON object per server
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,8 @@ const LAYERS: &[(&str, u8)] = &[
     // What the engine did, and the bus that carries it.
     ("events", 3),
     ("llm", 4),
+    // MCP servers' tools, for ACT: configuration in, typed errors out.
+    ("mcp", 4),
     // The session log (reads and writes events) and the background-work machinery.
     ("session", 5),
     ("background", 5),

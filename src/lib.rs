@@ -14,6 +14,7 @@ pub mod files;
 mod layering;
 pub mod llm;
 pub mod logging;
+pub mod mcp;
 pub mod memory;
 pub mod runtime;
 pub mod session;

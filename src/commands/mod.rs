@@ -13,6 +13,7 @@ pub mod conversations;
 pub mod drift;
 pub mod export;
 pub mod graph;
+pub mod mcp;
 pub mod memory;
 pub mod models;
 pub mod replay;

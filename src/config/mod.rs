@@ -5,6 +5,7 @@
 //! the worst kind of bug to chase. API keys are never in the file: a provider names
 //! the environment variable that holds its key.
 
+pub mod mcp;
 mod paths;
 pub mod pricing;
 mod regulator;
@@ -247,6 +248,8 @@ pub struct Config {
     pub router_weights: BTreeMap<String, Located<Weight>>,
     /// `[pricing."provider/model"]`: dollars per million tokens, for the models that cost.
     pub pricing: pricing::Pricing,
+    /// `[mcp.servers.NAME]`: MCP servers whose tools ACT may call.
+    pub mcp: mcp::Servers,
     /// True when the user's file assigned at least one role; without that, start-up may
     /// switch every role to a local Ollama that answers (see docs/architecture.md §1).
     #[serde(skip)]
@@ -281,6 +284,8 @@ struct Layer {
     regulator: regulator::RegulatorLayer,
     #[serde(default)]
     pricing: BTreeMap<String, Spanned<pricing::PriceLayer>>,
+    #[serde(default)]
+    mcp: mcp::McpLayer,
 }
 
 /// `[router]`: only `weights` so far, as `group.field = number` (TOML dotted keys, or one
@@ -460,6 +465,7 @@ impl Config {
         let mut router_weights = BTreeMap::new();
         let mut reg = regulator::Merged::default();
         let mut prices = pricing::Pricing::default();
+        let mut mcp_servers = mcp::Servers::default();
         for (i, p) in layers.iter().enumerate() {
             for (group, fields) in &p.layer.router.weights {
                 for (field, value) in fields {
@@ -512,6 +518,10 @@ impl Config {
                 file: p.name.clone(),
                 line: line_col(p.text, v.span().start).0,
             })?;
+            mcp::merge(&mut mcp_servers, &p.layer.mcp, |v| Location {
+                file: p.name.clone(),
+                line: line_col(p.text, v.span().start).0,
+            })?;
         }
 
         let [primary, lightweight, strong, embedding] = roles;
@@ -559,6 +569,7 @@ impl Config {
             keys,
             router_weights,
             pricing: prices,
+            mcp: mcp_servers,
             roles_from_user,
             source: None,
         })

@@ -24,6 +24,8 @@ static URL_SECRET: LazyLock<Regex> = LazyLock::new(|| {
 /// `api_key_env = "VALUE"`, to check that VALUE is a variable's name and not the key itself.
 static KEY_ENV: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"api_key_env["']?\s*=\s*["']([^"']*)["']"#).expect("valid regex"));
+/// An MCP server's inline `env = { ... }` map.
+static MCP_ENV: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^env\s*=\s*\{").expect("valid regex"));
 static ENV_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").expect("valid regex"));
 
 /// Refuse `text` (the config file `file`) if any line holds a key inline: a setting named
@@ -49,7 +51,10 @@ fn secret_on(line: &str) -> Option<String> {
     let code = line.trim_start();
     // A commented-out key is still a key in the file; a comment's words are not settings.
     let comment = code.starts_with('#');
-    for c in KEY.captures_iter(code).filter(|_| !comment) {
+    // `env = { GITHUB_TOKEN = "GH_TOKEN" }` of an MCP server maps the server's variable to
+    // one of ours by name; config::mcp refuses any value that is not a variable's name.
+    let env_map = MCP_ENV.is_match(code);
+    for c in KEY.captures_iter(code).filter(|_| !comment && !env_map) {
         let name = &c[1];
         if is_secret_name(name) {
             return Some(format!("the setting `{name}`"));

@@ -29,6 +29,7 @@ mod llm_layer;
 mod llm_openai;
 mod local_chat;
 mod local_models;
+mod mcp;
 mod memory_chunker;
 mod memory_cli;
 mod memory_embedding_space;

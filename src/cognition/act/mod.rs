@@ -4,6 +4,7 @@
 
 pub mod critic;
 pub mod dispatch;
+pub mod mcp;
 pub mod plan;
 pub mod planner;
 pub mod skill;
