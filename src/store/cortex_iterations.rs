@@ -35,40 +35,34 @@ impl CortexIterationsRepo<'_> {
         Ok(n > 0)
     }
 
-    /// Record one ACT iteration.
+    /// Record one ACT iteration of a turn: its exchange (and routing decision) own it.
     pub fn insert(&self, it: &IterationRow<'_>) -> Result<(), StoreError> {
-        self.0.execute(
-            "INSERT INTO cortex_iterations (exchange_id, routing_decision_id, iteration_number, planner,
-                 actions_executed, action_results, execution_time_ms, fatigue, iteration_cost, mode,
-                 termination_reason, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'ACT', ?10, ?11)",
-            params![
-                it.exchange_id,
-                it.routing_decision_id,
-                it.iteration,
-                it.planner,
-                it.actions,
-                it.results,
-                it.execution_time_ms,
-                it.fatigue,
-                it.cost,
-                it.termination_reason,
-                it.created_at
-            ],
-        )?;
-        Ok(())
+        self.insert_owned((Some(it.exchange_id), it.routing_decision_id), None, it)
     }
 
     /// Record one iteration of a task step's ACT loop: the task and the step's position in its
     /// plan own it instead of an exchange (`it.exchange_id` is ignored; `routing_decision_id` too).
     pub fn insert_for_step(&self, task_id: i64, step_index: i64, it: &IterationRow<'_>) -> Result<(), StoreError> {
+        self.insert_owned((None, None), Some((task_id, step_index)), it)
+    }
+
+    /// One row with exactly one owner: an exchange, or a task step (the table's CHECK).
+    fn insert_owned(
+        &self,
+        (exchange_id, routing_decision_id): (Option<&str>, Option<&str>),
+        step: Option<(i64, i64)>,
+        it: &IterationRow<'_>,
+    ) -> Result<(), StoreError> {
         self.0.execute(
-            "INSERT INTO cortex_iterations (task_id, step_index, iteration_number, planner, actions_executed,
-                 action_results, execution_time_ms, fatigue, iteration_cost, mode, termination_reason, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'ACT', ?10, ?11)",
+            "INSERT INTO cortex_iterations (exchange_id, routing_decision_id, task_id, step_index,
+                 iteration_number, planner, actions_executed, action_results, execution_time_ms, fatigue,
+                 iteration_cost, mode, termination_reason, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'ACT', ?12, ?13)",
             params![
-                task_id,
-                step_index,
+                exchange_id,
+                routing_decision_id,
+                step.map(|s| s.0),
+                step.map(|s| s.1),
                 it.iteration,
                 it.planner,
                 it.actions,

@@ -2,7 +2,7 @@
 //! escape sequences must reach the terminal inert; an API key comes from the environment only
 //! and reaches no file the program writes, which are all private to the user.
 
-use crate::support::bin::{chalie, chalie_with, json_lines, text};
+use crate::support::bin::{chalie, chalie_piped, chalie_with, json_lines, text};
 use crate::support::harness::triage_reply;
 use crate::support::openai_double::{Double, Reply};
 use std::path::Path;
@@ -184,29 +184,6 @@ fn a_damaged_database_is_refused_with_a_way_out_and_never_written() {
     }
 }
 
-/// `chalie-tui ARGS` with `input` on stdin.
-fn chalie_stdin(data: &Path, args: &[&str], input: &[u8]) -> std::process::Output {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
-        .args(args)
-        .env("CHALIE_DATA_DIR", data)
-        .env("CHALIE_CONFIG", data.join("config.toml"))
-        .env("CHALIE_MODELS_DIR", data.join("models"))
-        .env_remove("CHALIE_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    out
-}
-
 #[test]
 fn a_one_megabyte_paste_and_a_message_of_only_control_characters_are_taken_in() {
     let dir = tempfile::tempdir().unwrap();
@@ -218,12 +195,12 @@ fn a_one_megabyte_paste_and_a_message_of_only_control_characters_are_taken_in() 
         .unwrap();
     let line = "2026-11-24 12:00:01 ERROR worker 7: connection reset by peer, retrying\n";
     let paste = line.repeat((1 << 20) / line.len() + 1);
-    let out = chalie_stdin(dir.path(), &["ask", "--json", "--thread", "t", "-"], paste.as_bytes());
+    let out = chalie_piped(dir.path(), &["ask", "--json", "--thread", "t", "-"], paste.as_bytes());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(json_lines(&out)[0]["failed"], serde_json::Value::Null, "{}", text(&out.stdout));
 
     let controls = "\x1b[2J\x1b]2;x\x07\x00\x01\x08\x7f\u{9b}6n\x1b[6n";
-    let out = chalie_stdin(dir.path(), &["ask", "--thread", "t", "-"], controls.as_bytes());
+    let out = chalie_piped(dir.path(), &["ask", "--thread", "t", "-"], controls.as_bytes());
     assert!(out.status.success(), "{}{}", text(&out.stderr), text(&out.stdout));
     assert_eq!(live_controls(&out.stdout), Vec::<char>::new(), "{:?}", text(&out.stdout));
 
