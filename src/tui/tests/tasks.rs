@@ -62,6 +62,7 @@ fn tasks() -> Vec<Task> {
         last_run_at: Some(T0 - 600),
         next_run_at: Some(T0 + 1200),
         thread_id: Some("t".into()),
+        origin: None,
     };
     let waiting = Task {
         id: 2,
