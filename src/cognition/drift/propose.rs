@@ -42,6 +42,8 @@ mod tests {
         assert_eq!(open.len(), 1);
         assert_eq!(open[0].state, TaskState::AwaitingConfirmation);
         assert_eq!(open[0].origin.as_deref(), Some("drift thought #12"));
+        let shown = crate::cognition::tasks::view::lines(&open[0], chrono::FixedOffset::east_opt(0).unwrap());
+        assert_eq!(shown.get(1).map(String::as_str), Some("  proposed by drift thought #12"), "{shown:?}");
         assert!(TasksRepo(&c).next_due(i64::MAX).unwrap().is_none(), "nothing runs before the go-ahead");
         // The same idea on a later cycle is the same task.
         let (effect, again) =
