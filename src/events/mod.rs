@@ -150,6 +150,9 @@ pub enum EngineEvent {
     /// The router's weights gained a version (the routing stability regulator's cycle or a
     /// revert); a running engine routes with it from its next turn.
     RouterWeightsChanged { version: u32, author: String, reason: String },
+    /// A persistent task told the user how it is going (docs/cognition.md §17): the message
+    /// is in `thread_id`'s history already; this puts it in an open chat as it happens.
+    TaskMessage { task_id: i64, thread_id: Option<String>, text: String },
     /// An uncertainty was opened, surfaced, resolved or decayed (`item.state` says which).
     UncertaintyChanged { item: UncertaintyItem },
     /// A turn stopped without committing (the database failed mid-turn); the message itself

@@ -13,6 +13,8 @@ pub struct NewTask<'a> {
     pub state: TaskState,
     pub priority: i64,
     pub thread_id: Option<&'a str>,
+    /// What proposed the task when the user did not (stored in `scope`).
+    pub origin: Option<&'a str>,
     pub created_at: i64,
     pub expires_at: i64,
 }
@@ -33,7 +35,7 @@ pub struct CycleOutcome<'a> {
 pub struct TasksRepo<'c>(pub &'c Connection);
 
 const COLUMNS: &str = "id, goal, state, priority, plan, progress, coverage, cycles, iterations, fatigue, created_at, \
-                       updated_at, expires_at, last_run_at, next_run_at, thread_id";
+                       updated_at, expires_at, last_run_at, next_run_at, thread_id, scope";
 
 fn task(r: &Row<'_>) -> rusqlite::Result<(Task, Option<String>, Option<String>)> {
     let state: String = r.get(2)?;
@@ -54,6 +56,7 @@ fn task(r: &Row<'_>) -> rusqlite::Result<(Task, Option<String>, Option<String>)>
         last_run_at: r.get(13)?,
         next_run_at: r.get(14)?,
         thread_id: r.get(15)?,
+        origin: r.get(16)?,
     };
     Ok((t, r.get(4)?, r.get(5)?))
 }
@@ -68,9 +71,17 @@ fn with_json((mut t, plan, progress): (Task, Option<String>, Option<String>)) ->
 impl TasksRepo<'_> {
     pub fn insert(&self, t: &NewTask<'_>) -> Result<i64, StoreError> {
         self.0.execute(
-            "INSERT INTO persistent_tasks (goal, state, priority, created_at, updated_at, expires_at, thread_id)
-             VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)",
-            params![t.goal, t.state.as_str(), t.priority.clamp(1, 10), t.created_at, t.expires_at, t.thread_id],
+            "INSERT INTO persistent_tasks (goal, state, priority, created_at, updated_at, expires_at, thread_id, scope)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)",
+            params![
+                t.goal,
+                t.state.as_str(),
+                t.priority.clamp(1, 10),
+                t.created_at,
+                t.expires_at,
+                t.thread_id,
+                t.origin
+            ],
         )?;
         Ok(self.0.last_insert_rowid())
     }
@@ -181,7 +192,7 @@ mod tests {
     }
 
     fn new(goal: &str, state: TaskState, priority: i64, at: i64) -> NewTask<'_> {
-        NewTask { goal, state, priority, thread_id: Some("t1"), created_at: at, expires_at: at + 100 }
+        NewTask { goal, state, priority, thread_id: Some("t1"), origin: None, created_at: at, expires_at: at + 100 }
     }
 
     #[test]

@@ -685,6 +685,7 @@ impl App {
             }
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
             EngineEvent::DriftCycle { cycle } => self.drift.cycle(cycle),
+            EngineEvent::TaskMessage { text, .. } => self.chat.push(ChatRole::Assistant, text, at),
             EngineEvent::RouterWeightsChanged { version, author, reason } => {
                 self.status.notice(NoticeLevel::Info, &format!("router weights v{version} by {author}: {reason}"));
             }

@@ -134,4 +134,7 @@ pub struct Task {
     pub last_run_at: Option<i64>,
     pub next_run_at: Option<i64>,
     pub thread_id: Option<String>,
+    /// What proposed the task when the user did not, e.g. `drift thought #12`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }

@@ -137,6 +137,7 @@ async fn a_plan_with_a_cycle_becomes_one_honest_step() {
                 state: TaskState::Pending,
                 priority: 5,
                 thread_id: Some("t"),
+                origin: None,
                 created_at: now_ts(),
                 expires_at: now_ts() + 86_400,
             })
@@ -184,6 +185,7 @@ fn the_tasks_command_lists_runs_and_cancels() {
                 state: TaskState::AwaitingConfirmation,
                 priority: 5,
                 thread_id: None,
+                origin: None,
                 created_at: now_ts(),
                 expires_at: now_ts() + 86_400,
             })

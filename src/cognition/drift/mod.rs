@@ -11,6 +11,7 @@ pub mod actions;
 pub mod comm;
 pub mod cycle;
 pub mod gate;
+pub mod propose;
 pub mod reconcile;
 pub mod run;
 pub mod schedule;

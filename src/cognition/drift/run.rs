@@ -16,6 +16,7 @@ use crate::events::{EngineEvent, EventBus};
 use crate::llm::Llm;
 use crate::store::{
     ChatRepo, ConceptsRepo, CuriosityRepo, Db, DriftItem, DriftRepo, GistsRepo, NewGist, NewThought, StoreError,
+    TasksRepo,
 };
 use crate::vocab::drift::DriftCycle;
 use rusqlite::Connection;
@@ -196,12 +197,18 @@ pub async fn run_cycle(
     report.thought = Some(thought.content.clone());
     report.author = Some(thought.author.name().into());
     let seed_id = ready.pick.concept;
-    let (recent, reflected, thread_open) = db
+    let (recent, reflected, thread_open, active_tasks) = db
         .call({
             let kind = thought.kind.name();
             move |c| {
                 let d = DriftRepo(c);
-                Ok((d.recent_contents(20)?, d.reflected_since(kind, now - 86_400)?, CuriosityRepo(c).open_on(seed_id)?))
+                let open_tasks = TasksRepo(c).list(false)?.len();
+                Ok((
+                    d.recent_contents(20)?,
+                    d.reflected_since(kind, now - 86_400)?,
+                    CuriosityRepo(c).open_on(seed_id)?,
+                    open_tasks,
+                ))
             }
         })
         .await?;
@@ -218,7 +225,7 @@ pub async fn run_cycle(
         idle_s: last_user.map(|t| now - t),
         comm: state.comm.clone(),
         strong_signals: ready.top.iter().filter(|t| t.2 >= 0.5).count(),
-        active_tasks: 0,
+        active_tasks,
         last_plan_at: state.last_plan_at,
         tool_suggested_at: hint.as_ref().and_then(|t| state.tools_suggested.get(t).copied()),
         tool_hint: hint.clone(),
@@ -258,6 +265,11 @@ pub async fn run_cycle(
             let (row_state, effect) = apply(&tx, action, &r, topic.as_deref(), quiet, now, &mut state)?;
             r.effect = Some(effect);
             let item = store(&tx, &r, topic.as_deref(), action, row_state, Some(seed_id), now)?;
+            if action == Action::Plan {
+                // The thought's id is the task's origin, so the task follows the stored thought.
+                let (effect, _) = super::propose::propose(&tx, r.thought.as_deref().unwrap_or(""), item.id, now)?;
+                r.effect = Some(effect);
+            }
             if rescue {
                 // Seed 000: thinking about a fading concept keeps it a little longer.
                 ConceptsRepo(&tx).strengthen(seed_id, super::DECAYING_RESCUE, now)?;
@@ -314,7 +326,7 @@ fn apply(
         }
         Action::Plan => {
             state.last_plan_at = Some(now);
-            ("kept", "task proposal recorded (persistent tasks are not built yet)".into())
+            ("kept", "proposed as a persistent task (the cycle report names it)".into())
         }
         Action::SeedThread => ("kept", "curiosity thread opened".into()),
         Action::Suggest => ("kept", "tool suggestion recorded".into()),

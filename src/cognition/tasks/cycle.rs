@@ -11,7 +11,7 @@ use crate::cognition::act::skill::SkillContext;
 use crate::cognition::intent::PRIMITIVES;
 use crate::cognition::pipeline::act::plan_request;
 use crate::config::Role;
-use crate::events::{EventBus, NoticeLevel};
+use crate::events::{EngineEvent, EventBus};
 use crate::llm::Llm;
 use crate::store::{ChatRepo, CortexIterationsRepo, CycleOutcome, Db, IterationRow, StoreError, TasksRepo};
 use crate::vocab::tasks::{Checkpoint, PlanStep, StepState, Task, TaskPlan, TaskState};
@@ -209,22 +209,23 @@ pub fn progress_message(task: &Task, p: &TaskPlan, coverage: f64, completed: boo
     format!("{head}\n{}", found.join("\n"))
 }
 
-/// A message into the task's thread (or the latest one), and a notice for the UI.
+/// A message into the task's thread (or the latest one), and on the bus for an open chat.
 async fn post(db: &Db, bus: &EventBus, task: &Task, cycle: i64, message: &str) -> Result<(), StoreError> {
     let (thread, m, id) = (task.thread_id.clone(), message.to_string(), task.id);
-    db.call(move |c| {
-        let chat = ChatRepo(c);
-        let thread = match thread {
-            Some(t) => Some(t),
-            None => chat.latest_thread()?,
-        };
-        if let Some(t) = thread {
-            chat.append(&t, &format!("task-{id}-{cycle}"), "assistant", &m, None, Some("tasks"))?;
-        }
-        Ok(())
-    })
-    .await?;
-    bus.notice(NoticeLevel::Info, crate::text::clip::clip(message.lines().next().unwrap_or(""), 160));
+    let thread_id = db
+        .call(move |c| {
+            let chat = ChatRepo(c);
+            let thread = match thread {
+                Some(t) => Some(t),
+                None => chat.latest_thread()?,
+            };
+            if let Some(t) = &thread {
+                chat.append(t, &format!("task-{id}-{cycle}"), "assistant", &m, None, Some("tasks"))?;
+            }
+            Ok(thread)
+        })
+        .await?;
+    bus.emit(EngineEvent::TaskMessage { task_id: id, thread_id, text: message.to_string() });
     Ok(())
 }
 

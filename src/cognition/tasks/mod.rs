@@ -3,6 +3,7 @@
 //! an open task, when to tell the user; the I/O: decomposition by the model
 //! ([`decompose`]), the cycle ([`cycle`]) and the background task ([`worker`]).
 
+pub mod create;
 pub mod cycle;
 pub mod decompose;
 pub mod plan;

@@ -42,6 +42,9 @@ pub fn lines(t: &Task, offset: FixedOffset) -> Vec<String> {
         t.coverage * 100.0,
         t.cycles
     )];
+    if let Some(origin) = &t.origin {
+        out.push(format!("  proposed by {origin}"));
+    }
     let Some(plan) = &t.plan else {
         out.push("  (no plan yet: it is made at the first run)".into());
         return out;

@@ -62,6 +62,7 @@ fn tasks() -> Vec<Task> {
         last_run_at: Some(T0 - 600),
         next_run_at: Some(T0 + 1200),
         thread_id: Some("t".into()),
+        origin: None,
     };
     let waiting = Task {
         id: 2,
@@ -99,4 +100,15 @@ fn an_empty_tasks_view_says_how_to_ask_for_one() {
     assert!(screen.contains("No background tasks are open."), "{screen}");
     a.on_terminal(key(KeyCode::F(7)));
     assert!(a.tasks.is_none(), "F7 again closes it");
+}
+
+#[test]
+fn a_task_progress_message_shows_in_the_chat_as_it_arrives() {
+    let mut a = app();
+    let text = "Task #3 \"compare coffee grinders\": 2 of 4 steps done";
+    assert!(!draw(&mut a, 100, 30).contains("2 of 4 steps done"));
+    let m = EngineEvent::TaskMessage { task_id: 3, thread_id: Some("t".into()), text: text.into() };
+    a.on_engine(&ev(-5, m));
+    let screen = draw(&mut a, 100, 30);
+    assert!(screen.contains("2 of 4 steps done"), "{screen}");
 }

@@ -1,10 +1,11 @@
 //! The `persistent_task` skill (docs/cognition.md §17.1): a chat request becomes a background
 //! task awaiting the user's go-ahead; "start task 3" confirms it, "cancel task 3" ends it. A
-//! goal close to an open task's is that task; at most [`MAX_OPEN`] are open.
+//! goal close to an open task's is that task; at most five are open (`tasks::create`).
 
 use crate::cognition::act::skill::{SkillContext, SkillError, SkillOutput, opt_str_param, str_param};
-use crate::cognition::tasks::{DEFAULT_PRIORITY, EXPIRY_S, MAX_OPEN, duplicate_of};
-use crate::store::{NewTask, TasksRepo};
+use crate::cognition::tasks::DEFAULT_PRIORITY;
+use crate::cognition::tasks::create::{CreateError, Created, Proposal, create};
+use crate::store::TasksRepo;
 use crate::vocab::tasks::{Task, TaskState};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
@@ -16,40 +17,23 @@ pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result
     match action.as_str() {
         "create" | "add" | "start_new" => {
             let goal = str_param(p, "goal")?;
-            let open = repo.list(false)?;
-            if let Some(id) = duplicate_of(goal, open.iter().map(|t| (t.id, t.goal.as_str()))) {
-                let t = open.iter().find(|t| t.id == id);
-                let state = t.map_or("open", |t| t.state.as_str());
-                return Ok(SkillOutput::new(
-                    format!(
-                        "That is task #{id} already (\"{}\", {state}): I kept the one task.",
-                        t.map_or(goal, |t| &t.goal)
-                    ),
-                    json!({"id": id, "merged": true}),
-                ));
-            }
-            if open.len() >= MAX_OPEN {
-                return Err(SkillError::NotFound(format!(
-                    "{MAX_OPEN} background tasks are open already; cancel one first (chalie-tui tasks cancel ID)"
-                )));
-            }
             let priority = p.get("priority").and_then(Value::as_i64).unwrap_or(DEFAULT_PRIORITY).clamp(1, 10);
-            let new = NewTask {
-                goal,
-                state: TaskState::AwaitingConfirmation,
-                priority,
-                thread_id: Some(&ctx.thread_id),
-                created_at: now,
-                expires_at: now + EXPIRY_S,
-            };
-            let id = repo.insert(&new)?;
-            Ok(SkillOutput::new(
-                format!(
-                    "I can work on \"{goal}\" in the background as task #{id}, a step about every half hour for up \
-                     to 14 days. Say \"start task {id}\" to begin, or \"cancel task {id}\"."
-                ),
-                json!({"id": id, "state": TaskState::AwaitingConfirmation.as_str(), "priority": priority}),
-            ))
+            let proposal = Proposal { goal, priority, thread_id: Some(&ctx.thread_id), origin: None };
+            match create(c, &proposal, now) {
+                Ok(Created::Merged { id, goal, state }) => Ok(SkillOutput::new(
+                    format!("That is task #{id} already (\"{goal}\", {}): I kept the one task.", state.as_str()),
+                    json!({"id": id, "merged": true}),
+                )),
+                Ok(Created::New { id }) => Ok(SkillOutput::new(
+                    format!(
+                        "I can work on \"{goal}\" in the background as task #{id}, a step about every half hour for up \
+                         to 14 days. Say \"start task {id}\" to begin, or \"cancel task {id}\"."
+                    ),
+                    json!({"id": id, "state": TaskState::AwaitingConfirmation.as_str(), "priority": priority}),
+                )),
+                Err(e @ CreateError::Full) => Err(SkillError::NotFound(e.to_string())),
+                Err(CreateError::Store(e)) => Err(e.into()),
+            }
         }
         "confirm" | "start" | "resume" => {
             let t = target(&repo, p, ctx, &[TaskState::AwaitingConfirmation, TaskState::Paused])?;
