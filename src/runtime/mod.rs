@@ -199,8 +199,22 @@ impl Runtime {
     }
 
     fn spawn_memory_workers(&self, stop: CancellationToken) {
-        let (db, bus, mut ready) = (self.db.clone(), self.bus.clone(), self.engine_llm.subscribe());
-        let board = self.workers.clone();
+        let (db, bus, board) = (self.db.clone(), self.bus.clone(), self.workers.clone());
+        self.once_models_ready(stop, move |llm, stop| async move {
+            if let Err(e) = crate::memory::workers::run_memory_group(db, llm, bus, stop, board).await {
+                tracing::error!("memory workers not started: {e}");
+            }
+        });
+    }
+
+    /// Run `start` on a task of its own once the engine's models are known (every background
+    /// engine thinks with them); never, if `stop` comes first or the runtime is dropped.
+    fn once_models_ready<F, Fut>(&self, stop: CancellationToken, start: F)
+    where
+        F: FnOnce(Arc<Llm>, CancellationToken) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        let mut ready = self.engine_llm.subscribe();
         tokio::spawn(async move {
             let llm = tokio::select! {
                 r = ready.wait_for(Option::is_some) => match r.ok().and_then(|v| v.clone()) {
@@ -209,9 +223,7 @@ impl Runtime {
                 },
                 _ = stop.cancelled() => return,
             };
-            if let Err(e) = crate::memory::workers::run_memory_group(db, llm, bus, stop, board).await {
-                tracing::error!("memory workers not started: {e}");
-            }
+            start(llm, stop).await;
         });
     }
 
@@ -254,16 +266,9 @@ impl Runtime {
 
     /// The drift engine, once the engine's models are known (it thinks with the lightweight one).
     fn spawn_drift(&self, stop: CancellationToken) {
-        let (db, bus, mut ready) = (self.db.clone(), self.bus.clone(), self.engine_llm.subscribe());
+        let (db, bus) = (self.db.clone(), self.bus.clone());
         let (board, settings) = (self.workers.clone(), self.config.drift);
-        tokio::spawn(async move {
-            let llm = tokio::select! {
-                r = ready.wait_for(Option::is_some) => match r.ok().and_then(|v| v.clone()) {
-                    Some(llm) => llm,
-                    None => return,
-                },
-                _ = stop.cancelled() => return,
-            };
+        self.once_models_ready(stop, move |llm, stop| async move {
             let seed = crate::store::now_ts() as u64 ^ u64::from(std::process::id());
             let task = crate::cognition::drift::worker::DriftTask::new(llm, bus.clone(), settings, seed);
             match Registry::new(board).periodic(WorkerId::Drift, task).start(&db, &bus, &stop) {
@@ -275,16 +280,9 @@ impl Runtime {
 
     /// The persistent-task worker, once the engine's models are known (steps plan with the primary one).
     fn spawn_tasks(&self, stop: CancellationToken) {
-        let (db, bus, mut ready) = (self.db.clone(), self.bus.clone(), self.engine_llm.subscribe());
+        let (db, bus) = (self.db.clone(), self.bus.clone());
         let (board, settings, quiet) = (self.workers.clone(), self.config.tasks, self.config.drift);
-        tokio::spawn(async move {
-            let llm = tokio::select! {
-                r = ready.wait_for(Option::is_some) => match r.ok().and_then(|v| v.clone()) {
-                    Some(llm) => llm,
-                    None => return,
-                },
-                _ = stop.cancelled() => return,
-            };
+        self.once_models_ready(stop, move |llm, stop| async move {
             let seed = crate::store::now_ts() as u64 ^ u64::from(std::process::id()).rotate_left(17);
             let task = crate::cognition::tasks::worker::TaskWorker::new(llm, bus.clone(), settings, quiet, seed);
             match Registry::new(board).periodic(WorkerId::Tasks, task).start(&db, &bus, &stop) {
