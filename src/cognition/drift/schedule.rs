@@ -18,6 +18,12 @@ pub fn next_wait_s(interval_s: u64, rng: &mut SplitMix64) -> u64 {
     (interval_s as f64 * f).round().max(1.0) as u64
 }
 
+/// The plain jitter, `interval × U(0.7, 1.3)` without the long gaps: the task worker's wait
+/// (docs/cognition.md §17.3).
+pub fn jittered_s(interval_s: u64, rng: &mut SplitMix64) -> u64 {
+    (interval_s as f64 * uniform(rng, JITTER)).round().max(1.0) as u64
+}
+
 /// Whether local `hour` (0–23) is inside quiet hours `[start, end)`, which may wrap midnight
 /// (23 → 8). Equal bounds mean no quiet hours.
 pub fn quiet_hour(hour: u32, start: u8, end: u8) -> bool {

@@ -5,7 +5,7 @@
 use super::cycle::{Moment, run_cycle};
 use crate::SplitMix64;
 use crate::background::worker::PeriodicTask;
-use crate::cognition::drift::schedule::is_quiet;
+use crate::cognition::drift::schedule::{is_quiet, jittered_s};
 use crate::cognition::drift::worker::{local_offset_s, turn_state};
 use crate::config::{DriftSettings, TaskSettings};
 use crate::events::{EventBus, Stamped};
@@ -16,14 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
-
-/// The jitter around the interval: `interval × U(0.7, 1.3)`.
-pub const JITTER: (f64, f64) = (0.7, 1.3);
-
-pub fn next_wait_s(interval_s: u64, rng: &mut SplitMix64) -> u64 {
-    let f = JITTER.0 + (JITTER.1 - JITTER.0) * rng.next_f64();
-    (interval_s as f64 * f).round().max(1.0) as u64
-}
 
 pub struct TaskWorker {
     pub llm: Arc<Llm>,
@@ -41,7 +33,7 @@ impl TaskWorker {
     pub fn new(llm: Arc<Llm>, bus: EventBus, settings: TaskSettings, quiet: DriftSettings, seed: u64) -> TaskWorker {
         let events = bus.subscribe();
         let mut rng = SplitMix64(seed);
-        let next = Duration::from_secs(next_wait_s(settings.interval_s, &mut rng));
+        let next = Duration::from_secs(jittered_s(settings.interval_s, &mut rng));
         TaskWorker { llm, bus, settings, quiet, events, in_flight: false, rng, next }
     }
 
@@ -67,7 +59,7 @@ impl PeriodicTask for TaskWorker {
     }
 
     async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
-        self.next = Duration::from_secs(next_wait_s(self.settings.interval_s, &mut self.rng));
+        self.next = Duration::from_secs(jittered_s(self.settings.interval_s, &mut self.rng));
         self.drain();
         if !self.settings.enabled || self.in_flight {
             return Ok(());
