@@ -103,6 +103,11 @@ pub enum McpAction {
         #[arg(long)]
         json: bool,
     },
+    /// Let a tool that may change things run without asking (`mcp.SERVER.TOOL`)
+    Allow {
+        /// The tool's skill name, as `mcp list` and the refusal name it
+        skill: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -59,7 +59,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Conversations(args)) => commands::conversations::run(&paths, args),
         Some(Command::Export { file }) => commands::export::export(&paths, &file),
         Some(Command::Import { file, merge }) => commands::export::import(&paths, &file, merge),
-        Some(Command::Mcp { action: chalie::cli::McpAction::List { json } }) => commands::mcp::list(&config, json),
+        Some(Command::Mcp { action }) => commands::mcp::run(&paths, &config, action),
         Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
         Some(Command::Tasks(args)) => commands::tasks::run(paths, config, args),
         Some(Command::Router(args)) => commands::router::run(&paths, &config, args),

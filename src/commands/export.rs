@@ -42,9 +42,13 @@ pub fn import(paths: &Paths, file: &Path, merge: bool) -> anyhow::Result<ExitCod
     let inserted: u64 = report.inserted.values().sum();
     let skipped: u64 = report.skipped.values().sum();
     eprintln!(
-        "Imported {inserted} rows into {}{}.",
+        "Imported {inserted} rows into {}{}{}.",
         paths.db_file.display(),
-        if skipped > 0 { format!(" ({skipped} already there, kept as they were)") } else { String::new() }
+        if skipped > 0 { format!(" ({skipped} already there, kept as they were)") } else { String::new() },
+        match report.renumbered {
+            0 => String::new(),
+            n => format!(" ({n} under new ids: theirs were taken)"),
+        }
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -46,6 +46,8 @@ pub struct Runtime {
     engine_llm: Arc<watch::Sender<Option<Arc<Llm>>>>,
     /// What every background task last did (the F1 popup and `status` read it).
     pub workers: WorkerBoard,
+    /// The configured MCP servers, shared by the engine's ACT loop and drift's SUGGEST.
+    pub mcp: Arc<crate::mcp::Hub>,
     /// This process's claim on the database: one engine per file.
     _instance: Arc<crate::store::InstanceLock>,
 }
@@ -81,6 +83,7 @@ impl Runtime {
             tracing::info!(retired, "closed jobs left on queues no worker claims");
         }
         let engine_llm = Arc::new(watch::Sender::new(None));
+        let mcp = Arc::new(crate::mcp::Hub::from_process_env(config.mcp.clone()));
         Ok(Runtime {
             paths,
             config,
@@ -90,6 +93,7 @@ impl Runtime {
             writer,
             engine_llm,
             workers: WorkerBoard::new(),
+            mcp,
             _instance: instance,
         })
     }
@@ -178,7 +182,8 @@ impl Runtime {
             resolve::build(&self.config, &self.paths.models_dir, &ProcessEnv, self.bus.clone(), true).await?;
         tracing::info!(?selection, primary = %llm.describe(Role::Primary), "models resolved");
         let llm = Arc::new(llm);
-        let engine = Arc::new(Engine::start(self.db.clone(), llm.clone(), self.bus.clone()).await?);
+        let engine = Engine::start(self.db.clone(), llm.clone(), self.bus.clone()).await?;
+        let engine = Arc::new(engine.with_mcp(self.mcp.clone()));
         self.engine_llm.send_replace(Some(llm));
         Ok(engine)
     }
@@ -267,10 +272,11 @@ impl Runtime {
     /// The drift engine, once the engine's models are known (it thinks with the lightweight one).
     fn spawn_drift(&self, stop: CancellationToken) {
         let (db, bus) = (self.db.clone(), self.bus.clone());
-        let (board, settings) = (self.workers.clone(), self.config.drift);
+        let (board, settings, hub) = (self.workers.clone(), self.config.drift, self.mcp.clone());
         self.once_models_ready(stop, move |llm, stop| async move {
             let seed = crate::store::now_ts() as u64 ^ u64::from(std::process::id());
-            let task = crate::cognition::drift::worker::DriftTask::new(llm, bus.clone(), settings, seed);
+            let mut task = crate::cognition::drift::worker::DriftTask::new(llm, bus.clone(), settings, seed);
+            task.mcp = (!hub.is_empty()).then_some(hub);
             match Registry::new(board).periodic(WorkerId::Drift, task).start(&db, &bus, &stop) {
                 Ok(running) => running.join().await,
                 Err(e) => tracing::error!("drift not started: {e}"),

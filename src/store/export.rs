@@ -75,6 +75,8 @@ impl From<rusqlite::Error> for ExportError {
 pub struct ImportReport {
     pub inserted: BTreeMap<String, u64>,
     pub skipped: BTreeMap<String, u64>,
+    /// Rows that came in under a new id because theirs was taken here (merge only).
+    pub renumbered: u64,
 }
 
 /// The ordinary tables of the migrated schema, by name: no SQLite internals, no virtual
@@ -184,8 +186,9 @@ fn seeded(conn: &Connection, table: &str) -> Result<u64, StoreError> {
 
 /// Write `doc` into `conn` in one transaction. Without `merge`, the database must hold no
 /// more than a new one does (`fresh` counts per table, taken from a new database), and its
-/// seeded rows are replaced by the export's. With `merge`, rows whose key already exists
-/// are kept and counted as skipped.
+/// seeded rows are replaced by the export's. With `merge`, a row identical to one already
+/// here is skipped; one whose integer key is held by a different row comes in under a new
+/// id, its references following ([`merge`]); any other conflict keeps the row here.
 pub fn import(
     conn: &mut Connection,
     doc: &ExportDoc,
@@ -234,11 +237,13 @@ fn import_rows(
     let tx = conn.transaction()?;
     let mut report = ImportReport::default();
     let dim_before = embedding_dim(&tx)?;
+    let renumber = if merge { merge::Renumber::plan(&tx, doc, tables)? } else { merge::Renumber::default() };
+    report.renumbered = renumber.renumbered();
     for (name, dump) in doc.tables.iter().filter(|(n, _)| tables.contains(n)) {
         if !merge {
             tx.execute(&format!("DELETE FROM \"{name}\""), [])?;
         }
-        insert_rows(&tx, name, dump, merge, &mut report)?;
+        insert_rows(&tx, name, &renumber.apply(&tx, name, dump)?, merge, &mut report)?;
     }
     let dim = embedding_dim(&tx)?;
     for t in VecTable::ALL {
@@ -247,7 +252,7 @@ fn import_rows(
             // The vector tables are as wide as the imported space, not the new database's default.
             tx.execute_batch(&format!("DROP TABLE IF EXISTS {}; {};", t.name(), vec_table_ddl(t, dim)))?;
         }
-        insert_rows(&tx, t.name(), dump, merge, &mut report)?;
+        insert_rows(&tx, t.name(), &renumber.apply(&tx, t.name(), dump)?, merge, &mut report)?;
     }
     tx.commit()?;
     Ok(report)
@@ -290,6 +295,8 @@ fn insert_rows(
 pub fn row_counts(conn: &Connection) -> Result<BTreeMap<String, u64>, StoreError> {
     data_tables(conn)?.into_iter().map(|t| Ok((t.clone(), seeded(conn, &t)?))).collect()
 }
+
+mod merge;
 
 #[cfg(test)]
 mod tests;

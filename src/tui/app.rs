@@ -105,6 +105,8 @@ impl Default for Settings {
 }
 
 pub struct App {
+    /// An MCP tool waiting for the user's go-ahead (the confirm prompt).
+    pub approval: Option<super::approve::Asked>,
     pub keymap: Keymap,
     pub focus: Focus,
     pub chat: Chat,
@@ -146,6 +148,7 @@ impl App {
             ..Status::default()
         };
         App {
+            approval: None,
             keymap: settings.keymap,
             focus: Focus::Input,
             chat: Chat::default(),
@@ -233,6 +236,14 @@ impl App {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => {
                 self.dirty = true;
+                // A tool waiting for the go-ahead takes y/a/n/Esc before anything else.
+                if let Some(asked) = &self.approval
+                    && let Some(answer) = super::approve::key(key.code)
+                {
+                    asked.answer(answer);
+                    self.approval = None;
+                    return None;
+                }
                 let ctx = self.context();
                 if let Some(cmd) = self.keymap.command(&key, ctx) {
                     return self.run(cmd, ctx);
@@ -745,6 +756,7 @@ impl App {
             }
             ViewAnswer::Conversation { thread_id, rows } => self.show_conversation(Some(thread_id), &rows),
             ViewAnswer::Drift { thoughts } => self.drift.loaded(&thoughts),
+            ViewAnswer::Approval(asked) => self.approval = Some(asked),
             ViewAnswer::Uncertainties { items } => self.uncertainties.loaded(&items),
             ViewAnswer::MemoryTexts { texts } => self.uncertainties.texts_loaded(&texts),
             ViewAnswer::Tasks { tasks } => {

@@ -9,6 +9,7 @@
 //!   database reads, answered on their own channel.
 
 pub mod app;
+pub mod approve;
 pub mod audit;
 pub mod chat;
 pub mod clipboard;

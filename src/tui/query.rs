@@ -39,6 +39,8 @@ pub enum ViewAnswer {
     MemoryTexts { texts: Vec<(String, Option<String>)> },
     /// The persistent tasks, open ones first, for the Tasks view.
     Tasks { tasks: Vec<crate::vocab::tasks::Task> },
+    /// An MCP tool asks to run (the confirm prompt).
+    Approval(super::approve::Asked),
     /// A read failed; `what` names it for the status line ("the audit").
     Failed { what: &'static str, error: String },
 }
@@ -52,6 +54,7 @@ pub struct Queries {
     tasks: watch::Sender<Option<()>>,
     conversations: watch::Sender<Option<Option<String>>>,
     conversation: watch::Sender<Option<String>>,
+    answers: mpsc::UnboundedSender<ViewAnswer>,
 }
 
 impl Queries {
@@ -108,6 +111,7 @@ impl Queries {
         );
 
         let db = db.clone();
+        let (kept, answers) = (answers.clone(), answers);
         tokio::spawn(async move {
             let read = db
                 .call(|c| Ok((store::recent_drift(c, STARTUP_ROWS)?, store::open_uncertainties(c, STARTUP_ROWS)?)))
@@ -126,7 +130,13 @@ impl Queries {
                 }
             }
         });
-        (Queries { audit, decision, memory, texts, tasks, conversations, conversation }, rx)
+        let queries = Queries { audit, decision, memory, texts, tasks, conversations, conversation, answers: kept };
+        (queries, rx)
+    }
+
+    /// Where answers that are not reads (the confirm prompt's questions) go.
+    pub fn answers(&self) -> mpsc::UnboundedSender<ViewAnswer> {
+        self.answers.clone()
     }
 
     pub fn audit(&self, mode: Option<Mode>) {

@@ -145,6 +145,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     if let Some(help) = &app.help {
         help.render(frame, a.main, &app.keymap);
     }
+    if let Some(asked) = &app.approval {
+        popup(frame, a.main, "Run this tool?", &asked.text());
+    }
 }
 
 /// One uncertainty record or drift thought over the middle of the screen.

@@ -52,10 +52,13 @@ impl Worker {
         let current = Arc::new(Mutex::new(CancellationToken::new()));
         let engine: Arc<OnceCell<Arc<Engine>>> = Arc::new(OnceCell::new());
 
-        let (rt_init, cell) = (rt.clone(), engine.clone());
+        let (rt_init, cell, asks) = (rt.clone(), engine.clone(), queries.answers());
         tokio::spawn(async move {
             match cell.get_or_try_init(|| rt_init.start_engine()).await {
-                Ok(engine) => rt_init.announce_models(engine.llm()),
+                Ok(engine) => {
+                    super::approve::forward(engine, asks);
+                    rt_init.announce_models(engine.llm());
+                }
                 Err(e) => {
                     rt_init.bus.notice(NoticeLevel::Error, format!("cannot start the engine: {e:#}"));
                     rt_init.bus.emit(EngineEvent::ModelsResolved {

@@ -258,3 +258,16 @@ async fn on_an_endpoint_the_model_still_writes_acknowledgements_and_answers() {
     assert_eq!(r.reply_source.as_str(), "model", "templates stand in for the built-in model only");
     assert_eq!(r.response, "Nice to meet you, Ada!");
 }
+
+#[tokio::test]
+async fn piped_text_under_a_request_neither_hides_the_command_nor_is_read_as_one() {
+    let h = start_heuristic([unusable(), unusable()].concat()).await;
+    // What `echo "the kettle is broken" | chalie-tui ask "Keep an eye on …"` sends.
+    let r = h.say("t", "Keep an eye on flights to Lisbon under 120 euros for May\n\nthe kettle is broken").await;
+    assert_eq!(r.mode, Mode::Act, "{} {:?}", r.router.reason, r.fallbacks);
+    assert_eq!(iterations(&r), [("deterministic".to_string(), vec!["persistent_task".to_string()])]);
+    let action = &r.act_iterations[0].actions[0];
+    assert_eq!(action.params["goal"], "Keep an eye on flights to Lisbon under 120 euros for May");
+    assert_eq!(action.params["material"], "the kettle is broken", "the piped block rides along as material");
+    assert!(r.act_iterations[0].results[0].ok, "{:?}", r.act_iterations[0].results);
+}

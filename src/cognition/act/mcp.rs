@@ -71,7 +71,54 @@ pub fn approval(c: &Connection, t: &ToolInfo) -> Approval {
 
 /// Remember the user's "always allow" for one tool.
 pub fn always_allow(c: &Connection, t: &ToolInfo, now: i64) -> Result<(), crate::store::StoreError> {
-    KvStateRepo(c).set_text(ALLOW_NS, &t.skill(), "always", now)
+    allow_skill(c, &t.skill(), now)
+}
+
+/// The same by skill name, for `chalie-tui mcp allow`, which may run before the server does.
+pub fn allow_skill(c: &Connection, skill: &str, now: i64) -> Result<(), crate::store::StoreError> {
+    KvStateRepo(c).set_text(ALLOW_NS, skill, "always", now)
+}
+
+/// The user's answer to "run this tool?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// `y`: this call only.
+    Once,
+    /// `a`: this call and every later one of this tool.
+    Always,
+    /// `n`, or nobody could be asked.
+    No,
+}
+
+/// A question for whoever can answer it (the TUI's confirm prompt). Dropping `answer`
+/// unanswered counts as [`Answer::No`].
+#[derive(Debug)]
+pub struct ApprovalRequest {
+    pub tool: ToolInfo,
+    /// The call's arguments as JSON text, clipped for one line.
+    pub args: String,
+    pub answer: tokio::sync::oneshot::Sender<Answer>,
+}
+
+/// Why a consequential tool did not run, in words for the reply and the ACT pane.
+pub fn refusal(skill: &str, interactive: bool) -> String {
+    if interactive {
+        format!("Did not run {skill}: you said no.")
+    } else {
+        format!(
+            "Did not run {skill}: it may change things and needs your go-ahead, which a one-shot `ask` cannot \
+             give. Allow it for good with `chalie-tui mcp allow {skill}`, or use it from the TUI."
+        )
+    }
+}
+
+/// How much of a tool's reply the planner's history and the reply notes carry.
+pub const RESULT_CHARS: usize = 600;
+
+/// The ACT result line of a call that did not come back: what failed and that the turn goes
+/// on without it.
+pub fn degraded(skill: &str, error: &str) -> String {
+    format!("{skill} could not be used ({error}); answering without it.")
 }
 
 #[cfg(test)]
@@ -115,5 +162,14 @@ mod tests {
         always_allow(&c, &writer, 1).unwrap();
         assert_eq!(approval(&c, &writer), Approval::Run);
         assert_eq!(approval(&c, &tool("delete", false)), Approval::AskFirst, "allowed per tool, not per server");
+        allow_skill(&c, "mcp.s.delete", 2).unwrap();
+        assert_eq!(approval(&c, &tool("delete", false)), Approval::Run, "allowed by name before the server ran");
+    }
+
+    #[test]
+    fn a_refusal_says_how_to_allow_when_nobody_can_be_asked() {
+        assert!(refusal("mcp.s.note", false).contains("chalie-tui mcp allow mcp.s.note"));
+        assert_eq!(refusal("mcp.s.note", true), "Did not run mcp.s.note: you said no.");
+        assert!(degraded("mcp.s.hang", "took too long").ends_with("answering without it."));
     }
 }

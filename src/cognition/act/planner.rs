@@ -91,8 +91,41 @@ pub fn forget_plan(text: &str) -> Option<Vec<Action>> {
     Some(vec![Action::new("forget", params)])
 }
 
-/// The plan for `text`, if it is one of the unambiguous commands.
+/// How much of a message's material (a piped block, a paste under the request) an action
+/// carries along.
+pub const MATERIAL_CHARS: usize = 500;
+
+/// The request and the material under it: the first paragraph is the request, anything after
+/// the first blank line (`git diff | chalie-tui ask "review this"` puts the piped text
+/// there) is material. Phrase matching reads the request only, so a pasted log cannot turn a
+/// command into no command, nor a paste into a command.
+pub fn split_material(text: &str) -> (&str, Option<&str>) {
+    let text = text.trim();
+    let cut = text.find("\n\n").or_else(|| text.find("\r\n\r\n"));
+    match cut {
+        Some(i) => {
+            let material = text[i..].trim();
+            (text[..i].trim(), (!material.is_empty()).then_some(material))
+        }
+        None => (text, None),
+    }
+}
+
+/// The plan for `text`, if its request is one of the unambiguous commands; the material under
+/// the request rides along as each action's `material` parameter.
 pub fn plan(text: &str, now: DateTime<Local>) -> Option<Vec<Action>> {
+    let (request, material) = split_material(text);
+    let mut actions = plan_request(request, now)?;
+    if let Some(m) = material {
+        let m = crate::text::clip::clip(m, MATERIAL_CHARS);
+        for a in &mut actions {
+            a.params.insert("material".into(), json!(m));
+        }
+    }
+    Some(actions)
+}
+
+fn plan_request(text: &str, now: DateTime<Local>) -> Option<Vec<Action>> {
     let t = text.trim();
     if let Some(p) = forget_plan(t) {
         return Some(p);
@@ -294,5 +327,15 @@ mod tests {
         assert_eq!(one("cancel task #2").params["action"], "cancel");
         assert_eq!(one("pause background task 4").params["action"], "pause");
         assert!(plan("what is a background task?", now()).is_none());
+    }
+
+    #[test]
+    fn piped_material_neither_hides_nor_makes_a_command() {
+        let a = one("Keep an eye on flights to Lisbon under 120 euros\n\nthe kettle is broken");
+        assert_eq!(a.params["goal"], "Keep an eye on flights to Lisbon under 120 euros");
+        assert_eq!(a.params["material"], "the kettle is broken");
+        assert!(plan("review this\n\nadd eggs to my shopping list", now()).is_none(), "a paste is no command");
+        assert_eq!(split_material("  just a request  "), ("just a request", None));
+        assert_eq!(split_material("ask\r\n\r\n body "), ("ask", Some("body")));
     }
 }

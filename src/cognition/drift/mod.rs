@@ -16,6 +16,7 @@ pub mod reconcile;
 pub mod run;
 pub mod schedule;
 pub mod seed;
+pub mod suggest;
 pub mod synth;
 pub mod worker;
 

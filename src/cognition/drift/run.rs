@@ -63,6 +63,8 @@ pub struct Options {
     pub strategy: Option<Strategy>,
     /// The activation graph kept between cycles (the worker's; a one-off cycle loads it).
     pub graph_cache: Option<GraphCache>,
+    /// The MCP tools the hub lists: SUGGEST names one when it fits.
+    pub tools: Vec<crate::mcp::ToolInfo>,
 }
 
 impl Default for Options {
@@ -74,6 +76,7 @@ impl Default for Options {
             turn_in_flight: false,
             strategy: None,
             graph_cache: None,
+            tools: Vec::new(),
         }
     }
 }
@@ -92,22 +95,6 @@ async fn think(llm: Option<&Llm>, r: &Ready, cancel: &CancellationToken) -> (Tho
         },
         Err(e) => (fallback(), Some(crate::describe(&e))),
     }
-}
-
-/// A skill the activated concepts point at (SUGGEST's tool).
-fn tool_hint(names: &[String]) -> Option<String> {
-    const TOOLS: [(&str, &str); 6] = [
-        ("remind", "reminder"),
-        ("deadline", "reminder"),
-        ("appointment", "reminder"),
-        ("shopping", "list"),
-        ("groceries", "list"),
-        ("focus", "focus session"),
-    ];
-    names.iter().find_map(|n| {
-        let n = n.to_lowercase();
-        TOOLS.iter().find(|(w, _)| n.contains(w)).map(|(_, t)| (*t).to_string())
-    })
 }
 
 /// Deliver the oldest deferred COMMUNICATE when the moment is right; expire old ones.
@@ -212,7 +199,7 @@ pub async fn run_cycle(
             }
         })
         .await?;
-    let hint = tool_hint(&ready.top.iter().map(|t| t.1.clone()).collect::<Vec<_>>());
+    let hint = super::suggest::hint(&ready.top.iter().map(|t| t.1.clone()).collect::<Vec<_>>(), &o.tools);
     let inputs = Inputs {
         now,
         kind: thought.kind,
@@ -250,7 +237,7 @@ pub async fn run_cycle(
         state.last_insight_at = Some(now);
     }
     if action == Action::Suggest
-        && let Some(t) = hint
+        && let Some(t) = hint.clone()
     {
         state.tools_suggested.retain(|_, at| now - *at < actions::TOOL_COOLDOWN_S);
         state.tools_suggested.insert(t, now);
@@ -263,7 +250,10 @@ pub async fn run_cycle(
         .call(move |c| {
             let tx = c.unchecked_transaction()?;
             let (row_state, effect) = apply(&tx, action, &r, topic.as_deref(), quiet, now, &mut state)?;
-            r.effect = Some(effect);
+            r.effect = Some(match (action, &hint) {
+                (Action::Suggest, Some(t)) => format!("{effect}: {t}"),
+                _ => effect,
+            });
             let item = store(&tx, &r, topic.as_deref(), action, row_state, Some(seed_id), now)?;
             if action == Action::Plan {
                 // The thought's id is the task's origin, so the task follows the stored thought.

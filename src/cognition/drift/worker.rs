@@ -25,6 +25,8 @@ pub struct DriftTask {
     rng: SplitMix64,
     next: Duration,
     graph: GraphCache,
+    /// The MCP servers whose tools SUGGEST may name.
+    pub mcp: Option<Arc<crate::mcp::Hub>>,
 }
 
 impl DriftTask {
@@ -32,7 +34,7 @@ impl DriftTask {
         let events = bus.subscribe();
         let mut rng = SplitMix64(seed);
         let next = Duration::from_secs(schedule::next_wait_s(settings.interval_s, &mut rng));
-        DriftTask { llm, bus, settings, events, in_flight: false, rng, next, graph: GraphCache::default() }
+        DriftTask { llm, bus, settings, events, in_flight: false, rng, next, graph: GraphCache::default(), mcp: None }
     }
 
     /// Catch up on the bus: is a turn in flight now?
@@ -44,6 +46,21 @@ impl DriftTask {
                 Err(_) => break,
             }
         }
+    }
+}
+
+impl DriftTask {
+    /// Every listed tool; a server that cannot list them offers none this cycle.
+    async fn tools(&self) -> Vec<crate::mcp::ToolInfo> {
+        let Some(hub) = &self.mcp else { return Vec::new() };
+        let mut out = Vec::new();
+        for name in hub.names() {
+            match hub.tools(&name).await {
+                Ok(t) => out.extend(t),
+                Err(e) => tracing::debug!("drift: {e}"),
+            }
+        }
+        out
     }
 }
 
@@ -84,6 +101,7 @@ impl PeriodicTask for DriftTask {
             turn_in_flight: false,
             strategy: None,
             graph_cache: Some(self.graph.clone()),
+            tools: self.tools().await,
         };
         let seed = self.rng.next_u64();
         let cancel = CancellationToken::new();

@@ -54,7 +54,18 @@ pub fn select_skills(triage_skills: &[String], named: &[&str]) -> Vec<String> {
 /// The planner request: the skeleton with only the selected skill docs, the message, and the
 /// results so far.
 pub fn plan_request(text: &str, skills: &[String], history: &[ActionResult]) -> ChatRequest {
-    let docs: Vec<&str> = skills.iter().filter_map(|s| skill_doc(s)).map(str::trim).collect();
+    plan_request_with_tools(text, skills, &[], history)
+}
+
+/// [`plan_request`] with the offered MCP tools' lines after the innate skills' docs.
+pub fn plan_request_with_tools(
+    text: &str,
+    skills: &[String],
+    tool_docs: &[String],
+    history: &[ActionResult],
+) -> ChatRequest {
+    let docs: Vec<&str> =
+        skills.iter().filter_map(|s| skill_doc(s)).chain(tool_docs.iter().map(String::as_str)).map(str::trim).collect();
     let system = ACT_PROMPT.trim().replace("{{skills}}", &docs.join("\n"));
     let mut user = format!("Message: {text}");
     if !history.is_empty() {
@@ -99,6 +110,8 @@ pub struct ActRun {
     pub critic_ask: Option<String>,
     /// The critic's model checks that were skipped, and why.
     pub critic_fallbacks: Vec<Fallback>,
+    /// An MCP tool failed or hung and the turn went on without it.
+    pub tool_fallback: Option<Fallback>,
 }
 
 impl ActRun {
@@ -114,9 +127,15 @@ impl Engine {
         ctx: &SkillContext,
         text: &str,
         skills: &[String],
+        triage_skills: &[String],
         routing_id: &str,
         cancel: &CancellationToken,
     ) -> ActRun {
+        let offered = self.mcp_offer(text, triage_skills).await;
+        let tool_docs: Vec<String> = offered.iter().map(crate::cognition::act::mcp::planner_doc).collect();
+        let allowed: Vec<String> = skills.iter().cloned().chain(offered.iter().map(|t| t.skill())).collect();
+        let mut tool_fallback = None;
+        let mut refused = false;
         let limits = ActLimits::default();
         let started = Instant::now();
         let mut state = LoopState::default();
@@ -131,7 +150,9 @@ impl Engine {
                 break Termination::Cancelled;
             }
             let left = limits.cumulative_timeout.saturating_sub(started.elapsed());
-            let (plan, planner, why) = self.plan(text, skills, &history, state.iteration, left, ctx, cancel).await;
+            let (plan, planner, why) = self
+                .plan(text, (allowed.as_slice(), tool_docs.as_slice()), &history, state.iteration, left, ctx, cancel)
+                .await;
             if why.is_some() && planner_fallback.is_none() {
                 planner_fallback = why;
             }
@@ -158,6 +179,19 @@ impl Engine {
                     break;
                 }
                 let previous = results.last().map(|r: &ActionResult| r.summary.clone());
+                if let Some(tool) = offered.iter().find(|t| t.skill() == action.kind) {
+                    let called = self.mcp_call(tool, action, previous.as_deref(), cancel).await;
+                    if called.degraded {
+                        tool_fallback = Some(Fallback::McpTool);
+                    }
+                    ran.push(action.clone());
+                    results.push(called.result);
+                    if called.refused {
+                        refused = true;
+                        break;
+                    }
+                    continue;
+                }
                 let (a, c) = (action.clone(), ctx.clone());
                 let work = self.db.call(move |conn| Ok(dispatch(conn, &a, &c, previous.as_deref())));
                 let r = match tokio::time::timeout(limits.per_action_timeout, work).await {
@@ -207,7 +241,7 @@ impl Engine {
             if let Some(it) = iterations.last() {
                 self.log_iteration(ctx, routing_id, it, None).await;
             }
-            if confirm.is_some() || critic_ask.is_some() {
+            if confirm.is_some() || critic_ask.is_some() || refused {
                 break Termination::NeedsConfirmation;
             }
             if planner == "deterministic" {
@@ -226,7 +260,7 @@ impl Engine {
             cost: 0.0,
         });
         self.log_iteration(ctx, routing_id, &last, Some(termination)).await;
-        ActRun { iterations, termination, planner_fallback, confirm, critic_ask, critic_fallbacks }
+        ActRun { iterations, termination, planner_fallback, confirm, critic_ask, critic_fallbacks, tool_fallback }
     }
 
     /// A plan for this iteration, with the planner that made it and, when the deterministic
@@ -238,7 +272,7 @@ impl Engine {
     async fn plan(
         &self,
         text: &str,
-        skills: &[String],
+        (skills, tool_docs): (&[String], &[String]),
         history: &[ActionResult],
         iteration: u32,
         left: Duration,
@@ -246,7 +280,7 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> (Vec<Action>, &'static str, Option<Fallback>) {
         if iteration == 0
-            && let Some(plan) = planner::forget_plan(text)
+            && let Some(plan) = planner::forget_plan(planner::split_material(text).0)
         {
             return (plan, "deterministic", None);
         }
@@ -257,7 +291,7 @@ impl Engine {
         {
             return (plan, "deterministic", Some(Fallback::ActPlanBuiltinModel));
         }
-        let req = plan_request(text, skills, history);
+        let req = plan_request_with_tools(text, skills, tool_docs, history);
         let cap = if builtin { BUILTIN_PLAN_TIMEOUT } else { PLAN_TIMEOUT };
         let timeout = left.min(cap).min(Duration::from_millis(self.llm.settings().request_timeout_ms));
         let model = match self.llm.structured(Role::Primary, &req, &plan_schema(), timeout, cancel).await {

@@ -94,6 +94,7 @@ mod tests {
             confirm: confirm.map(str::to_string),
             critic_ask: None,
             critic_fallbacks: Vec::new(),
+            tool_fallback: None,
         }
     }
 

@@ -88,6 +88,8 @@ pub enum Fallback {
     GenerationEmpty,
     /// The reply stopped part-way (deadline or dropped stream) and what streamed is kept.
     GenerationCutOff,
+    /// An MCP tool's server failed, hung or reported an error; the turn went on without it.
+    McpTool,
 }
 
 impl Fallback {
@@ -109,6 +111,7 @@ impl Fallback {
             Fallback::ClarifyNoQuestion => "clarify_no_question",
             Fallback::GenerationEmpty => "generation_empty",
             Fallback::GenerationCutOff => "generation_cut_off",
+            Fallback::McpTool => "mcp_tool",
         })
     }
 }
@@ -149,6 +152,7 @@ mod tests {
             (Fallback::ClarifyNoQuestion, "clarify_no_question"),
             (Fallback::GenerationEmpty, "generation_empty"),
             (Fallback::GenerationCutOff, "generation_cut_off"),
+            (Fallback::McpTool, "mcp_tool"),
         ];
         for (f, name) in table {
             assert_eq!(f.to_string(), name);

@@ -6,6 +6,7 @@
 //! database does; each fallback that fired is named in the audit row.
 
 pub mod act;
+mod act_mcp;
 mod after_act;
 mod commit;
 mod critic;
@@ -61,6 +62,10 @@ pub struct Engine {
     regulator: tokio::sync::Mutex<regulate::Slot>,
     /// The concept graph between turns (docs/cognition.md §9.4.7).
     graph_cache: Arc<crate::memory::graph::GraphCache>,
+    /// The MCP servers whose tools ACT may offer (docs/cognition.md §19); none configured: `None`.
+    mcp: Option<Arc<crate::mcp::Hub>>,
+    /// Where a consequential tool's "run this?" goes; `None` (the one-shot `ask`): refused.
+    approvals: std::sync::Mutex<Option<tokio::sync::mpsc::Sender<crate::cognition::act::mcp::ApprovalRequest>>>,
 }
 
 impl Engine {
@@ -85,7 +90,24 @@ impl Engine {
             boundary_params: BoundaryParams::default(),
             regulator: tokio::sync::Mutex::new(regulate::Slot::default()),
             graph_cache: Arc::default(),
+            mcp: None,
+            approvals: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Offer the hub's tools to the ACT loop.
+    pub fn with_mcp(mut self, hub: Arc<crate::mcp::Hub>) -> Engine {
+        self.mcp = (!hub.is_empty()).then_some(hub);
+        self
+    }
+
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::Hub>> {
+        self.mcp.as_ref()
+    }
+
+    /// Send consequential tools' questions to `tx` (an interactive front-end answers them).
+    pub fn set_approver(&self, tx: tokio::sync::mpsc::Sender<crate::cognition::act::mcp::ApprovalRequest>) {
+        *self.approvals.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tx);
     }
 
     /// The weights the next turn routes with, and their version.

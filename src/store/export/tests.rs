@@ -174,3 +174,85 @@ fn blobs_round_trip_as_hex() {
     assert_eq!(from_json("t", &v).unwrap(), Sql::Blob(vec![0, 1, 0xab, 0xff]));
     assert!(from_json("t", &serde_json::json!({"hex": "0g"})).is_err());
 }
+
+/// One person's database: a list with items, two linked concepts, the first one embedded.
+fn someone(list: &str, items: &[&str], concepts: [&str; 2], axis: usize) -> Connection {
+    let c = open_in_memory().unwrap();
+    c.execute("INSERT INTO lists (id, name, created_at, updated_at) VALUES (1, ?1, 1, 1)", [list]).unwrap();
+    for (i, item) in items.iter().enumerate() {
+        c.execute(
+            "INSERT INTO list_items (id, list_id, content, added_at, updated_at) VALUES (?1, 1, ?2, 1, 1)",
+            rusqlite::params![i as i64 + 1, item],
+        )
+        .unwrap();
+    }
+    for (i, name) in concepts.iter().enumerate() {
+        c.execute(
+            "INSERT INTO semantic_concepts (id, name, created_at, updated_at) VALUES (?1, ?2, 1, 1)",
+            rusqlite::params![i as i64 + 1, name],
+        )
+        .unwrap();
+    }
+    c.execute(
+        "INSERT INTO semantic_relationships (id, source_id, target_id, rel_type, created_at, updated_at)
+         VALUES (1, 1, 2, 'related-to', 1, 1)",
+        [],
+    )
+    .unwrap();
+    let mut v = vec![0.0f32; crate::store::DEFAULT_EMBEDDING_DIM];
+    v[axis] = 1.0;
+    crate::store::VectorRepo(&c).upsert(VecTable::Concepts, 1, &v).unwrap();
+    c
+}
+
+fn items_by_list(c: &Connection) -> Vec<(String, String)> {
+    let mut s = c
+        .prepare(
+            "SELECT l.name, i.content FROM list_items i JOIN lists l ON l.id = i.list_id ORDER BY l.name, i.content",
+        )
+        .unwrap();
+    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+fn edges(c: &Connection) -> Vec<(String, String)> {
+    let mut s = c
+        .prepare(
+            "SELECT a.name, b.name FROM semantic_relationships r JOIN semantic_concepts a ON a.id = r.source_id
+             JOIN semantic_concepts b ON b.id = r.target_id ORDER BY a.name",
+        )
+        .unwrap();
+    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn merging_two_independent_databases_renumbers_colliding_ids_and_what_points_at_them() {
+    let theirs = someone("books", &["Dune", "Emma"], ["lisbon", "flights"], 0);
+    let mut mine = someone("groceries", &["eggs"], ["kettle", "repair"], 1);
+    let doc = export(&theirs).unwrap();
+    let fresh = row_counts(&open_in_memory().unwrap()).unwrap();
+    let report = import(&mut mine, &doc, &fresh, true).unwrap();
+    assert!(report.renumbered >= 5, "list, two items, two concepts, one edge: {report:?}");
+    let both = [("books", "Dune"), ("books", "Emma"), ("groceries", "eggs")].map(|(a, b)| (a.into(), b.into()));
+    assert_eq!(items_by_list(&mine), both, "every item still on its own list");
+    let links = [("kettle", "repair"), ("lisbon", "flights")].map(|(a, b)| (a.to_string(), b.to_string()));
+    assert_eq!(edges(&mine), links, "edges follow their concepts");
+    // The embedding follows its concept: the nearest concept to their axis is theirs.
+    let lisbon: i64 =
+        mine.query_row("SELECT id FROM semantic_concepts WHERE name = 'lisbon'", [], |r| r.get(0)).unwrap();
+    let f32_rows: i64 =
+        mine.query_row("SELECT count(*) FROM concept_vec_f32 WHERE id = ?1", [lisbon], |r| r.get(0)).unwrap();
+    let coded: i64 =
+        mine.query_row("SELECT count(*) FROM vector_codes WHERE tbl = 1 AND id = ?1", [lisbon], |r| r.get(0)).unwrap();
+    let vec_rows: i64 =
+        mine.query_row("SELECT count(*) FROM concept_vec WHERE rowid = ?1", [lisbon], |r| r.get(0)).unwrap();
+    assert_eq!((f32_rows, coded, vec_rows), (1, 1, 1), "the vector family follows the concept's new id");
+    let fk: i64 = mine.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(fk, 0, "no reference left dangling");
+
+    // The same export merged again adds nothing.
+    let before = every_table(&mine);
+    let again = import(&mut mine, &doc, &fresh, true).unwrap();
+    assert_eq!(items_by_list(&mine), both);
+    assert_eq!(edges(&mine), links);
+    assert_eq!(every_table(&mine).get("lists"), before.get("lists"), "{again:?}");
+}

@@ -80,8 +80,12 @@ impl Turn<'_> {
                 now: chrono::Local::now(),
             };
             let skills = act::select_skills(&triage.result.skills, &self.msg.skills);
-            let run = self.engine.act_loop(&ctx, self.msg.text, &skills, &self.routing_id, self.cancel).await;
+            let run = self
+                .engine
+                .act_loop(&ctx, self.msg.text, &skills, &triage.result.skills, &self.routing_id, self.cancel)
+                .await;
             self.fallbacks.extend(run.planner_fallback);
+            self.fallbacks.extend(run.tool_fallback);
             self.fallbacks.extend(run.critic_fallbacks.iter().copied());
             Some(run)
         } else {
