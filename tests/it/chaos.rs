@@ -45,9 +45,12 @@ fn config(dir: &Path, base_url: &str) {
     std::fs::write(dir.join("config.toml"), text).unwrap();
 }
 
-/// Per exchange: when its message was taken and when its reply was done, from the session logs.
-fn turn_times(dir: &Path) -> HashMap<String, (Option<DateTime<Utc>>, Option<DateTime<Utc>>)> {
-    let mut times: HashMap<String, (Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = HashMap::new();
+/// When a turn's message was taken and when its reply was done.
+type Span = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// Per exchange, its [`Span`] from the session logs.
+fn turn_times(dir: &Path) -> HashMap<String, Span> {
+    let mut times: HashMap<String, Span> = HashMap::new();
     let Ok(entries) = std::fs::read_dir(dir.join("sessions")) else { return times };
     for entry in entries.flatten() {
         let bytes = std::fs::read(entry.path()).unwrap_or_default();
@@ -164,7 +167,9 @@ fn faults_on_every_model_call_at_once_lose_nothing_and_every_degraded_turn_says_
     let faults = served.iter().filter(|s| s.fault.is_some()).count();
     // The key is explained (file and line) once per process, wherever the first 401 landed.
     let auth_served = served.iter().any(|s| s.fault == Some(Fault::Unauthorized));
-    let explained = (stdout.matches("it comes from").count(), notices_with(dir.path(), "it comes from"));
+    // Turns (report lines) that explain it: a report quotes its failure in more than one field.
+    let explained =
+        (stdout.lines().filter(|l| l.contains("it comes from")).count(), notices_with(dir.path(), "it comes from"));
     println!("chaos tally: {:?}", chaos.tally());
     println!(
         "chaos: runs={turns} faults={faults} losses={losses} panics={panics} requests={} degraded={degraded} \
