@@ -4,6 +4,8 @@
 #   CHALIE_FUZZ_CASES  inputs per fuzz target (default 1000000)
 #   CHALIE_FUZZ_SEED   the generator's seed (default: a new one each run, printed)
 #   CHALIE_KILL_ROUNDS kill -9 rounds (default 200); CHALIE_KILL_SEED their timing seed
+#   CHALIE_CHAOS_TURNS turns under model faults (default 2000); CHALIE_CHAOS_SEED the fault draw
+#   CHALIE_LONG_TURNS  turns of the long session (default 10000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CHALIE_FUZZ_CASES="${CHALIE_FUZZ_CASES:-1000000}"
@@ -13,3 +15,9 @@ cargo nextest run --locked --no-capture -E 'test(/^fuzz::fuzz_/)' 2>&1 | grep -E
 echo "==> kill -9: ${CHALIE_KILL_ROUNDS:=200} rounds"
 export CHALIE_KILL_ROUNDS
 cargo nextest run --locked --no-capture -E 'test(/^kill9::/)' 2>&1 | grep -E '^kill9:|PASS|FAIL|panicked'
+echo "==> model faults on every call kind: ${CHALIE_CHAOS_TURNS:=2000} turns"
+export CHALIE_CHAOS_TURNS
+cargo nextest run --locked --no-capture -E 'test(/^chaos::faults/)' 2>&1 | grep -E '^chaos|PASS|FAIL|panicked'
+echo "==> long session: ${CHALIE_LONG_TURNS:=10000} turns"
+export CHALIE_LONG_TURNS
+cargo nextest run --locked --no-capture -E 'test(/^long_session::a_long/)' 2>&1 | grep -E '^long_session:|PASS|FAIL|panicked'

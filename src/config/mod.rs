@@ -380,6 +380,11 @@ struct TasksLayer {
     interval_s: Option<u64>,
 }
 
+/// The largest config file read; the built-in defaults are a few KiB.
+const MAX_FILE_BYTES: usize = 1 << 20;
+/// The most of a config line an error message quotes.
+const QUOTE_CHARS: usize = 200;
+
 /// One parsed file: its layer plus the text needed to turn spans into line numbers.
 struct Parsed<'a> {
     name: String,
@@ -389,6 +394,19 @@ struct Parsed<'a> {
 
 impl Parsed<'_> {
     fn parse<'a>(name: &str, text: &'a str) -> Result<Parsed<'a>, ConfigError> {
+        // A config file is a page of settings: one of megabytes is a mistake (or an attack),
+        // and parsing, checking and quoting it would take seconds and echo it back whole.
+        if text.len() > MAX_FILE_BYTES {
+            let (line, _) = line_col(text, MAX_FILE_BYTES);
+            return Err(ConfigError::Invalid {
+                at: Location { file: name.to_string(), line },
+                message: format!(
+                    "the file is {} bytes, more than a config file may hold ({} KiB); the limit is passed on this line",
+                    text.len(),
+                    MAX_FILE_BYTES >> 10
+                ),
+            });
+        }
         secrets::refuse_inline_secrets(name, text)?;
         let layer: Layer = toml::from_str(text).map_err(|e| {
             let offset = e.span().map(|s| s.start).unwrap_or(0);
@@ -397,8 +415,9 @@ impl Parsed<'_> {
                 file: name.to_string(),
                 line,
                 column,
-                message: e.message().trim().to_string(),
-                snippet: text.lines().nth(line - 1).unwrap_or("").trim_end().to_string(),
+                // Both quote the input, which may be one enormous line.
+                message: crate::text::clip::clip(e.message().trim(), QUOTE_CHARS),
+                snippet: crate::text::clip::clip(text.lines().nth(line - 1).unwrap_or("").trim_end(), QUOTE_CHARS),
             }
         })?;
         Ok(Parsed { name: name.to_string(), text, layer })

@@ -193,3 +193,32 @@ fn regulator_section_merges_and_checks_ranges() {
     assert!(user("[regulator]\nsimilarity_threshold = -2.0\n").is_err());
     assert!(user("[regulator]\nunknown = 1\n").is_err());
 }
+
+#[test]
+fn a_huge_value_is_refused_naming_the_line_without_echoing_it() {
+    // Over the file limit: refused before parsing, at the line where the limit is passed.
+    let text =
+        format!("[llm]\ntriage = \"llm\"\n[providers.x]\nkind = \"openai\"\nbase_url = \"{}\"\n", "a".repeat(3 << 20));
+    let err = user(&text).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("/home/u/.config/chalie-tui/config.toml:5:"), "{}", &msg[..msg.len().min(300)]);
+    assert!(msg.len() < 400, "the message quotes the value: {} bytes", msg.len());
+    // Under the limit but still one long bad value: the error quotes a clipped line.
+    let err = user(&format!("[llm]\ntriage = \"{}\"\n", "b".repeat(500_000))).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ConfigError::Parse { line: 2, .. }), "{}", &msg[..msg.len().min(300)]);
+    assert!(msg.len() < 1000, "the message quotes the value: {} bytes", msg.len());
+}
+
+#[test]
+fn a_deeply_nested_value_is_an_error_naming_the_line_not_a_stack_overflow() {
+    for text in [
+        format!("[llm]\ntriage = {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+        format!("x = {}1{}\n", "{a = ".repeat(50_000), "}".repeat(50_000)),
+    ] {
+        let err = user(&text).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, ConfigError::Parse { .. }), "{}", &msg[..msg.len().min(300)]);
+        assert!(msg.contains("config.toml:") && msg.len() < 1000, "{}", &msg[..msg.len().min(300)]);
+    }
+}

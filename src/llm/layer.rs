@@ -181,6 +181,7 @@ impl Llm {
                         && !cancel.is_cancelled()
                         && Instant::now() + backoff < deadline;
                     tracing::warn!(%provider, role = role.as_str(), attempt, will_retry, "model call failed: {e}");
+                    self.explain_once(&e);
                     self.bus.emit(EngineEvent::LlmFailed {
                         call_id: call_id.clone(),
                         error: e.to_string(),
@@ -196,6 +197,16 @@ impl Llm {
                     }
                 }
             }
+        }
+    }
+
+    /// A refused key is worth a status line the first time (the error then names the config
+    /// line the key comes from); later refusals only fail their calls.
+    fn explain_once(&self, e: &LlmError) {
+        if let LlmError::Auth { hint, .. } = e
+            && !hint.is_empty()
+        {
+            self.bus.notice(crate::events::NoticeLevel::Warn, e.to_string());
         }
     }
 
@@ -277,6 +288,7 @@ impl Llm {
                 });
             }
             Err(e) => {
+                self.explain_once(e);
                 self.bus.emit(EngineEvent::LlmFailed { call_id, error: e.to_string(), will_retry: false });
             }
         }

@@ -56,7 +56,17 @@ pub async fn build(
                     }
                     ProviderKind::Openai => {
                         let base = spec.base_url.as_deref().unwrap_or("https://api.openai.com/v1");
-                        Arc::new(OpenAiProvider::new(provider_name, base, config.provider_key(provider_name, env)?))
+                        let origin = match &spec.api_key_env {
+                            Some(var) => {
+                                format!("{}: api_key_env = \"{}\" (provider `{provider_name}`)", var.at, var.value)
+                            }
+                            None => format!(
+                                "{}: provider `{provider_name}` has no api_key_env, so no key is sent",
+                                target.at
+                            ),
+                        };
+                        let key = config.provider_key(provider_name, env)?;
+                        Arc::new(OpenAiProvider::new(provider_name, base, key).with_key_origin(origin))
                     }
                 };
                 providers.insert(provider_name.to_string(), p.clone());

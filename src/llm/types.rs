@@ -101,8 +101,10 @@ pub enum LlmError {
     Unreachable { provider: String, reason: String },
     #[error("{provider} did not answer within {ms} ms")]
     Timeout { provider: String, ms: u64 },
-    #[error("{provider} rejected the credentials (HTTP {status}); check the key variable named in the config")]
-    Auth { provider: String, status: u16 },
+    /// `hint` names where the key comes from (file:line); it is filled on the first refusal
+    /// of a process only, so a session of failing turns says it once, not on every reply.
+    #[error("{provider} rejected the API key (HTTP {status}){hint}")]
+    Auth { provider: String, status: u16, hint: String },
     #[error("{provider} is rate limiting requests (HTTP 429)")]
     RateLimited { provider: String },
     #[error("{provider} failed with HTTP {status}: {detail}")]

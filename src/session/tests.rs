@@ -56,6 +56,24 @@ fn unknown_event_types_are_kept_and_reported() {
 }
 
 #[test]
+fn a_log_deleted_while_running_starts_again_with_its_header_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = Header::new("d");
+    let mut w = SessionWriter::create(dir.path(), &header).unwrap();
+    let stamp = |e| crate::events::Stamped { ts: chrono::Utc::now(), event: e };
+    w.write(&stamp(user_msg("before"))).unwrap();
+    let path = w.path().to_path_buf();
+    std::fs::remove_dir_all(dir.path()).unwrap();
+    w.write(&stamp(user_msg("after"))).unwrap();
+    let log = read_log(&path).unwrap();
+    assert_eq!(log.header, header);
+    let events: Vec<&EngineEvent> =
+        log.entries.iter().filter_map(|e| if let LogEntry::Event(s) = e { Some(&s.event) } else { None }).collect();
+    assert!(matches!(events[0], EngineEvent::Notice { message, .. } if message.contains("deleted")), "{events:?}");
+    assert_eq!(events[1], &user_msg("after"));
+}
+
+#[test]
 fn a_file_that_is_not_a_session_log_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("notes.jsonl");

@@ -9,6 +9,8 @@ use tokio::sync::broadcast::{self, error::RecvError};
 pub struct SessionWriter {
     path: PathBuf,
     out: BufWriter<File>,
+    /// Kept to start the file again if it is deleted while the program runs.
+    header: Header,
 }
 
 impl SessionWriter {
@@ -23,7 +25,7 @@ impl SessionWriter {
             .create_new(true)
             .open(&path)
             .map_err(|source| SessionError::Write { path: path.clone(), source })?;
-        let mut w = SessionWriter { path, out: BufWriter::new(file) };
+        let mut w = SessionWriter { path, out: BufWriter::new(file), header: header.clone() };
         w.write_json(header)?;
         Ok(w)
     }
@@ -33,6 +35,11 @@ impl SessionWriter {
     }
 
     pub fn write(&mut self, event: &Stamped) -> Result<(), SessionError> {
+        // Writing on into a deleted file would lose the rest of the session without a word;
+        // a stat per message (not per token) notices it.
+        if matches!(event.event, crate::events::EngineEvent::UserMessage { .. }) && !self.path.exists() {
+            self.restart(event.ts)?;
+        }
         self.write_json(event)?;
         if matches!(event.event, crate::events::EngineEvent::Forgotten { .. }) {
             self.forget()?;
@@ -59,6 +66,24 @@ impl SessionWriter {
             tracing::warn!("the diagnostics log could not be rewritten after a forget: {e}");
         }
         Ok(())
+    }
+
+    /// The log was deleted under us: create it again at the same path, header first, and say
+    /// so in it and in the diagnostics log.
+    fn restart(&mut self, ts: chrono::DateTime<chrono::Utc>) -> Result<(), SessionError> {
+        let err = |source| SessionError::Write { path: self.path.clone(), source };
+        if let Some(dir) = self.path.parent() {
+            crate::files::create_private_dir(dir).map_err(err)?;
+        }
+        let file = crate::files::private_append().create(true).open(&self.path).map_err(err)?;
+        self.out = BufWriter::new(file);
+        let header = self.header.clone();
+        self.write_json(&header)?;
+        let message = "the session log was deleted while running; it starts again here";
+        tracing::warn!(path = %self.path.display(), "{message}");
+        let notice =
+            crate::events::EngineEvent::Notice { level: crate::events::NoticeLevel::Warn, message: message.into() };
+        self.write_json(&Stamped { ts, event: notice })
     }
 
     fn write_json<T: serde::Serialize>(&mut self, value: &T) -> Result<(), SessionError> {

@@ -17,6 +17,7 @@ mod support;
 
 mod act;
 mod adaptive;
+mod chaos;
 mod cli;
 mod critic;
 mod export;
@@ -29,6 +30,7 @@ mod llm_layer;
 mod llm_openai;
 mod local_chat;
 mod local_models;
+mod long_session;
 mod mcp;
 mod memory_chunker;
 mod memory_cli;

@@ -49,6 +49,10 @@ pub struct OpenAiProvider {
     no_logprobs: AtomicBool,
     /// Set once the server has refused `json_schema`; later calls ask for `json_object`.
     no_json_schema: AtomicBool,
+    /// Where the key comes from ("config.toml:4: api_key_env = …"), for the first 401.
+    key_origin: Option<String>,
+    /// Set once a refused key has been explained, so the explanation is not repeated per turn.
+    auth_explained: AtomicBool,
 }
 
 impl fmt::Debug for OpenAiProvider {
@@ -99,7 +103,28 @@ impl OpenAiProvider {
             api_key,
             no_logprobs: AtomicBool::new(false),
             no_json_schema: AtomicBool::new(false),
+            key_origin: None,
+            auth_explained: AtomicBool::new(false),
         }
+    }
+
+    /// Name the config line the key comes from, quoted the first time the server refuses it.
+    pub fn with_key_origin(mut self, origin: String) -> OpenAiProvider {
+        self.key_origin = Some(origin);
+        self
+    }
+
+    /// The explanation for a refused key: in full the first time, empty after.
+    fn auth_hint(&self) -> String {
+        if self.auth_explained.swap(true, Ordering::Relaxed) {
+            return String::new();
+        }
+        let hint = match &self.key_origin {
+            Some(origin) => format!(": the key is wrong or missing; it comes from {origin}"),
+            None => ": the key is wrong or missing; check the key variable named in the config".to_string(),
+        };
+        tracing::warn!(provider = %self.name, "API key refused{hint}");
+        hint
     }
 
     /// Opens the SSE stream, stepping down once per feature when the server answers 400
@@ -188,7 +213,7 @@ impl OpenAiProvider {
             detail = reason.unwrap_or("no details").to_string();
         }
         match status {
-            401 | 403 => LlmError::Auth { provider, status },
+            401 | 403 => LlmError::Auth { provider, status, hint: self.auth_hint() },
             429 => LlmError::RateLimited { provider },
             404 if names_missing_model(body) => {
                 LlmError::ModelUnavailable { provider, model: model.to_string(), detail }

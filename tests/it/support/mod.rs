@@ -2,6 +2,7 @@
 //! harness over it, the built-in models, a private tmux server and a word-hash embedder.
 
 pub mod bin;
+pub mod chaos;
 pub mod fuzz;
 pub mod harness;
 pub mod models;
