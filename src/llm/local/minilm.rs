@@ -1,52 +1,19 @@
 //! all-MiniLM-L6-v2's encoder written out over plain slices, with its matrix products in
-//! int8 (candle's Q8_0 blocks: weights quantized once at load, activations per row).
+//! int8 (`int8.rs`: weights quantized once at load, activations per token row).
 //!
 //! Why not candle's `BertModel`: a single sentence is ~17 tokens, so each of its ~150 tensor
 //! ops is tiny and the time went to op dispatch, temporaries and f32 gemm's small-matrix
-//! overhead rather than arithmetic. Here the texts of one call are packed end to end (no
+//! overhead rather than arithmetic (candle's own Q8_0 product was slower still, see `int8.rs`). Here the texts of one call are packed end to end (no
 //! padding, no mask): every linear layer runs once over all their tokens, and attention and
 //! pooling run per text. Each row is quantized on its own, so a text's vector does not depend
 //! on what it was batched with.
 
 use candle_core::cpu::erf::erf_f32;
-use candle_core::quantized::k_quants::{self, BlockQ8_0, GgmlType};
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{DType, Device};
 use candle_transformers::models::bert::Config;
 
-/// Q8_0 quantizes in blocks of 32 along the inner dimension.
-const BLOCK: usize = 32;
-
-struct Linear {
-    weight: Vec<BlockQ8_0>,
-    bias: Vec<f32>,
-    inputs: usize,
-    outputs: usize,
-}
-
-impl Linear {
-    /// `weights` are row-major `[outputs, inputs]`, as stored, one row per output.
-    fn new(weights: &[f32], bias: Vec<f32>, inputs: usize) -> Result<Linear, String> {
-        let outputs = bias.len();
-        if weights.len() != outputs * inputs || inputs % BLOCK != 0 {
-            return Err(format!("linear of {} weights is not {outputs}×{inputs}", weights.len()));
-        }
-        let mut weight = vec![BlockQ8_0::zeros(); weights.len() / BLOCK];
-        BlockQ8_0::from_float(weights, &mut weight);
-        Ok(Linear { weight, bias, inputs, outputs })
-    }
-
-    /// `out = x · Wᵀ + b` for `rows` rows of `x`.
-    fn apply(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) -> candle_core::Result<()> {
-        out.clear();
-        out.resize(rows * self.outputs, 0.0);
-        k_quants::matmul::<BlockQ8_0>((rows, self.inputs, self.outputs), x, &self.weight, out)?;
-        for row in out.chunks_exact_mut(self.outputs) {
-            row.iter_mut().zip(&self.bias).for_each(|(v, b)| *v += b);
-        }
-        Ok(())
-    }
-}
+use super::int8::Int8Linear as Linear;
 
 struct Norm {
     gamma: Vec<f32>,
@@ -179,7 +146,7 @@ impl Encoder {
 
         let mut s = Scratch::default();
         for layer in &self.layers {
-            self.layer(layer, texts, &mut x, &mut s).map_err(|e| e.to_string())?;
+            self.layer(layer, texts, &mut x, &mut s);
         }
 
         let mut start = 0;
@@ -199,21 +166,18 @@ impl Encoder {
             .collect())
     }
 
-    fn layer(&self, l: &Layer, texts: &[&[u32]], x: &mut [f32], s: &mut Scratch) -> candle_core::Result<()> {
-        let (h, rows) = (self.hidden, x.len() / self.hidden);
-        l.qkv.apply(x, rows, &mut s.qkv)?;
+    fn layer(&self, l: &Layer, texts: &[&[u32]], x: &mut [f32], s: &mut Scratch) {
+        l.qkv.apply(x, &mut s.qkv);
         self.attention(texts, s);
-        l.attn_out.apply(&s.context, rows, &mut s.projected)?;
+        l.attn_out.apply(&s.context, &mut s.projected);
         x.iter_mut().zip(&s.projected).for_each(|(v, a)| *v += a);
         l.attn_norm.apply(x);
 
-        l.up.apply(x, rows, &mut s.wide)?;
+        l.up.apply(x, &mut s.wide);
         s.wide.iter_mut().for_each(|v| *v = 0.5 * *v * (1.0 + erf_f32(*v * std::f32::consts::FRAC_1_SQRT_2)));
-        l.down.apply(&s.wide, rows, &mut s.projected)?;
+        l.down.apply(&s.wide, &mut s.projected);
         x.iter_mut().zip(&s.projected).for_each(|(v, d)| *v += d);
         l.out_norm.apply(x);
-        debug_assert_eq!(x.len(), rows * h);
-        Ok(())
     }
 
     /// Softmax attention within each text, every head, from `s.qkv` into `s.context`.
