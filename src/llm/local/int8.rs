@@ -28,7 +28,7 @@ impl Int8Linear {
     /// `inputs` of 4 (every MiniLM layer is).
     pub(super) fn new(weights: &[f32], bias: Vec<f32>, inputs: usize) -> Result<Int8Linear, String> {
         let outputs = bias.len();
-        if weights.len() != outputs * inputs || outputs % LANES != 0 || inputs % 4 != 0 {
+        if weights.len() != outputs * inputs || !outputs.is_multiple_of(LANES) || !inputs.is_multiple_of(4) {
             return Err(format!("linear of {} weights is not {outputs}×{inputs} in whole groups", weights.len()));
         }
         let mut q = vec![0i8; weights.len()];

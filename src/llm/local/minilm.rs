@@ -78,7 +78,7 @@ impl Encoder {
                 .map_err(|e| format!("{name}: {e}"))
         };
         let hidden = config.hidden_size;
-        if config.num_attention_heads == 0 || hidden % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0 || !hidden.is_multiple_of(config.num_attention_heads) {
             return Err(format!("{hidden} wide hidden state does not split into {} heads", config.num_attention_heads));
         }
         let eps = config.layer_norm_eps as f32;
