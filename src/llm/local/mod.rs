@@ -6,6 +6,8 @@
 mod chat;
 pub mod embed;
 pub mod fetch;
+mod int8;
+mod minilm;
 
 pub use chat::{ChatStats, LocalChat};
 
