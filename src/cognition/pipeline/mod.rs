@@ -61,6 +61,9 @@ pub struct Engine {
     regulator: tokio::sync::Mutex<regulate::Slot>,
     /// The concept graph between turns (docs/cognition.md §9.4.7).
     graph_cache: Arc<crate::memory::graph::GraphCache>,
+    /// The graph's v2 router: on for this engine, its per-call cap, its breaker (§9.4.9).
+    graph_router: Option<Duration>,
+    graph_breaker: std::sync::Mutex<crate::memory::graph::router::Breaker>,
 }
 
 impl Engine {
@@ -73,6 +76,8 @@ impl Engine {
         }
         let settings = llm.settings().clone();
         let model_pre_routing = llm.pre_routing_uses_model();
+        let graph_router =
+            llm.graph_router_uses_model().then(|| Duration::from_millis(settings.graph_router_timeout_ms));
         Ok(Engine {
             db,
             llm,
@@ -85,6 +90,8 @@ impl Engine {
             boundary_params: BoundaryParams::default(),
             regulator: tokio::sync::Mutex::new(regulate::Slot::default()),
             graph_cache: Arc::default(),
+            graph_router,
+            graph_breaker: Default::default(),
         })
     }
 
