@@ -44,7 +44,7 @@ pub enum Tier {
 }
 
 pub fn tier(w: f64) -> Tier {
-    if w > REFLEX_ABOVE || w < REFLEX_BELOW {
+    if !(REFLEX_BELOW..=REFLEX_ABOVE).contains(&w) {
         Tier::Reflex
     } else if w.abs() >= FAINT_BELOW {
         Tier::Habitual

@@ -47,14 +47,13 @@ pub fn for_message(
     finish(c, activated, Routed::default(), text, embedding, social, now)
 }
 
+/// The graph and a message's seeds.
+pub type Prepared = (std::sync::Arc<Graph>, Vec<Seed>);
+
 /// The graph and the message's seeds, for an activation run outside the database thread (the
 /// v2 router's model calls); `None` for an embedding of another space (a model change not yet
 /// re-embedded), which cannot seed the graph.
-pub fn prepare(
-    c: &Connection,
-    cache: &GraphCache,
-    embedding: &[f32],
-) -> Result<Option<(std::sync::Arc<Graph>, Vec<Seed>)>, StoreError> {
+pub fn prepare(c: &Connection, cache: &GraphCache, embedding: &[f32]) -> Result<Option<Prepared>, StoreError> {
     if embedding.len() != crate::store::embedding_dim(c)? {
         return Ok(None);
     }
