@@ -185,6 +185,8 @@ fn llm(vectors: HashMap<String, Vec<f32>>, bus: EventBus) -> Arc<Llm> {
         triage: ModelUse::Heuristic,
         memory_extraction: ModelUse::Heuristic,
         critic: ModelUse::Heuristic,
+        graph_router: ModelUse::Heuristic,
+        graph_router_timeout_ms: 800,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 30_000,

@@ -185,6 +185,8 @@ async fn main() -> anyhow::Result<()> {
         triage: ModelUse::Heuristic,
         memory_extraction: ModelUse::Heuristic,
         critic: ModelUse::Heuristic,
+        graph_router: ModelUse::Heuristic,
+        graph_router_timeout_ms: 800,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 500,
         request_timeout_ms: 60_000,

@@ -181,6 +181,11 @@ pub struct LlmSettings {
     /// Whether the post-action critic asks the lightweight model (its deterministic checks
     /// run always). Same values as `triage`.
     pub critic: ModelUse,
+    /// Whether the concept graph's v2 router asks the lightweight model about habitual edges
+    /// (docs/cognition.md §9.4.9). Same values as `triage`.
+    pub graph_router: ModelUse,
+    /// The router's per-call hard cap (parameters §12.4: 800 ms).
+    pub graph_router_timeout_ms: u64,
     pub triage_timeout_ms: u64,
     pub tiebreak_timeout_ms: u64,
     pub request_timeout_ms: u64,
@@ -351,6 +356,8 @@ struct LlmLayer {
     triage: Option<ModelUse>,
     memory_extraction: Option<ModelUse>,
     critic: Option<ModelUse>,
+    graph_router: Option<ModelUse>,
+    graph_router_timeout_ms: Option<u64>,
     triage_timeout_ms: Option<u64>,
     tiebreak_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
@@ -519,6 +526,8 @@ impl Config {
             llm.triage = l.triage.or(llm.triage);
             llm.memory_extraction = l.memory_extraction.or(llm.memory_extraction);
             llm.critic = l.critic.or(llm.critic);
+            llm.graph_router = l.graph_router.or(llm.graph_router);
+            llm.graph_router_timeout_ms = l.graph_router_timeout_ms.or(llm.graph_router_timeout_ms);
             llm.triage_timeout_ms = l.triage_timeout_ms.or(llm.triage_timeout_ms);
             llm.tiebreak_timeout_ms = l.tiebreak_timeout_ms.or(llm.tiebreak_timeout_ms);
             llm.request_timeout_ms = l.request_timeout_ms.or(llm.request_timeout_ms);
@@ -565,6 +574,8 @@ impl Config {
             triage: llm.triage.ok_or_else(|| missing("triage"))?,
             memory_extraction: llm.memory_extraction.ok_or_else(|| missing("memory_extraction"))?,
             critic: llm.critic.ok_or_else(|| missing("critic"))?,
+            graph_router: llm.graph_router.ok_or_else(|| missing("graph_router"))?,
+            graph_router_timeout_ms: llm.graph_router_timeout_ms.ok_or_else(|| missing("graph_router_timeout_ms"))?,
             triage_timeout_ms: llm.triage_timeout_ms.ok_or_else(|| missing("triage_timeout_ms"))?,
             tiebreak_timeout_ms: llm.tiebreak_timeout_ms.ok_or_else(|| missing("tiebreak_timeout_ms"))?,
             request_timeout_ms: llm.request_timeout_ms.ok_or_else(|| missing("request_timeout_ms"))?,

@@ -89,6 +89,12 @@ impl Llm {
         self.settings.critic.asks_model(self.lightweight_builtin())
     }
 
+    /// Whether the concept graph's v2 router asks the lightweight model (`[llm] graph_router`,
+    /// same rule).
+    pub fn graph_router_uses_model(&self) -> bool {
+        self.settings.graph_router.asks_model(self.lightweight_builtin())
+    }
+
     /// A missing lightweight route counts as built-in: `auto` then stays deterministic.
     fn lightweight_builtin(&self) -> bool {
         self.routes.get(&Role::Lightweight).is_none_or(|r| r.builtin)

@@ -15,6 +15,28 @@ pub struct GraphReport {
     /// The node grown from the message, if one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grown: Option<String>,
+    /// The v2 router's part (docs/cognition.md §9.4.9), when it is configured on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router: Option<GraphRouting>,
+}
+
+/// What the v2 router did for one message, and its breaker's state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GraphRouting {
+    /// `v2` (the model tier could be asked), `off` (the breaker has it off).
+    pub mode: String,
+    /// Model calls made (one per step that had non-reflex edges).
+    pub calls: u32,
+    /// Edges whose transfer used a model verdict.
+    pub routed: u32,
+    pub tokens_in: u32,
+    pub tokens_out: u32,
+    /// Why a step went mechanical (`timeout`, `junk: …`, `error: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Turns after this one the tier stays off.
+    #[serde(default)]
+    pub off_turns: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

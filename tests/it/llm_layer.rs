@@ -19,6 +19,8 @@ fn settings(max_retries: u32) -> LlmSettings {
         triage: ModelUse::Llm,
         memory_extraction: ModelUse::Llm,
         critic: ModelUse::Heuristic,
+        graph_router: ModelUse::Heuristic,
+        graph_router_timeout_ms: 800,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,

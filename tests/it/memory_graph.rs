@@ -64,3 +64,103 @@ async fn a_turn_fires_the_graph_and_the_next_message_teaches_it() {
     assert_eq!(kept, None, "applied once");
     assert!((w2 - w1 - 0.05).abs() < 1e-9, "{w1} → {w2}");
 }
+
+/// Two concepts joined by a habitual edge (0.7), at the store's dimension; their ids.
+async fn coffee_and_morning(h: &crate::support::harness::Harness) -> (i64, i64) {
+    let dim = chalie::store::EMBEDDING_DIM;
+    h.double.set_embedding_dim(dim);
+    h.read(move |c| {
+        let mut ids = Vec::new();
+        for name in ["coffee", "morning"] {
+            let f = ConceptFields { name, concept_type: "topic", definition: name, abstraction_level: 1, domain: None };
+            let id = ConceptsRepo(c).insert(&f, "[]", 1)?;
+            VectorRepo(c).upsert(VecTable::Concepts, id, &embedding_of_size(name, dim))?;
+            ids.push(id);
+        }
+        RelationshipsRepo(c).insert_learned(ids[0], ids[1], 0.7, 1)?;
+        Ok((ids[0], ids[1]))
+    })
+    .await
+}
+
+async fn graph_of(
+    h: &crate::support::harness::Harness,
+    text: &str,
+) -> (chalie::cognition::pipeline::TurnReport, chalie::vocab::graph::GraphReport) {
+    let mut events = h.bus.subscribe();
+    let r = h.say("t", text).await;
+    let g = drain(&mut events).into_iter().find_map(|e| match e {
+        EngineEvent::Routed { graph, .. } => graph,
+        _ => None,
+    });
+    (r, *g.expect("the routed event carries the graph"))
+}
+
+fn routes(source: i64, target: i64, multiplier: f64) -> Reply {
+    let v = serde_json::json!({"step": 0, "routes": [{"source_id": source.to_string(), "target_id": target.to_string(),
+        "multiplier": multiplier, "confidence": 1.0, "reason": "negated"}], "new_nodes": [], "prune_candidates": []});
+    Reply::text(&v.to_string())
+}
+
+#[tokio::test]
+async fn the_v2_router_asks_once_per_step_falls_back_on_junk_and_trips_after_three_timeouts() {
+    use crate::support::harness::{settings, start_custom};
+    use chalie::config::ModelUse;
+    let reply = "Perhaps a slow day, then.";
+    let mut s = settings(ModelUse::Heuristic);
+    s.graph_router = ModelUse::Llm;
+    s.graph_router_timeout_ms = 300;
+    let h = start_custom(Vec::new(), s, &[]).await;
+    let (coffee, morning) = coffee_and_morning(&h).await;
+    // One word: the message seeds coffee alone and is too short to grow a node.
+    let text = "coffee";
+
+    // A valid batch: the model says −1 with full confidence on coffee→morning, so morning is
+    // driven below zero instead of firing.
+    h.double.push(routes(coffee, morning, -1.0));
+    h.double.push(Reply::text(reply));
+    let before = h.double.chat_requests().len();
+    let (r, g) = graph_of(&h, text).await;
+    assert_eq!(r.response, reply);
+    let router = g.router.clone().expect("the router reports");
+    assert_eq!((router.mode.as_str(), router.calls, router.routed, router.fallback), ("v2", 1, 1, None), "{g:?}");
+    assert!(g.fired.iter().all(|f| f.name != "morning"), "{g:?}");
+    assert!(g.inhibited.iter().any(|i| i.name == "morning"), "{g:?}");
+    let asked = &h.double.chat_requests()[before];
+    assert_eq!(asked.body["temperature"], 0.0);
+    assert!(asked.body.to_string().contains("CANDIDATE_EDGES"), "one batched call names the candidates");
+
+    // Junk: routed mechanically, and the report says so.
+    h.double.push(Reply::text("Sure! Morning sounds related."));
+    h.double.push(Reply::text(reply));
+    let (_, g) = graph_of(&h, text).await;
+    let router = g.router.clone().unwrap();
+    assert!(router.fallback.as_deref().is_some_and(|f| f.starts_with("junk")), "{router:?}");
+    assert!(g.fired.iter().any(|f| f.name == "morning"), "mechanical transfer fires morning: {g:?}");
+
+    // Three hard timeouts in a row: the third switches the model tier off for 25 turns.
+    for k in 0..3 {
+        h.double.push(Reply::Hang);
+        h.double.push(Reply::text(reply));
+        let (r, g) = graph_of(&h, text).await;
+        assert_eq!(r.response, reply, "a timed-out step never costs the reply");
+        let router = g.router.unwrap();
+        assert_eq!(router.fallback.as_deref(), Some("timeout"));
+        assert!(g.fired.iter().any(|f| f.name == "morning"), "timeout routes mechanically");
+        assert_eq!(router.mode, if k < 2 { "v2" } else { "off" });
+        assert_eq!(router.off_turns, if k < 2 { 0 } else { 25 });
+    }
+    for k in 0..25 {
+        h.double.push(Reply::text(reply));
+        let before = h.double.chat_requests().len();
+        let (_, g) = graph_of(&h, text).await;
+        let router = g.router.unwrap();
+        assert_eq!((router.mode.as_str(), router.calls), ("off", 0), "turn {k} of the 25");
+        assert_eq!(h.double.chat_requests().len(), before + 1, "only the reply asked the model");
+    }
+    h.double.push(routes(coffee, morning, 1.0));
+    h.double.push(Reply::text(reply));
+    let (_, g) = graph_of(&h, text).await;
+    let router = g.router.unwrap();
+    assert_eq!((router.mode.as_str(), router.calls, router.routed), ("v2", 1, 1), "back on after 25 turns");
+}

@@ -33,6 +33,8 @@ async fn the_builtin_models_carry_every_mode_end_to_end() {
         triage: ModelUse::Auto,
         memory_extraction: ModelUse::Auto,
         critic: ModelUse::Auto,
+        graph_router: ModelUse::Heuristic,
+        graph_router_timeout_ms: 800,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 120_000,

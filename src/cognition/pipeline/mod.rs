@@ -66,6 +66,9 @@ pub struct Engine {
     mcp: Option<Arc<crate::mcp::Hub>>,
     /// Where a consequential tool's "run this?" goes; `None` (the one-shot `ask`): refused.
     approvals: std::sync::Mutex<Option<tokio::sync::mpsc::Sender<crate::cognition::act::mcp::ApprovalRequest>>>,
+    /// The graph's v2 router: on for this engine, its per-call cap, its breaker (§9.4.9).
+    graph_router: Option<Duration>,
+    graph_breaker: std::sync::Mutex<crate::memory::graph::router::Breaker>,
 }
 
 impl Engine {
@@ -78,6 +81,8 @@ impl Engine {
         }
         let settings = llm.settings().clone();
         let model_pre_routing = llm.pre_routing_uses_model();
+        let graph_router =
+            llm.graph_router_uses_model().then(|| Duration::from_millis(settings.graph_router_timeout_ms));
         Ok(Engine {
             db,
             llm,
@@ -92,6 +97,8 @@ impl Engine {
             graph_cache: Arc::default(),
             mcp: None,
             approvals: std::sync::Mutex::new(None),
+            graph_router,
+            graph_breaker: Default::default(),
         })
     }
 

@@ -48,20 +48,20 @@ pub struct Edge {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Out {
-    target: u32,
-    weight: f64,
-    edge: i64,
+pub(super) struct Out {
+    pub(super) target: u32,
+    pub(super) weight: f64,
+    pub(super) edge: i64,
 }
 
 /// The graph in compressed adjacency form: built once, read by every activation.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     pub nodes: Vec<Node>,
-    index: HashMap<i64, u32>,
+    pub(super) index: HashMap<i64, u32>,
     /// Node `i`'s outgoing transfers are `out[start[i]..start[i + 1]]`.
-    start: Vec<u32>,
-    out: Vec<Out>,
+    pub(super) start: Vec<u32>,
+    pub(super) out: Vec<Out>,
 }
 
 /// Energy put into a node before the first step.
@@ -188,164 +188,7 @@ impl Graph {
     }
 }
 
-const TOUCHED: u8 = 1;
-const FIRED: u8 = 2;
-const INHIBITED: u8 = 4;
-const SEEDED: u8 = 8;
-
-/// Run one activation from `seeds` (unknown ids are ignored; a repeated seed adds up).
-pub fn activate(g: &Graph, seeds: &[Seed], p: &Params) -> Activation {
-    let n = g.len();
-    // Zeroed allocations are lazily mapped, so a large graph costs little beyond what is touched.
-    let mut pot = vec![0.0f64; n];
-    let mut flags = vec![0u8; n];
-    let mut energy = vec![0.0f64; n];
-    let mut step_of = vec![0u8; n];
-    // The largest positive transfer in and its slot in `out` + 1 (0: none).
-    let mut best = vec![0.0f64; n];
-    let mut via_slot = vec![0u32; n];
-    let mut via_from = vec![0u32; n];
-    let mut peak = vec![0.0f64; n];
-    let mut touched: Vec<u32> = Vec::new();
-    let touch = |i: u32, flags: &mut [u8], touched: &mut Vec<u32>| {
-        if flags[i as usize] & TOUCHED == 0 {
-            flags[i as usize] |= TOUCHED;
-            touched.push(i);
-        }
-    };
-    if !p.reset {
-        for (i, node) in g.nodes.iter().enumerate() {
-            if node.potential != 0.0 && node.potential.is_finite() {
-                pot[i] = node.potential;
-                touch(i as u32, &mut flags, &mut touched);
-            }
-        }
-    }
-    for s in seeds {
-        if let Some(&i) = g.index.get(&s.node)
-            && s.energy.is_finite()
-        {
-            pot[i as usize] += s.energy;
-            flags[i as usize] |= SEEDED;
-            touch(i, &mut flags, &mut touched);
-        }
-    }
-    for &i in &touched {
-        peak[i as usize] = pot[i as usize].max(0.0);
-    }
-    let mut last_step = None;
-    let mut firing: Vec<u32> = Vec::new();
-    for step in 0..p.max_steps {
-        firing.clear();
-        firing.extend(touched.iter().copied().filter(|&i| {
-            let i = i as usize;
-            flags[i] & (FIRED | INHIBITED) == 0 && pot[i] >= g.nodes[i].threshold
-        }));
-        if firing.is_empty() {
-            break;
-        }
-        firing.sort_unstable();
-        last_step = Some(step);
-        for &i in &firing {
-            let i = i as usize;
-            energy[i] = pot[i];
-            step_of[i] = step;
-            flags[i] |= FIRED;
-            pot[i] = 0.0;
-        }
-        for &i in &firing {
-            let e = energy[i as usize];
-            for slot in g.start[i as usize]..g.start[i as usize + 1] {
-                let o = g.out[slot as usize];
-                let t = o.target as usize;
-                let give = o.weight * e;
-                pot[t] += give;
-                if give > best[t] {
-                    best[t] = give;
-                    via_slot[t] = slot + 1;
-                    via_from[t] = i;
-                }
-                touch(o.target, &mut flags, &mut touched);
-            }
-        }
-        for &i in &touched {
-            let i = i as usize;
-            peak[i] = peak[i].max(pot[i]);
-            if pot[i] < 0.0 {
-                flags[i] |= INHIBITED;
-            } else if pot[i] > 0.0 && flags[i] & FIRED == 0 {
-                pot[i] *= 1.0 - p.decay;
-            }
-        }
-    }
-    let mut a = collect(g, p, &touched, &flags, &pot, &energy, &step_of, (&via_slot, &via_from), last_step);
-    a.peak = touched
-        .iter()
-        .filter(|&&i| peak[i as usize] > 0.0)
-        .map(|&i| (g.nodes[i as usize].id, peak[i as usize]))
-        .collect();
-    a.peak.sort_by_key(|x| x.0);
-    a
-}
-
-#[allow(clippy::too_many_arguments)]
-fn collect(
-    g: &Graph,
-    p: &Params,
-    touched: &[u32],
-    flags: &[u8],
-    pot: &[f64],
-    energy: &[f64],
-    step_of: &[u8],
-    via: (&[u32], &[u32]),
-    last_step: Option<u8>,
-) -> Activation {
-    let (via_slot, via_from) = via;
-    let mut a =
-        Activation { trace_factor: 1.0 - p.trace_decay, steps: last_step.map_or(0, |s| s + 1), ..Default::default() };
-    let mut fired: Vec<u32> = touched.iter().copied().filter(|&i| flags[i as usize] & FIRED != 0).collect();
-    // Earlier steps first, so a node's path is known before anything it reached.
-    fired.sort_by_key(|&i| (step_of[i as usize], i));
-    let mut routes: HashMap<u32, (i64, Vec<i64>)> = HashMap::with_capacity(fired.len());
-    for &i in &fired {
-        let iu = i as usize;
-        let id = g.nodes[iu].id;
-        a.fired_total += 1;
-        a.traces.push((id, energy[iu]));
-        a.steps_of.insert(id, step_of[iu]);
-        let via = (via_slot[iu] > 0 && flags[iu] & SEEDED == 0).then(|| {
-            let o = g.out[via_slot[iu] as usize - 1];
-            Via { from: g.nodes[via_from[iu] as usize].id, edge: o.edge, weight: o.weight }
-        });
-        let (seed, path) = match (via, routes.get(&via_from[iu])) {
-            (Some(v), Some((seed, path))) => {
-                let mut path = path.clone();
-                path.push(v.edge);
-                (*seed, path)
-            }
-            _ => (id, Vec::new()),
-        };
-        routes.insert(i, (seed, path.clone()));
-        if flags[iu] & INHIBITED == 0 {
-            a.fired.push(Firing { node: id, step: step_of[iu], energy: energy[iu], seed, path, via });
-        }
-    }
-    a.fired.sort_by(|x, y| y.energy.total_cmp(&x.energy).then(x.node.cmp(&y.node)));
-    a.fired.truncate(p.top_k);
-    a.traces.sort_by_key(|t| t.0);
-    for &i in touched {
-        let iu = i as usize;
-        let id = g.nodes[iu].id;
-        if flags[iu] & INHIBITED != 0 {
-            a.inhibited.push((id, pot[iu]));
-        } else if flags[iu] & FIRED == 0 && pot[iu] > 0.0 {
-            a.leftover.push((id, pot[iu]));
-        }
-    }
-    a.inhibited.sort_by_key(|x| x.0);
-    a.leftover.sort_by_key(|x| x.0);
-    a
-}
+pub use super::run::{Run, Transfer, activate};
 
 /// Seeds from the nearest concepts (parameters §12.3 "seeding from embeddings"): the best
 /// `MAX_SEEDS` with similarity ≥ `SEED_MIN_SIM`, energy `(sim / best) · SEED_ENERGY`.

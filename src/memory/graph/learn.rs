@@ -3,6 +3,7 @@
 //! and co-firing pairs the reply used both of may get a new edge. Pure: it returns the changes.
 
 use super::activate::{Activation, Graph};
+use super::router;
 use std::collections::{HashMap, HashSet};
 
 /// η_stdp: the rate for existing edges (v0.6's rate).
@@ -91,6 +92,18 @@ pub enum Change {
 /// - Pairs of used concepts with no edge get `CREATE_RATE · y · f · 0.5`, kept above
 ///   [`NEW_EDGE_MIN`], the largest [`MAX_NEW_EDGES`] of them.
 pub fn learn(g: &Graph, a: &Activation, used: &HashSet<i64>, y: f64) -> Vec<Change> {
+    learn_routed(g, a, used, &HashMap::new(), y)
+}
+
+/// [`learn`] with the v2 router's verdicts: an edge between fired concepts that the model routed
+/// also moves by [`router::route_delta`] (parameters §12.4, `w' = w + Δw_llm + Δw_stdp`).
+pub fn learn_routed(
+    g: &Graph,
+    a: &Activation,
+    used: &HashSet<i64>,
+    verdicts: &HashMap<i64, router::Verdict>,
+    y: f64,
+) -> Vec<Change> {
     let steps: &HashMap<i64, u8> = &a.steps_of;
     let inhibited: HashSet<i64> = a.inhibited.iter().map(|x| x.0).collect();
     let mut out = Vec::new();
@@ -103,7 +116,13 @@ pub fn learn(g: &Graph, a: &Activation, used: &HashSet<i64>, y: f64) -> Vec<Chan
             if let Some(&ts) = steps.get(&t) {
                 let dt = i32::from(ts) - i32::from(ss);
                 let f = timing(Some(dt));
-                let delta = if used.contains(&t) { STDP_RATE * y * f } else { -UNUSED_SHARE * STDP_RATE * y * f.abs() };
+                let mut delta =
+                    if used.contains(&t) { STDP_RATE * y * f } else { -UNUSED_SHARE * STDP_RATE * y * f.abs() };
+                if let Some(v) = verdicts.get(&edge) {
+                    // The outcome for this edge is the reply's use of its target, as for STDP.
+                    let (yo, fo) = if used.contains(&t) { (y, f) } else { (-UNUSED_SHARE * y, f.abs()) };
+                    delta += router::route_delta(w, *v, yo, fo);
+                }
                 out.push(Change::Adjust { edge, delta, carried: dt > 0 });
             } else if w < 0.0 && inhibited.contains(&t) && used.contains(&t) {
                 out.push(Change::Adjust { edge, delta: STDP_RATE * y * timing(Some(1)).abs(), carried: true });

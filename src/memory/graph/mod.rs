@@ -8,6 +8,9 @@ pub mod cache;
 pub mod context;
 pub mod grow;
 pub mod learn;
+pub mod routed;
+pub mod router;
+pub mod run;
 pub mod turn;
 
 pub use activate::{Activation, Edge, Firing, Graph, Node, Params, Seed, Via, seeds_from_similarity};

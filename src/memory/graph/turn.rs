@@ -6,12 +6,14 @@
 use super::context::{CONTEXT_TOKEN_BUDGET, GraphLine, context_lines};
 use super::grow::{self, Novelty};
 use super::learn::{self, Change};
-use super::{Activated, Activation, Cue, Graph, GraphCache, Params, activate_on, persist};
+use super::routed::Routed;
+use super::router::Verdict;
+use super::{Activated, Activation, Graph, GraphCache, Params, Seed, persist};
 use crate::store::{ConceptsRepo, KvStateRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
-use crate::vocab::graph::{GraphFiring, GraphReport, GraphSeed};
+use crate::vocab::graph::{GraphFiring, GraphReport, GraphRouting, GraphSeed};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What the graph did for one message.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +24,10 @@ pub struct TurnGraph {
     pub novelty: Option<Novelty>,
     /// The node grown from this message, if one was.
     pub grown: Option<i64>,
+    /// The v2 router's report, when it is configured on.
+    pub routing: Option<GraphRouting>,
+    /// The model's verdict on each edge it routed, by edge id.
+    pub verdicts: HashMap<i64, Verdict>,
 }
 
 /// Activate from the message's embedding, persist the firings, confirm probationary nodes that
@@ -35,11 +41,36 @@ pub fn for_message(
     social: bool,
     now: i64,
 ) -> Result<TurnGraph, StoreError> {
-    // An embedding of another space (a model change not yet re-embedded) cannot seed the graph.
+    let Some((graph, seeds)) = prepare(c, cache, embedding)? else { return Ok(TurnGraph::default()) };
+    let activation = super::activate::activate(&graph, &seeds, &Params::default());
+    let activated = Activated { graph, seeds, activation };
+    finish(c, activated, Routed::default(), text, embedding, social, now)
+}
+
+/// The graph and a message's seeds.
+pub type Prepared = (std::sync::Arc<Graph>, Vec<Seed>);
+
+/// The graph and the message's seeds, for an activation run outside the database thread (the
+/// v2 router's model calls); `None` for an embedding of another space (a model change not yet
+/// re-embedded), which cannot seed the graph.
+pub fn prepare(c: &Connection, cache: &GraphCache, embedding: &[f32]) -> Result<Option<Prepared>, StoreError> {
     if embedding.len() != crate::store::embedding_dim(c)? {
-        return Ok(TurnGraph::default());
+        return Ok(None);
     }
-    let activated = activate_on(c, cache.graph(c)?, Cue::Embedding(embedding), &Params::default())?;
+    Ok(Some((cache.graph(c)?, super::nearest_seeds(c, embedding)?)))
+}
+
+/// After the activation: persist it, confirm, grow. `routed` carries the v2 router's report and
+/// verdicts (its activation is `activated`'s).
+pub fn finish(
+    c: &Connection,
+    activated: Activated,
+    routed: Routed,
+    text: &str,
+    embedding: &[f32],
+    social: bool,
+    now: i64,
+) -> Result<TurnGraph, StoreError> {
     persist(c, &activated.activation, now)?;
     let concepts = ConceptsRepo(c);
     for p in concepts.probationers()? {
@@ -48,7 +79,8 @@ pub fn for_message(
         }
     }
     let lines = context_lines(&activated, CONTEXT_TOKEN_BUDGET);
-    let mut out = TurnGraph { activated, lines, novelty: None, grown: None };
+    let routing = (!routed.report.mode.is_empty()).then_some(routed.report);
+    let mut out = TurnGraph { activated, lines, novelty: None, grown: None, routing, verdicts: routed.verdicts };
     if !social {
         grow_node(c, text, embedding, &mut out, now)?;
     }
@@ -76,6 +108,7 @@ impl TurnGraph {
                 .collect(),
             inhibited: a.activation.inhibited.iter().map(|&(id, p)| GraphSeed { name: name(id), energy: p }).collect(),
             grown: self.grown.map(name).filter(|n| !n.is_empty()),
+            router: self.routing.clone(),
         }
     }
 }
@@ -136,11 +169,11 @@ pub fn after_reply(
     let a = &t.activated;
     let fired = a.activation.steps_of.keys().map(|&id| (id, a.name(id)));
     let used = learn::used_concepts(reply, fired);
-    let kept = Fired::of(&a.activation, &used);
+    let kept = Fired::of(&a.activation, &used, &t.verdicts);
     let kv = KvStateRepo(c);
     kv.delete_older(FIRED_NAMESPACE, now - FIRED_KEPT_S)?;
     kv.set_text(FIRED_NAMESPACE, exchange_id, &serde_json::to_string(&kept).unwrap_or_default(), now)?;
-    apply(c, &a.graph, &a.activation, used, y, now)
+    apply(c, &a.graph, &a.activation, used, &t.verdicts, y, now)
 }
 
 /// The routing feedback on an exchange's reply arrived (with the next user message):
@@ -162,7 +195,10 @@ pub fn after_feedback(
         ..Activation::default()
     };
     let graph = cache.graph(c)?;
-    apply(c, &graph, &activation, kept.used.into_iter().collect(), learn::feedback_outcome(quality), now).map(Some)
+    let verdicts: HashMap<i64, Verdict> =
+        kept.routes.into_iter().map(|(e, multiplier, confidence)| (e, Verdict { multiplier, confidence })).collect();
+    let y = learn::feedback_outcome(quality);
+    apply(c, &graph, &activation, kept.used.into_iter().collect(), &verdicts, y, now).map(Some)
 }
 
 /// Where [`after_reply`] keeps what fired, by exchange id (`kv_state` namespace).
@@ -176,15 +212,20 @@ struct Fired {
     steps: Vec<(i64, u8)>,
     inhibited: Vec<i64>,
     used: Vec<i64>,
+    /// The router's verdicts: (edge, multiplier, confidence).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    routes: Vec<(i64, f64, f64)>,
 }
 
 impl Fired {
-    fn of(a: &Activation, used: &HashSet<i64>) -> Fired {
+    fn of(a: &Activation, used: &HashSet<i64>, verdicts: &HashMap<i64, Verdict>) -> Fired {
+        let mut routes: Vec<(i64, f64, f64)> = verdicts.iter().map(|(&e, v)| (e, v.multiplier, v.confidence)).collect();
+        routes.sort_by_key(|r| r.0);
         let mut steps: Vec<(i64, u8)> = a.steps_of.iter().map(|(&id, &s)| (id, s)).collect();
         steps.sort_unstable();
         let mut used: Vec<i64> = used.iter().copied().collect();
         used.sort_unstable();
-        Fired { steps, inhibited: a.inhibited.iter().map(|x| x.0).collect(), used }
+        Fired { steps, inhibited: a.inhibited.iter().map(|x| x.0).collect(), used, routes }
     }
 }
 
@@ -195,10 +236,11 @@ fn apply(
     g: &Graph,
     a: &Activation,
     used: HashSet<i64>,
+    verdicts: &HashMap<i64, Verdict>,
     y: f64,
     now: i64,
 ) -> Result<Learned, StoreError> {
-    let changes = learn::learn(g, a, &used, y);
+    let changes = learn::learn_routed(g, a, &used, verdicts, y);
     let edges = RelationshipsRepo(c);
     let mut report = Learned { outcome: y, ..Learned::default() };
     for ch in changes {

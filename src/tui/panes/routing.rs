@@ -141,7 +141,7 @@ impl RoutingPane {
 /// Nothing when nothing was seeded.
 pub fn graph_lines(g: &GraphReport) -> Vec<Line<'static>> {
     if g.seeds.is_empty() && g.grown.is_none() {
-        return Vec::new();
+        return g.router.as_ref().map(router_line).into_iter().collect();
     }
     let seeds: Vec<String> = g.seeds.iter().map(|s| format!("{} {:.2}", s.name, s.energy)).collect();
     let mut out = vec![Line::from(vec![Span::styled("graph seeds ", theme::dim()), Span::raw(seeds.join(", "))])];
@@ -163,7 +163,23 @@ pub fn graph_lines(g: &GraphReport) -> Vec<Line<'static>> {
         let names: Vec<String> = g.inhibited.iter().map(|i| format!("{} {:.2}", i.name, i.energy)).collect();
         out.push(Line::from(format!("  inhibited {}", names.join(", "))).style(theme::warn()));
     }
+    out.extend(g.router.as_ref().map(router_line));
     out
+}
+
+/// The v2 router's part (docs/cognition.md §9.4.9): its calls and routed edges, why a step went
+/// mechanical, and how long the breaker keeps it off.
+fn router_line(r: &crate::vocab::graph::GraphRouting) -> Line<'static> {
+    let mut text = if r.mode == "off" {
+        format!("  router off ({} more turns, deterministic)", r.off_turns)
+    } else {
+        format!("  router v2: {} call{}, {} routed", r.calls, if r.calls == 1 { "" } else { "s" }, r.routed)
+    };
+    if let Some(f) = &r.fallback {
+        text.push_str(&format!("; {f} \u{2192} deterministic"));
+    }
+    let style = if r.mode == "off" || r.fallback.is_some() { theme::warn() } else { theme::dim() };
+    Line::from(text).style(style)
 }
 
 /// The regulator's verdict: the decision with its confidence, then each break on its own line

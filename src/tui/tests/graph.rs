@@ -23,6 +23,7 @@ fn the_routing_pane_shows_what_the_graph_fired() {
         ],
         inhibited: vec![GraphSeed { name: "decaf".into(), energy: -0.6 }],
         grown: Some("espresso machine".into()),
+        router: None,
     }));
     a.on_engine(&ev(1, event));
     let screen = draw(&mut a, 120, 40);
@@ -41,4 +42,21 @@ fn the_routing_pane_shows_what_the_graph_fired() {
 #[test]
 fn nothing_seeded_says_nothing() {
     assert!(crate::tui::panes::routing::graph_lines(&GraphReport::default()).is_empty());
+}
+
+#[test]
+fn the_routing_pane_says_what_the_router_did_and_when_it_is_off() {
+    use crate::vocab::graph::GraphRouting;
+    let text = |r: GraphRouting| {
+        let g = GraphReport { router: Some(r), ..GraphReport::default() };
+        crate::tui::panes::routing::graph_lines(&g).iter().map(|l| l.to_string()).collect::<Vec<_>>().join("\n")
+    };
+    let on = GraphRouting { mode: "v2".into(), calls: 1, routed: 3, ..GraphRouting::default() };
+    assert_eq!(text(on), "  router v2: 1 call, 3 routed");
+    let junk =
+        GraphRouting { mode: "v2".into(), calls: 1, fallback: Some("junk: not JSON".into()), ..Default::default() };
+    assert!(text(junk).contains("junk: not JSON \u{2192} deterministic"));
+    let off =
+        GraphRouting { mode: "off".into(), off_turns: 25, fallback: Some("timeout".into()), ..Default::default() };
+    assert!(text(off).starts_with("  router off (25 more turns, deterministic)"));
 }

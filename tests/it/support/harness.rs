@@ -19,6 +19,8 @@ pub fn settings(triage: ModelUse) -> LlmSettings {
         triage,
         memory_extraction: ModelUse::Heuristic,
         critic: ModelUse::Heuristic,
+        graph_router: ModelUse::Heuristic,
+        graph_router_timeout_ms: 800,
         triage_timeout_ms: 500,
         tiebreak_timeout_ms: 1500,
         request_timeout_ms: 5000,

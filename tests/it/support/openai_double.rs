@@ -98,6 +98,11 @@ impl Double {
         self.shared.requests.lock().unwrap().clone()
     }
 
+    /// Add a reply to the end of the script.
+    pub fn push(&self, reply: Reply) {
+        self.shared.script.lock().unwrap().push_back(reply);
+    }
+
     /// Only the chat requests, which are the ones that consume the script.
     pub fn chat_requests(&self) -> Vec<RecordedRequest> {
         self.requests().into_iter().filter(|r| r.path == "/v1/chat/completions").collect()

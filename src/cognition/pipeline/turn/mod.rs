@@ -155,29 +155,67 @@ impl<'t> Turn<'t> {
         let params = (self.engine.topic_params.clone(), self.engine.boundary_params.clone());
         let social = self.msg.social.is_some();
         let cache = self.engine.graph_cache.clone();
-        let topic = self
+        // With the v2 router on, the activation runs here, between two database calls, because
+        // its steps wait on the model.
+        let routed = self.engine.graph_router.is_some();
+        let emb = embedding.clone();
+        let mut topic = self
             .engine
             .db
             .call(move |c| {
-                let stage = phases::topic_stage(c, &thread, &body, embedding.as_deref(), now, (&params.0, &params.1))?;
+                let stage = phases::topic_stage(c, &thread, &body, emb.as_deref(), now, (&params.0, &params.1))?;
                 // Episodes and concepts the message brings back (traits, facts and gists
                 // are already in context); skipped for messages with nothing to search for.
-                let memories = if stage.report.contentless || embedding.is_none() {
+                let memories = if stage.report.contentless || emb.is_none() {
                     Vec::new()
                 } else {
-                    phases::recalled_for_context(c, &body, embedding.as_deref(), now)?
+                    phases::recalled_for_context(c, &body, emb.as_deref(), now)?
                 };
-                let graph = match embedding.as_deref() {
-                    Some(e) if !stage.report.contentless => {
-                        Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, social, now)?)
+                let (graph, prepared) = match emb.as_deref() {
+                    Some(e) if !stage.report.contentless && routed => {
+                        (None, crate::memory::graph::turn::prepare(c, &cache, e)?)
                     }
-                    _ => None,
+                    Some(e) if !stage.report.contentless => {
+                        (Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, social, now)?), None)
+                    }
+                    _ => (None, None),
                 };
-                Ok(Topic { stage, memories, graph })
+                Ok((Topic { stage, memories, graph }, prepared))
             })
             .await?;
+        if let (Some((graph, seeds)), Some(e)) = (topic.1.take(), embedding) {
+            topic.0.graph = self.route_graph(graph, seeds, e).await?;
+        }
         self.timings.topic = ms(clock);
-        Ok(topic)
+        Ok(topic.0)
+    }
+
+    /// The v2 router's activation (docs/cognition.md §9.4.9), then the same persistence and
+    /// growth as the mechanical path.
+    async fn route_graph(
+        &self,
+        graph: std::sync::Arc<crate::memory::graph::Graph>,
+        seeds: Vec<crate::memory::graph::Seed>,
+        embedding: Vec<f32>,
+    ) -> Result<Option<crate::memory::graph::turn::TurnGraph>, EngineError> {
+        use crate::memory::graph::{Activated, Params, routed};
+        let Some(timeout) = self.engine.graph_router else { return Ok(None) };
+        let enabled = self.engine.graph_breaker.lock().unwrap_or_else(std::sync::PoisonError::into_inner).begin_turn();
+        let call = routed::RouterCall {
+            llm: &self.engine.llm,
+            timeout,
+            breaker: &self.engine.graph_breaker,
+            cancel: self.cancel,
+        };
+        let mut r = routed::activate_routed(&call, enabled, &graph, &seeds, &Params::default(), self.msg.text).await;
+        let activated = Activated { graph, seeds, activation: std::mem::take(&mut r.activation) };
+        let (body, now, social) = (self.msg.text.to_string(), self.now, self.msg.social.is_some());
+        let t = self
+            .engine
+            .db
+            .call(move |c| crate::memory::graph::turn::finish(c, activated, r, &body, &embedding, social, now))
+            .await?;
+        Ok(Some(t))
     }
 
     /// After the commit and the regulator's verdict: the graph learns from which fired
