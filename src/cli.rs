@@ -88,6 +88,8 @@ pub enum Command {
     Tasks(TasksArgs),
     /// The router's learning loop: run a routing stability regulator cycle now
     Router(RouterArgs),
+    /// Topic stability: run a topic stability regulator cycle now
+    Topics(TopicsArgs),
     /// The MCP servers of `[mcp.servers]` and their tools
     Mcp {
         #[command(subcommand)]
@@ -158,6 +160,25 @@ pub struct RouterArgs {
 #[derive(Debug, Subcommand)]
 pub enum RouterAction {
     /// One cycle of the routing stability regulator over the last 24 h of decisions
+    Regulate {
+        /// Show what the cycle would change; store nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct TopicsArgs {
+    #[command(subcommand)]
+    pub action: TopicsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TopicsAction {
+    /// One cycle of the topic stability regulator over the last three days of messages
     Regulate {
         /// Show what the cycle would change; store nothing
         #[arg(long)]

@@ -63,5 +63,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
         Some(Command::Tasks(args)) => commands::tasks::run(paths, config, args),
         Some(Command::Router(args)) => commands::router::run(&paths, &config, args),
+        Some(Command::Topics(args)) => commands::topics::run(&paths, args),
     }
 }

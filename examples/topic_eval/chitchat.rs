@@ -57,6 +57,9 @@ pub fn main(args: &[String]) -> Result<()> {
         return Ok(());
     }
 
+    if args.iter().any(|a| a == "--chitchat-regulate") {
+        return super::regulate::main(&dev, &held_out, &vectors);
+    }
     if args.iter().any(|a| a == "--chitchat-why") {
         why(&dev, &vectors, &ClassifierParams::default(), &BoundaryParams::default());
         return Ok(());
@@ -151,8 +154,16 @@ fn best_static(dev: &[Stream], vectors: &[Vec<f32>]) -> f32 {
 
 /// Boundary flags as the app produces them: `is_new_topic` on a message after the first.
 fn predict_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<bool>, usize) {
+    let (out, _) = assign_app(stream, vectors, system);
+    let fired = out.iter().filter(|&&b| b).count();
+    (out, fired)
+}
+
+/// [`predict_app`]'s flags with the topic each message was filed under (None: kept out of the
+/// topic table), what the app stores in `chat_history.topic`.
+pub(super) fn assign_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<bool>, Vec<Option<usize>>) {
     let (params, mut state) = match system {
-        System::Never => return (vec![false; stream.len()], 0),
+        System::Never => return (vec![false; stream.len()], vec![Some(0); stream.len()]),
         System::Static(p) => (p, None),
         System::Adaptive(p, b) => (p, Some(BoundaryState::new(b.clone()))),
     };
@@ -160,6 +171,7 @@ fn predict_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<b
     let mut active: Option<usize> = None;
     let mut history: Vec<String> = Vec::new();
     let mut out = Vec::with_capacity(stream.len());
+    let mut filed = Vec::with_capacity(stream.len());
     for (i, item) in stream.iter().enumerate() {
         let msg = Message { text: &item.text, embedding: &vectors[item.row], now_unix_s: T0 + STEP_S * i as i64 };
         let current = active.map(|a| topics[a].name.clone());
@@ -172,16 +184,17 @@ fn predict_app(stream: &Stream, vectors: &[Vec<f32>], system: &System) -> (Vec<b
             // The pipeline keeps a contentless first message out of the topic table.
             history.push(topic::topic_name(msg.text, msg.now_unix_s));
             out.push(false);
+            filed.push(None);
             continue;
         }
         let new_id = topics.len() as i64;
         let chosen = topic::apply(&mut topics, &c, &msg, new_id, params);
         out.push(i > 0 && c.is_new_topic);
+        filed.push(Some(chosen));
         history.push(topics[chosen].name.clone());
         active = Some(chosen);
     }
-    let fired = out.iter().filter(|&&b| b).count();
-    (out, fired)
+    (out, filed)
 }
 
 /// The real-chat calibration grid: the new rules on the even chit-chat sessions, each shown with

@@ -23,13 +23,15 @@
 //!
 //! `cargo run --example topic_eval [-- MODE] [DATA.jsonl]`, MODE one of
 //! - `--chitchat [DATA.jsonl]`: the real-chat evaluation instead (see `chitchat.rs`), with
-//!   `--chitchat-sweep` its calibration grid;
+//!   `--chitchat-sweep` its calibration grid, `--chitchat-regulate` the topic stability
+//!   regulator replayed on it (see `regulate.rs`);
 //! - `--sweep`: the calibration grid, then the prior grid, on the dev half;
 //! - `--priors`: the prior grid alone;
 //! - `--stats [--try …]`: the signal statistics behind the priors;
 //! - `--try field=value,…`: the defaults with some `BoundaryParams` fields changed, on the dev half.
 
 mod chitchat;
+mod regulate;
 
 use std::collections::HashMap;
 use std::fs;

@@ -22,6 +22,7 @@ pub mod router;
 pub mod shell;
 pub mod status;
 pub mod tasks;
+pub mod topics;
 pub mod version;
 
 use crate::config::{Config, ConfigError, Env, Paths};

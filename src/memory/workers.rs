@@ -325,7 +325,10 @@ mod tests {
         assert!(
             WorkerId::ALL
                 .iter()
-                .filter(|w| !matches!(w, WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks | WorkerId::Router))
+                .filter(|w| !matches!(
+                    w,
+                    WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks | WorkerId::Router | WorkerId::Topics
+                ))
                 .all(|w| ids.contains(w)),
             "{ids:?}"
         );

@@ -258,9 +258,11 @@ impl Runtime {
             bus: self.bus.clone(),
             pinned: self.config.router_weights.keys().cloned().collect(),
         };
+        let topics = crate::cognition::stability::worker::TopicRegulatorTask { bus: self.bus.clone() };
         let timers = Registry::new(self.workers.clone())
             .periodic(WorkerId::Scheduler, scheduler)
-            .periodic(WorkerId::Router, router);
+            .periodic(WorkerId::Router, router)
+            .periodic(WorkerId::Topics, topics);
         if let Err(e) = timers.start(&self.db, &self.bus, &shutdown) {
             tracing::error!("background tasks not started: {e}");
         }

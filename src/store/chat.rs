@@ -84,11 +84,24 @@ impl ChatRepo<'_> {
         mode: Option<&str>,
         topic: Option<&str>,
     ) -> Result<i64, StoreError> {
+        self.append_at(thread_id, exchange_id, role, content, (mode, topic), now_ts())
+    }
+
+    /// [`ChatRepo::append`] at a given time (imports, and days of history in tests).
+    pub fn append_at(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        role: &str,
+        content: &str,
+        (mode, topic): (Option<&str>, Option<&str>),
+        at: i64,
+    ) -> Result<i64, StoreError> {
         self.touch_thread(thread_id)?;
         self.0.execute(
             "INSERT INTO chat_history (thread_id, exchange_id, role, content, mode, topic, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![thread_id, exchange_id, role, content, mode, topic, now_ts()],
+            params![thread_id, exchange_id, role, content, mode, topic, at],
         )?;
         Ok(self.0.last_insert_rowid())
     }
@@ -122,6 +135,18 @@ impl ChatRepo<'_> {
              ORDER BY id DESC LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![thread_id, n as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every user message filed under a topic in `[from, to)`: (thread, topic, time), by thread
+    /// then time (the topic stability regulator's health signals).
+    pub fn user_topics_between(&self, from: i64, to: i64) -> Result<Vec<(String, String, i64)>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT thread_id, topic, created_at FROM chat_history
+             WHERE role = 'user' AND topic IS NOT NULL AND topic != '' AND created_at >= ?1 AND created_at < ?2
+             ORDER BY thread_id, created_at, id",
+        )?;
+        let rows = stmt.query_map(params![from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 12, name: "0012_adaptive", sql: include_str!("../../migrations/0012_adaptive.sql") },
     Migration { version: 13, name: "0013_graph_cache", sql: include_str!("../../migrations/0013_graph_cache.sql") },
     Migration { version: 14, name: "0014_tasks", sql: include_str!("../../migrations/0014_tasks.sql") },
+    Migration {
+        version: 15,
+        name: "0015_topics_regulator",
+        sql: include_str!("../../migrations/0015_topics_regulator.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {

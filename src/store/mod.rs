@@ -25,6 +25,8 @@
 //! - `router_weights` → `router_weights.rs` → [`RouterWeightsRepo`]
 //! - `routing_decisions` → `routing.rs` → [`RoutingRepo`]
 //! - `routing_adjustments` → `routing_adjustments.rs` → [`RoutingAdjustmentsRepo`]
+//! - `topic_params` → `topic_params.rs` → [`TopicParamsRepo`]
+//! - `topic_adjustments` → `topic_adjustments.rs` → [`TopicAdjustmentsRepo`]
 //! - `cortex_iterations` → `cortex_iterations.rs` → [`CortexIterationsRepo`] (the audit's read: [`RoutingRepo::act_iterations`])
 //! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`]
 //! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`]
@@ -85,6 +87,8 @@ mod self_state;
 #[cfg(test)]
 mod sql_boundary;
 mod tasks;
+mod topic_adjustments;
+mod topic_params;
 mod traits;
 mod turn;
 mod ui;
@@ -134,6 +138,8 @@ pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
 pub use routing_adjustments::{AdjustmentRow, RoutingAdjustmentsRepo};
 pub use self_state::{FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
+pub use topic_adjustments::TopicAdjustmentsRepo;
+pub use topic_params::{TopicParamsRepo, TopicParamsVersion};
 pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;
 pub use ui::*;

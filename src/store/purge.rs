@@ -89,6 +89,9 @@ pub const TEXT_MAP: &[(&str, &[&str], Policy)] = &[
 pub const NO_USER_TEXT: &[&str] = &[
     "identity_vectors",
     "router_weights",
+    // The topic regulator's versions and changes: parameter names, numbers, program lines.
+    "topic_params",
+    "topic_adjustments",
     "embedding_space",
     "reembed_pending",
     "vector_codes",

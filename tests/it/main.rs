@@ -50,6 +50,7 @@ mod security;
 mod shell;
 mod tasks;
 mod topic_chitchat;
+mod topics_regulator;
 mod tui_act_tmux;
 mod tui_memory_tmux;
 mod tui_replay_tmux;

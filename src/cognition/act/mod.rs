@@ -3,6 +3,7 @@
 //! The loop itself, which needs the models and the database, is in `pipeline::act`.
 
 pub mod critic;
+pub mod critic_answer;
 pub mod dispatch;
 pub mod mcp;
 pub mod plan;

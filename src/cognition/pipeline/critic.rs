@@ -7,6 +7,7 @@
 use super::Engine;
 use super::fallback::{Fallback, Stage};
 use crate::cognition::act::critic::{self, CRITIC_TIMEOUT, Outcome, Verdict};
+use crate::cognition::act::critic_answer::{self, Answer, PendingFix};
 use crate::cognition::act::dispatch::{ActionResult, dispatch};
 use crate::cognition::act::plan::Action;
 use crate::cognition::act::skill::SkillContext;
@@ -64,6 +65,11 @@ impl Engine {
             Outcome::Ask(q) => {
                 note["outcome"] = json!("asked");
                 self.leave_decision(ctx, &q).await;
+                let proposal = match model.as_ref().filter(|v| !v.verified && !v.correction.is_empty()) {
+                    Some(v) => v.correction.clone(),
+                    None => critic_answer::undo_of(action, &result.data),
+                };
+                self.leave_pending(ctx, &q, proposal, now).await;
                 out.ask = Some(q);
             }
             Outcome::Correct(actions) => {
@@ -152,6 +158,61 @@ impl Engine {
                 (None, Some(f), format!("skipped: {f}"))
             }
         }
+    }
+
+    /// The proposal a yes would carry out waits for the thread's next message (§16.5).
+    async fn leave_pending(&self, ctx: &SkillContext, question: &str, actions: Vec<Action>, now: i64) {
+        let pending = PendingFix { question: question.to_string(), actions, asked_at: now };
+        let Ok(text) = serde_json::to_string(&pending) else { return };
+        let thread = ctx.thread_id.clone();
+        let written = self
+            .db
+            .call(move |c| crate::store::KvStateRepo(c).set_text(critic_answer::NAMESPACE, &thread, &text, now))
+            .await;
+        if let Err(e) = written {
+            tracing::warn!("the critic's proposal not kept: {}", crate::describe(&e));
+        }
+    }
+
+    /// Takes the thread's waiting proposal, if any (every next message ends its wait), and
+    /// when `text` is a plain yes or no to it, carries it out or drops it; the reply to give,
+    /// or None to plan the message as usual.
+    pub(super) async fn critic_answer(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        topic: &super::turn::Topic,
+        text: &str,
+    ) -> Option<String> {
+        let thread = thread_id.to_string();
+        let taken =
+            self.db.call(move |c| crate::store::KvStateRepo(c).take_text(critic_answer::NAMESPACE, &thread)).await;
+        let pending: PendingFix = serde_json::from_str(&taken.ok().flatten()?).ok()?;
+        let ctx = SkillContext {
+            thread_id: thread_id.to_string(),
+            exchange_id: exchange_id.to_string(),
+            topic: topic.stage.report.name.clone(),
+            now: chrono::Local::now(),
+        };
+        let answer = critic_answer::decide(&pending, text, ctx.now.timestamp());
+        let mut done = Vec::new();
+        if let Answer::Apply(actions) = &answer {
+            for a in actions {
+                let (a, c) = (a.clone(), ctx.clone());
+                match self.db.call(move |conn| Ok(dispatch(conn, &a, &c, None))).await {
+                    Ok(r) if r.ok => done.push(r.summary),
+                    Ok(r) => tracing::warn!(summary = %r.summary, "the critic's proposal did not apply"),
+                    Err(e) => tracing::warn!("the critic's proposal failed: {}", crate::describe(&e)),
+                }
+            }
+        }
+        let outcome = match &answer {
+            Answer::Apply(_) => "applied",
+            Answer::Drop => "dropped",
+            Answer::Lapse => "lapsed",
+        };
+        tracing::info!(outcome, question = %pending.question, applied = done.len(), "the critic's question was answered");
+        critic_answer::reply(&answer, &done)
     }
 
     /// The question waits in the topic's world state like any pending decision (§4.7).

@@ -10,6 +10,8 @@
 //! stage can reuse the same law with its own parameters and signals.
 
 pub mod routing;
+pub mod topics;
+pub mod topics_cycle;
 pub mod worker;
 
 use serde::Serialize;

@@ -1,10 +1,10 @@
-//! The routing stability regulator as a background task (`WorkerId::Router`): one cycle a
-//! day. The time of the last cycle is kept in `kv_state`, so a restart neither skips a day
-//! nor runs twice in one.
+//! The stability regulators as background tasks (`WorkerId::Router`, `WorkerId::Topics`): one
+//! cycle a day each. The time of the last cycle is kept in `kv_state`, so a restart neither
+//! skips a day nor runs twice in one.
 
 use super::routing::{DAY_S, run_cycle};
 use crate::background::worker::PeriodicTask;
-use crate::events::{EngineEvent, EventBus};
+use crate::events::{EngineEvent, EventBus, NoticeLevel};
 use crate::store::{Db, KvStateRepo, StoreError};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
@@ -12,6 +12,7 @@ use std::time::Duration;
 
 const NAMESPACE: &str = "stability";
 const LAST_CYCLE: &str = "routing_last_cycle";
+const TOPICS_LAST_CYCLE: &str = "topics_last_cycle";
 
 pub struct RoutingRegulatorTask {
     pub bus: EventBus,
@@ -56,6 +57,45 @@ impl PeriodicTask for RoutingRegulatorTask {
                 }
             }
             Err(e) => tracing::warn!("routing regulator cycle failed: {e}"),
+        }
+        Ok(())
+    }
+}
+
+/// The topic stability regulator's daily cycle. A new version is announced as a notice (the
+/// `topic_params` and `topic_adjustments` tables are the audit).
+pub struct TopicRegulatorTask {
+    pub bus: EventBus,
+}
+
+#[async_trait]
+impl PeriodicTask for TopicRegulatorTask {
+    async fn first_wait(&mut self, db: &Db, now: i64) -> Result<Duration, StoreError> {
+        let last = db.call(|c| KvStateRepo(c).get_text(NAMESPACE, TOPICS_LAST_CYCLE)).await?;
+        let last = last.and_then(|t| t.parse::<i64>().ok());
+        Ok(Duration::from_secs(wait_s(last, now).max(0) as u64))
+    }
+
+    fn every(&self) -> Duration {
+        Duration::from_secs(DAY_S as u64)
+    }
+
+    async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
+        let report = db
+            .call(move |c| {
+                let r = super::topics_cycle::run_cycle(c, &BTreeSet::new(), now, false);
+                KvStateRepo(c).set_text(NAMESPACE, TOPICS_LAST_CYCLE, &now.to_string(), now)?;
+                Ok(r)
+            })
+            .await?;
+        match report {
+            Ok(r) => {
+                if let Some(version) = r.new_version {
+                    let why = super::topics_cycle::reason(&r.plan.actions);
+                    self.bus.notice(NoticeLevel::Info, format!("topic parameters v{version} (regulator): {why}"));
+                }
+            }
+            Err(e) => tracing::warn!("topic regulator cycle failed: {e}"),
         }
         Ok(())
     }

@@ -51,6 +51,8 @@ pub(super) struct Turn<'t> {
     pub(in crate::cognition::pipeline) adaptive_sent: Option<Vec<String>>,
     /// The router weights and version this turn routes with, read once at its start.
     pub(in crate::cognition::pipeline) weights: (u32, crate::cognition::router::RouterWeights),
+    /// The reply to a yes or no to the critic's question (docs/cognition.md §16.5).
+    pub(in crate::cognition::pipeline) critic_reply: Option<String>,
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -113,6 +115,7 @@ impl<'t> Turn<'t> {
             adaptive: Default::default(),
             adaptive_sent: None,
             weights: engine.weights(),
+            critic_reply: None,
         }
     }
 
@@ -163,7 +166,9 @@ impl<'t> Turn<'t> {
             .engine
             .db
             .call(move |c| {
-                let stage = phases::topic_stage(c, &thread, &body, emb.as_deref(), now, (&params.0, &params.1))?;
+                // The topic stability regulator's newest version (docs/cognition.md §5.6).
+                let (_, tp, bp) = crate::cognition::stability::topics_cycle::current(c, (&params.0, &params.1))?;
+                let stage = phases::topic_stage(c, &thread, &body, emb.as_deref(), now, (&tp, &bp))?;
                 // Episodes and concepts the message brings back (traits, facts and gists
                 // are already in context); skipped for messages with nothing to search for.
                 let memories = if stage.report.contentless || emb.is_none() {

@@ -48,6 +48,13 @@ impl Turn<'_> {
     ) -> Result<Acted, EngineError> {
         let clock = Instant::now();
         let mut notes = Vec::new();
+        let builtin = builtin_primary(self.engine);
+        // A plain yes or no to the critic's question is its answer: nothing else to plan.
+        if let Some(answered) = self.engine.critic_answer(self.thread_id, self.exchange_id, topic, self.msg.text).await
+        {
+            self.critic_reply = Some(answered);
+            return Ok(Acted { notes, builtin_primary: builtin, memory_answer: None, run: None });
+        }
         if let Some(n) = &context.name {
             notes.push(format!("The user just told you their name: {n}. Greet them by it."));
         }
@@ -240,6 +247,9 @@ impl Turn<'_> {
         let social = msg.social;
         if let Some(a) = memory_answer {
             return engine.fixed_reply(xid, a.text.clone(), ReplySource::Memory);
+        }
+        if let Some(text) = self.critic_reply.clone() {
+            return engine.fixed_reply(xid, text, ReplySource::Template);
         }
         // A regulator break: no model call, the reply says why (after any ACT cards).
         if let Some(line) = self.regulation.halt.clone() {
