@@ -177,3 +177,66 @@ async fn on_the_built_in_model_only_the_checks_run() {
     assert_eq!(h.double.chat_requests().len(), 2, "two plans, no critic call");
     assert!(!r.fallbacks.iter().any(|f| f.starts_with("critic")), "{:?}", r.fallbacks);
 }
+
+/// The consequential case of [`a_consequential_action_in_doubt_pauses_and_asks`], then the
+/// user's next message: the harness and the two scripted replies (plan, doubting verdict).
+async fn asked_about_the_reminder(more: Vec<Reply>) -> Harness {
+    let script = vec![
+        plan(json!([{"type": "schedule", "params":
+            {"action": "create", "message": "call mum", "due_at": "tomorrow at 9am"}}])),
+        verdict(json!({
+            "verified": false, "severity": "major", "issue": "the user said 10am, not 9am",
+            "correction": {"type": "schedule", "params":
+                {"action": "create", "message": "call mum", "due_at": "tomorrow at 10am"}}
+        })),
+    ];
+    let h = with_critic([script, more].concat(), 5000).await;
+    let r = h.say("t", "remind me to call mum tomorrow at 10am").await;
+    assert_eq!(r.act_termination.map(|t| t.as_str()), Some("needs_confirmation"));
+    h
+}
+
+async fn pending_due(h: &Harness) -> Vec<String> {
+    h.read(|c| Ok(chalie::store::RemindersRepo(c).pending()?.into_iter().map(|r| r.due_at).collect())).await
+}
+
+#[tokio::test]
+async fn a_yes_to_the_critics_question_replaces_the_wrong_reminder() {
+    let h = asked_about_the_reminder(vec![]).await;
+    let asked = h.double.chat_requests().len();
+    let r = h.say("t", "yes please").await;
+    assert!(r.response.starts_with("Changed: "), "{}", r.response);
+    let due = pending_due(&h).await;
+    assert_eq!(due.len(), 1, "the 9am reminder is cancelled, not kept beside the new one: {due:?}");
+    assert!(due[0].ends_with("T10:00"), "{due:?}");
+    assert_eq!(h.double.chat_requests().len(), asked, "a plain yes needs no model call");
+    let again = h.say("t", "yes").await;
+    assert!(!again.response.starts_with("Changed: "), "the question was answered once: {}", again.response);
+    assert_eq!(pending_due(&h).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_no_leaves_it_and_anything_else_lets_the_question_lapse() {
+    let h = asked_about_the_reminder(vec![]).await;
+    let r = h.say("t", "no, leave it").await;
+    assert_eq!(r.response, "Okay, I left it as it is.");
+    let due = pending_due(&h).await;
+    assert!(due.len() == 1 && due[0].ends_with("T09:00"), "{due:?}");
+
+    let h = asked_about_the_reminder(vec![
+        plan(json!([
+            {"type": "list", "params": {"action": "add", "name": "shopping", "items": ["eggs"]}}
+        ])),
+        verdict(json!({"verified": true})),
+        plan(json!([])),
+    ])
+    .await;
+    let r = h.say("t", "put eggs on my shopping list").await;
+    assert!(!r.response.starts_with("Changed: ") && !r.response.starts_with("Okay, I left"), "{}", r.response);
+    assert_eq!(lists(&h).await, [("shopping".to_string(), vec!["eggs".to_string()])], "planned as usual");
+    let due = pending_due(&h).await;
+    assert!(due.len() == 1 && due[0].ends_with("T09:00"), "nothing applied: {due:?}");
+    let late = h.say("t", "yes").await;
+    assert!(!late.response.starts_with("Changed: "), "a yes after another message is not an answer: {}", late.response);
+    assert_eq!(pending_due(&h).await.len(), 1);
+}

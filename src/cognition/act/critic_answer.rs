@@ -105,6 +105,22 @@ pub fn decide(pending: &PendingFix, text: &str, now: i64) -> Answer {
     }
 }
 
+/// What a yes to the critic's question carries out. A correction that only redoes the
+/// action ("create call mum at 10am") would leave the wrong result beside the right one, so
+/// unless it takes something away itself, the action is undone first.
+pub fn proposal(action: &Action, data: &serde_json::Value, correction: &[Action]) -> Vec<Action> {
+    let undoes = |a: &Action| {
+        matches!(a.params.get("action").and_then(serde_json::Value::as_str), Some("remove" | "cancel" | "delete"))
+    };
+    if correction.is_empty() {
+        return undo_of(action, data);
+    }
+    if correction.iter().any(undoes) {
+        return correction.to_vec();
+    }
+    [undo_of(action, data), correction.to_vec()].concat()
+}
+
 /// What a yes to "Should I undo it?" carries out: the added items taken off their list, or the
 /// reminder just set cancelled. Nothing for any other action (a yes then changes nothing).
 pub fn undo_of(action: &Action, data: &serde_json::Value) -> Vec<Action> {
@@ -207,5 +223,19 @@ mod tests {
         let undo = undo_of(&set, &json!({"created": true, "reminder": {"id": 4}}));
         assert_eq!(undo, vec![Action::new("schedule", json!({"action": "cancel", "item_id": 4}))]);
         assert!(undo_of(&set, &json!({"created": false, "reminder": {"id": 4}})).is_empty(), "nothing was set");
+    }
+
+    #[test]
+    fn a_correction_that_only_redoes_undoes_the_action_first() {
+        let made = Action::new("schedule", json!({"action": "create", "message": "call mum", "due_at": "9am"}));
+        let data = json!({"created": true, "reminder": {"id": 7}});
+        let redo = Action::new("schedule", json!({"action": "create", "message": "call mum", "due_at": "10am"}));
+        let kinds = |v: Vec<Action>| -> Vec<String> {
+            v.iter().map(|a| a.params["action"].as_str().unwrap_or_default().to_string()).collect()
+        };
+        assert_eq!(kinds(proposal(&made, &data, std::slice::from_ref(&redo))), ["cancel", "create"]);
+        let cancel = Action::new("schedule", json!({"action": "cancel", "item_id": 7}));
+        assert_eq!(kinds(proposal(&made, &data, &[cancel, redo])), ["cancel", "create"], "not cancelled twice");
+        assert_eq!(kinds(proposal(&made, &data, &[])), ["cancel"], "no correction: a yes undoes");
     }
 }

@@ -65,10 +65,8 @@ impl Engine {
             Outcome::Ask(q) => {
                 note["outcome"] = json!("asked");
                 self.leave_decision(ctx, &q).await;
-                let proposal = match model.as_ref().filter(|v| !v.verified && !v.correction.is_empty()) {
-                    Some(v) => v.correction.clone(),
-                    None => critic_answer::undo_of(action, &result.data),
-                };
+                let correction = model.as_ref().filter(|v| !v.verified).map(|v| v.correction.as_slice());
+                let proposal = critic_answer::proposal(action, &result.data, correction.unwrap_or_default());
                 self.leave_pending(ctx, &q, proposal, now).await;
                 out.ask = Some(q);
             }
