@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 12, name: "0012_adaptive", sql: include_str!("../../migrations/0012_adaptive.sql") },
     Migration { version: 13, name: "0013_graph_cache", sql: include_str!("../../migrations/0013_graph_cache.sql") },
     Migration { version: 14, name: "0014_tasks", sql: include_str!("../../migrations/0014_tasks.sql") },
+    Migration {
+        version: 15,
+        name: "0015_one_vector_store",
+        sql: include_str!("../../migrations/0015_one_vector_store.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {
@@ -65,5 +70,7 @@ pub fn migrate(conn: &mut Connection) -> Result<usize, StoreError> {
     // A vector table's width is the recorded embedding space's, which a migration's SQL
     // cannot name: one added by a migration (0010's fact_vec) is created here.
     super::embedding_space::ensure_vec_tables(conn)?;
+    // Migration 0015's data move, which SQL cannot do (see the migration's comment).
+    super::vectors::finish_int8_move(conn)?;
     Ok(applied)
 }
