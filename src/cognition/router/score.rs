@@ -191,7 +191,7 @@ pub fn route(
         suppressions,
         override_reason: None,
         signal_snapshot: LazyJson::deferred(Arc::new(SignalSnapshot { signals: signals.clone(), derived })),
-        weight_snapshot: LazyJson::deferred(Arc::new(weights.clone())),
+        weight_snapshot: LazyJson::deferred(Arc::new(*weights)),
     }
 }
 
