@@ -57,7 +57,7 @@ fn routed(xid: &str) -> EngineEvent {
             pre_routed: false,
             reason: "highest score".into(),
             previous_mode: None,
-            signals: serde_json::json!({}),
+            signals: serde_json::json!({}).into(),
         }),
         topic: TopicReport { switch_score: 0.1, confidence: 0.9, ..TopicReport::new("bench", false) },
         triage: Box::new(TriageReport {

@@ -1,20 +1,27 @@
 //! Speed of the deterministic mode router.
 //!
-//! - `router/route`: signals → decision (scores, anti-oscillation, margins, snapshots), cycling
-//!   through the labelled calibration set with its contexts.
-//! - `router/text_to_mode`: raw text → NLP signals → intent → route, the same messages.
-//! - `router/score_only`: the five scores alone (most of `route` is building the two JSON
-//!   snapshots of the audit row).
+//! - `router/route`: signals → decision (scores, anti-oscillation, margins, and the audit
+//!   snapshots as the hot path now holds them), cycling through the labelled calibration set
+//!   with its contexts.
+//! - `router/text_to_mode`: raw text → NLP signals → intent → route, the same messages: the
+//!   whole deterministic routing on the path to the first token.
+//! - `router/score_only`: the five scores alone.
+//! - `router/route_and_snapshots`: `route` plus writing both JSON snapshots out, which the
+//!   engine now does only when the routing row and the `routed` event are written.
 //!
-//! Reference: the published Python router took a median 5.4 µs for `route()` and 37 µs text to
-//! mode (docs/cognition.md §6.9). `cargo bench --bench router`
+//! Besides criterion's groups, a plain sample loop (100k timed calls each) gives the median and
+//! p99 printed as `BENCHFIG` lines at the end. Reference: the published Python router took a
+//! median 5.4 µs for `route()` and 37 µs text to mode (docs/cognition.md §6.9).
+//! `cargo bench --bench router`
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chalie::cognition::router::calibration::labelled_set;
 use chalie::cognition::router::{RouterSignals, RouterState, RouterWeights, route, route_text, score_modes};
 use criterion::{Criterion, criterion_group, criterion_main};
+
+const SAMPLES: usize = 100_000;
 
 fn bench(c: &mut Criterion) {
     let set = labelled_set();
@@ -47,7 +54,51 @@ fn bench(c: &mut Criterion) {
             route_text(black_box(x.text), &x.context, &weights, &state, true).mode
         })
     });
+    let mut m = 0;
+    group.bench_function("route_and_snapshots", |b| {
+        b.iter(|| {
+            m = (m + 1) % signals.len();
+            let d = route(black_box(&signals[m]), &weights, &state, true);
+            (d.signal_snapshot.to_string().len(), d.weight_snapshot.to_string().len())
+        })
+    });
     group.finish();
+
+    let figures = [
+        (
+            "router/text_to_mode",
+            sample(set.len(), |n| route_text(set[n].text, &set[n].context, &weights, &state, true)),
+        ),
+        ("router/route", sample(signals.len(), |n| route(&signals[n], &weights, &state, true))),
+        (
+            "router/route_and_snapshots",
+            sample(signals.len(), |n| {
+                let d = route(&signals[n], &weights, &state, true);
+                (d.signal_snapshot.to_string().len(), d.weight_snapshot.to_string().len())
+            }),
+        ),
+    ];
+    for (name, (median, p99)) in figures {
+        let target = if name == "router/text_to_mode" { "p99<0.005ms" } else { "-" };
+        println!("BENCHFIG name={name} median_ms={median:.6} p99_ms={p99:.6} ref=- ref_median_ms=- target={target}");
+    }
+}
+
+/// Median and p99 in milliseconds over [`SAMPLES`] individually timed calls, cycling through
+/// `len` inputs (after one warm-up pass over them).
+fn sample<T>(len: usize, mut f: impl FnMut(usize) -> T) -> (f64, f64) {
+    for n in 0..len {
+        black_box(f(n));
+    }
+    let mut times = Vec::with_capacity(SAMPLES);
+    for s in 0..SAMPLES {
+        let n = s % len;
+        let clock = Instant::now();
+        black_box(f(black_box(n)));
+        times.push(clock.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    (times[SAMPLES / 2], times[SAMPLES * 99 / 100])
 }
 
 criterion_group!(benches, bench);

@@ -1,11 +1,18 @@
 //! How many binary-code candidates `VectorRepo::search` must re-score to find what the exact
 //! brute force (`VectorRepo::knn`) finds: recall@10 and recall@50 against it, per candidate count.
 //!
-//! Two corpora, each stored in an in-memory database and queried 100 times:
+//! Three corpora, each stored in an in-memory database and queried (100 queries; `real` ~200):
 //! - `clustered`: 20k synthetic unit vectors in topics and subtopics (SplitMix64, seed 7);
 //! - `minilm`: sentences from templates (people, activities, places, feelings) embedded with the
 //!   built-in all-MiniLM-L6-v2 (`CHALIE_MODELS_DIR` or `target/models`; skipped when missing).
 //!   Queries are further sentences from the same templates.
+//! - `real`: every distinct real sentence of the shared data (`CHALIE_DATA_DIR`, default
+//!   /work/shared/data: SNLI premises and hypotheses, chatterbot lines, chitchat utterances),
+//!   embedded with the same model; every 97th sentence is held out as a query, the rest stored.
+//!
+//! Each line gives recall@k against the database's exact search (`knn`, over the stored int8
+//! rows) and against the exact f32 top k computed here from the unquantised vectors, which is
+//! the figure that says what the one int8 copy costs.
 //!
 //! `cargo run --release --example vector_prefilter_eval [-- SENTENCES]` (default 6000).
 
@@ -88,7 +95,57 @@ fn sentence(rng: &mut SplitMix64) -> String {
     format!("{} {} {} {}", pick(rng, WHO), pick(rng, WHAT), pick(rng, WHERE), pick(rng, FEEL)).trim().to_string()
 }
 
-/// recall@k of `search_with` against `knn`, per candidate count.
+/// The exact top `k` of `vectors` by cosine to `q` (all unit length), ids from 1.
+fn exact_f32(vectors: &[Vec<f32>], q: &[f32], k: usize) -> Vec<i64> {
+    let mut scored: Vec<(f32, i64)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (-v.iter().zip(q).map(|(a, b)| a * b).sum::<f32>(), i as i64 + 1))
+        .collect();
+    scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(k).map(|s| s.1).collect()
+}
+
+fn overlap(got: &[i64], want: &[i64]) -> usize {
+    got.iter().filter(|h| want.contains(h)).count()
+}
+
+/// Every distinct sentence of the shared data, in file order.
+fn real_sentences(dir: &std::path::Path) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let mut add = |t: &str| {
+        let t = t.trim();
+        if !t.is_empty() && seen.insert(t.to_string()) {
+            out.push(t.to_string());
+        }
+    };
+    let lines = |rel: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.join(rel))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    for d in lines("snli/train_sample.jsonl") {
+        for key in ["premise", "hypothesis"] {
+            add(d[key].as_str().unwrap_or(""));
+        }
+    }
+    for d in lines("chatterbot/first_turns.jsonl") {
+        add(d["text"].as_str().unwrap_or(""));
+    }
+    for rel in ["chatterbot/topic_shift_concat.jsonl", "chitchat/topic_shift_dev.jsonl"] {
+        for d in lines(rel) {
+            for u in d["utterances"].as_array().into_iter().flatten() {
+                add(u["text"].as_str().unwrap_or(""));
+            }
+        }
+    }
+    out
+}
+
+/// recall@k of `search_with` against `knn` and against the exact f32 top k, per candidate count.
 fn evaluate(name: &str, vectors: &[Vec<f32>], queries: &[Vec<f32>]) {
     let c = open_in_memory().expect("in-memory database");
     let repo = VectorRepo(&c);
@@ -103,14 +160,23 @@ fn evaluate(name: &str, vectors: &[Vec<f32>], queries: &[Vec<f32>]) {
             .iter()
             .map(|q| repo.knn(VecTable::Episodes, q, k).expect("knn").into_iter().map(|h| h.0).collect())
             .collect();
+        let f32_exact: Vec<Vec<i64>> = queries.iter().map(|q| exact_f32(vectors, q, k)).collect();
+        let total = (k * queries.len()) as f64;
+        let int8_vs_f32: usize = exact.iter().zip(&f32_exact).map(|(a, b)| overlap(a, b)).sum();
+        println!("  recall@{k:<2} of the exact int8 search against exact f32: {:.3}", int8_vs_f32 as f64 / total);
         for &n in CANDIDATES.iter().filter(|&&n| n >= k) {
-            let mut found = 0;
-            for (q, want) in queries.iter().zip(&exact) {
-                let got = repo.search_with(VecTable::Episodes, q, k, n).expect("search");
-                found += got.iter().filter(|h| want.contains(&h.0)).count();
+            let (mut found, mut found_f32) = (0, 0);
+            for ((q, want), want_f32) in queries.iter().zip(&exact).zip(&f32_exact) {
+                let got: Vec<i64> =
+                    repo.search_with(VecTable::Episodes, q, k, n).expect("search").into_iter().map(|h| h.0).collect();
+                found += overlap(&got, want);
+                found_f32 += overlap(&got, want_f32);
             }
-            let recall = found as f64 / (k * queries.len()) as f64;
-            println!("  recall@{k:<2} with {n:>4} candidates: {recall:.3}");
+            println!(
+                "  recall@{k:<2} with {n:>4} candidates: {:.3} vs exact int8, {:.3} vs exact f32",
+                found as f64 / total,
+                found_f32 as f64 / total
+            );
         }
     }
 }
@@ -142,4 +208,21 @@ fn main() {
     }
     let queries = embedded.split_off(n);
     evaluate("minilm", &embedded, &queries);
+
+    let data = std::env::var_os("CHALIE_DATA_DIR").map_or_else(|| PathBuf::from("/work/shared/data"), PathBuf::from);
+    let sentences = real_sentences(&data);
+    if sentences.is_empty() {
+        println!("real: skipped (no data under {})", data.display());
+        return;
+    }
+    let mut vectors = Vec::with_capacity(sentences.len());
+    for batch in sentences.chunks(64) {
+        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+        vectors.extend(embedder.embed(&refs).expect("embed"));
+    }
+    let (mut stored, mut queries) = (Vec::new(), Vec::new());
+    for (i, v) in vectors.into_iter().enumerate() {
+        if i % 97 == 0 { queries.push(v) } else { stored.push(v) }
+    }
+    evaluate("real", &stored, &queries);
 }

@@ -10,8 +10,8 @@
 //! - `chat_history` (and its trigram index `chat_user_trgm`): the line stays, its text becomes
 //!   "[forgotten at the user's request]", so the conversation still reads.
 //! - `working_memory`, `gists` (+`gists_trgm`), `facts` (+`facts_trgm`), `user_traits`
-//!   (+`user_traits_trgm`, `trait_vec`, `trait_vec_f32`, `vector_codes`), `episodes`
-//!   (+`episodes_fts`, `episode_vec`, `episode_vec_f32`, `vector_codes`), `semantic_concepts`
+//!   (+`user_traits_trgm`, `trait_vec`, `vector_codes`), `episodes`
+//!   (+`episodes_fts`, `episode_vec`, `vector_codes`), `semantic_concepts`
 //!   (+`concepts_trgm`, `concept_vec`…; a concept derived only from forgotten episodes goes,
 //!   with its `semantic_relationships` edges): the row is deleted, vectors zeroed first.
 //! - `jobs` (queued extraction payloads carry the exchange's text): deleted; a worker already

@@ -176,24 +176,20 @@ impl DriftRepo<'_> {
 /// confidence, reinforcements, created_at, embedding.
 pub type ReconcileRow = (&'static str, i64, String, String, String, f64, u32, i64, Vec<f32>);
 
-fn floats(blob: &[u8]) -> Vec<f32> {
-    blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
-}
-
 impl DriftRepo<'_> {
     /// Traits and concepts with their vectors, most confident first, at most `limit` of each.
     pub fn reconcile_pool(&self, limit: usize) -> Result<Vec<ReconcileRow>, StoreError> {
         let mut out = self.reconcile_rows(
             "trait",
             "SELECT t.id, t.trait_key, t.trait_value, t.category, t.confidence, t.reinforcement_count, t.created_at, v.embedding
-             FROM user_traits t JOIN trait_vec_f32 v ON v.id = t.id
+             FROM user_traits t JOIN trait_vec v ON v.id = t.id
              WHERE t.confidence > 0.3 AND t.reliability != 'superseded' ORDER BY t.confidence DESC LIMIT ?1",
             limit,
         )?;
         out.extend(self.reconcile_rows(
             "concept",
             "SELECT c.id, c.name, c.definition, COALESCE(c.domain, ''), c.confidence, c.consolidation_count, c.created_at, v.embedding
-             FROM semantic_concepts c JOIN concept_vec_f32 v ON v.id = c.id
+             FROM semantic_concepts c JOIN concept_vec v ON v.id = c.id
              WHERE c.deleted_at IS NULL AND c.reliability != 'superseded' ORDER BY c.confidence DESC LIMIT ?1",
             limit,
         )?);
@@ -213,7 +209,7 @@ impl DriftRepo<'_> {
                 r.get(4)?,
                 r.get(5)?,
                 r.get(6)?,
-                floats(&r.get::<_, Vec<u8>>(7)?),
+                super::vectors::dequantize(&r.get::<_, Vec<u8>>(7)?),
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -1,8 +1,8 @@
 //! Which embedding model the vector tables hold, and at what size (migration 0004).
 //!
-//! sqlite-vec's `vec0` tables have a fixed width, so vectors of another model cannot go in
-//! them. Rather than store memories without vectors when the configured model changes
-//! size, the tables are recreated at the new size and what was stored is queued for
+//! Vectors of two models cannot be compared, and each table holds vectors of one size
+//! ([`super::VectorRepo`] refuses any other). Rather than store memories without vectors when
+//! the configured model changes, the tables are emptied and what was stored is queued for
 //! re-embedding ([`switch_model`]); `crate::memory::reembed` does the work.
 
 use super::StoreError;
@@ -49,9 +49,9 @@ pub fn embedding_dim(c: &Connection) -> Result<usize, StoreError> {
     Ok(embedding_space(c)?.dim)
 }
 
-/// The statement creating `table` for `dim`-dimensional vectors.
-pub fn vec_table_ddl(table: VecTable, dim: usize) -> String {
-    format!("CREATE VIRTUAL TABLE {} USING vec0(embedding float[{dim}] distance_metric=cosine)", table.name())
+/// The statement creating `table` (migration 0016's shape: one int8 blob per row, of any width).
+pub fn vec_table_ddl(table: VecTable) -> String {
+    format!("CREATE TABLE IF NOT EXISTS {} (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)", table.name())
 }
 
 /// Record `model` (returning `dim`-dimensional vectors) as the space of the vector tables,
@@ -81,12 +81,11 @@ pub fn switch_model(tx: &Connection, model: &str, dim: usize) -> Result<Switch, 
         "DELETE FROM reembed_pending;
          INSERT INTO reembed_pending (tbl, id) SELECT 0, id FROM episodes WHERE deleted_at IS NULL;
          INSERT INTO reembed_pending (tbl, id) SELECT 1, id FROM semantic_concepts WHERE deleted_at IS NULL;
-         INSERT INTO reembed_pending (tbl, id) SELECT 2, t.id FROM user_traits t JOIN trait_vec_f32 v ON v.id = t.id;
-         INSERT INTO reembed_pending (tbl, id) SELECT 3, f.id FROM facts f JOIN fact_vec_f32 v ON v.id = f.id;",
+         INSERT INTO reembed_pending (tbl, id) SELECT 2, t.id FROM user_traits t JOIN trait_vec v ON v.id = t.id;
+         INSERT INTO reembed_pending (tbl, id) SELECT 3, f.id FROM facts f JOIN fact_vec v ON v.id = f.id;",
     )?;
     for table in VecTable::ALL {
-        let t = table.name();
-        tx.execute_batch(&format!("DROP TABLE IF EXISTS {t}; {}; DELETE FROM {t}_f32;", vec_table_ddl(table, dim)))?;
+        tx.execute_batch(&format!("DELETE FROM {};", table.name()))?;
     }
     // A new epoch per table: no cached copy of the old codes can be mistaken for the new ones.
     tx.execute_batch("DELETE FROM vector_codes; UPDATE vector_code_state SET seq = 0, epoch = random();")?;
@@ -116,17 +115,12 @@ fn pending_code(table: VecTable) -> u8 {
     table.code_table()
 }
 
-/// Create every vector table that does not exist yet, at the recorded size (a migration adds
-/// the rest of a table's parts but cannot know its width; see migration 0010).
+/// Create every vector table that does not exist yet. Before migration 0016 a table's width
+/// was fixed and migration 0010 could not name fact_vec's, so it was created here; the
+/// ordinary tables since need no width, and this only guards against a missing one.
 pub fn ensure_vec_tables(c: &Connection) -> Result<(), StoreError> {
-    let dim = embedding_dim(c)?;
     for table in VecTable::ALL {
-        let exists: bool = c
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)")?
-            .query_row([table.name()], |r| r.get(0))?;
-        if !exists {
-            c.execute_batch(&vec_table_ddl(table, dim))?;
-        }
+        c.execute_batch(&vec_table_ddl(table))?;
     }
     Ok(())
 }
@@ -201,11 +195,13 @@ mod tests {
     }
 
     #[test]
-    fn the_table_statement_carries_the_size() {
-        assert_eq!(
-            vec_table_ddl(VecTable::Concepts, 768),
-            "CREATE VIRTUAL TABLE concept_vec USING vec0(embedding float[768] distance_metric=cosine)"
-        );
+    fn the_vector_tables_are_ordinary_tables_of_any_width() {
+        let c = open_in_memory().unwrap();
+        for t in VecTable::ALL {
+            let sql = declared(&c, t.name());
+            assert!(sql.starts_with("CREATE TABLE") && sql.contains("embedding BLOB NOT NULL"), "{sql}");
+        }
+        assert!(vec_table_ddl(VecTable::Facts).contains("IF NOT EXISTS fact_vec "));
     }
 
     #[test]
@@ -215,7 +211,6 @@ mod tests {
         assert_eq!(switch_model(&c, "local/minilm", 384).unwrap(), Switch::Adopted);
         assert_eq!(switch_model(&c, "local/minilm", 384).unwrap(), Switch::Unchanged);
         assert_eq!(embedding_space(&c).unwrap().model.as_deref(), Some("local/minilm"));
-        assert!(declared(&c, "episode_vec").contains("float[384]"));
     }
 
     #[test]
@@ -250,13 +245,10 @@ mod tests {
         );
         let texts: Vec<String> = pending_vectors(&c, 10).unwrap().into_iter().filter_map(|p| p.text).collect();
         assert!(texts.contains(&"gym: Iron Works".to_string()), "{texts:?}");
-        for t in ["episode_vec", "concept_vec", "trait_vec", "fact_vec"] {
-            assert!(declared(&c, t).contains("float[768]"), "{t}");
-        }
         let left: i64 = c
             .query_row(
-                "SELECT (SELECT COUNT(*) FROM episode_vec_f32) + (SELECT COUNT(*) FROM trait_vec_f32)
-                      + (SELECT COUNT(*) FROM vector_codes)",
+                "SELECT (SELECT COUNT(*) FROM episode_vec) + (SELECT COUNT(*) FROM trait_vec)
+                      + (SELECT COUNT(*) FROM fact_vec) + (SELECT COUNT(*) FROM vector_codes)",
                 [],
                 |r| r.get(0),
             )
@@ -297,18 +289,17 @@ mod tests {
     }
 
     #[test]
-    fn a_table_added_by_a_migration_takes_the_recorded_size() {
+    fn a_768_d_database_of_version_9_gets_its_fact_vectors() {
         let mut c = open_in_memory().unwrap();
         switch_model(&c, "m768", 768).unwrap();
         // As a database of version 9 that had moved to a 768-d model was.
         c.execute_batch(
-            "DROP TABLE fact_vec; DROP TABLE fact_vec_f32; DELETE FROM vector_code_state WHERE tbl = 3;
+            "DROP TABLE fact_vec; DELETE FROM vector_code_state WHERE tbl = 3;
              ALTER TABLE user_traits DROP COLUMN superseded_by; ALTER TABLE routing_decisions DROP COLUMN adaptive;
              PRAGMA user_version = 9;",
         )
         .unwrap();
         assert_eq!(crate::store::migrate(&mut c).unwrap() as u32, crate::store::latest_version() - 9);
-        assert!(declared(&c, "fact_vec").contains("float[768]"), "{}", declared(&c, "fact_vec"));
         VectorRepo(&c).upsert(VecTable::Facts, 1, &unit(768, 3)).unwrap();
         assert_eq!(VectorRepo(&c).search(VecTable::Facts, &unit(768, 3), 1).unwrap()[0].0, 1);
     }

@@ -5,11 +5,9 @@
 //!
 //! Ordinary tables are copied row by row with their ids, so references between them hold.
 //! Full-text indexes are not copied: their triggers rebuild them as the rows go in. The
-//! vector tables (sqlite-vec) are copied by rowid; an import recreates them at the width the
-//! imported `embedding_space` records.
+//! vector tables are ordinary tables (migration 0016) and travel like any other.
 
-use super::embedding_space::{embedding_dim, vec_table_ddl};
-use super::{StoreError, VecTable};
+use super::StoreError;
 use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, params_from_iter};
 use serde::{Deserialize, Serialize};
@@ -85,17 +83,10 @@ pub fn data_tables(conn: &Connection) -> Result<Vec<String>, StoreError> {
     let mut stmt =
         conn.prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' ORDER BY name")?;
     let names = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
-    Ok(names.into_iter().filter(|n| !n.starts_with("sqlite_") && !is_vec_shadow(n)).collect())
+    Ok(names.into_iter().filter(|n| !n.starts_with("sqlite_")).collect())
 }
 
-/// sqlite-vec keeps its data in ordinary tables named after the virtual one.
-fn is_vec_shadow(name: &str) -> bool {
-    VecTable::ALL
-        .iter()
-        .any(|t| name.strip_prefix(t.name()).is_some_and(|rest| rest.starts_with('_') && rest != "_f32"))
-}
-
-/// Every table's rows (and the vector tables by rowid) as one document.
+/// Every table's rows as one document.
 pub fn export(conn: &Connection) -> Result<ExportDoc, StoreError> {
     let mut tables = BTreeMap::new();
     for name in data_tables(conn)? {
@@ -103,10 +94,6 @@ pub fn export(conn: &Connection) -> Result<ExportDoc, StoreError> {
             continue;
         }
         tables.insert(name.clone(), dump(conn, &select_all(conn, &name)?)?);
-    }
-    for t in VecTable::ALL {
-        let sql = format!("SELECT rowid, embedding FROM {} ORDER BY rowid", t.name());
-        tables.insert(t.name().to_string(), dump(conn, &sql)?);
     }
     Ok(ExportDoc {
         format: FORMAT.to_string(),
@@ -207,7 +194,7 @@ pub fn import(
     }
     let tables = data_tables(conn)?;
     for name in doc.tables.keys() {
-        if !tables.contains(name) && !VecTable::ALL.iter().any(|t| t.name() == name) {
+        if !tables.contains(name) {
             return Err(ExportError::UnknownTable(name.clone()));
         }
     }
@@ -236,7 +223,6 @@ fn import_rows(
 ) -> Result<ImportReport, ExportError> {
     let tx = conn.transaction()?;
     let mut report = ImportReport::default();
-    let dim_before = embedding_dim(&tx)?;
     let renumber = if merge { merge::Renumber::plan(&tx, doc, tables)? } else { merge::Renumber::default() };
     report.renumbered = renumber.renumbered();
     for (name, dump) in doc.tables.iter().filter(|(n, _)| tables.contains(n)) {
@@ -244,15 +230,6 @@ fn import_rows(
             tx.execute(&format!("DELETE FROM \"{name}\""), [])?;
         }
         insert_rows(&tx, name, &renumber.apply(&tx, name, dump)?, merge, &mut report)?;
-    }
-    let dim = embedding_dim(&tx)?;
-    for t in VecTable::ALL {
-        let Some(dump) = doc.tables.get(t.name()) else { continue };
-        if dim != dim_before {
-            // The vector tables are as wide as the imported space, not the new database's default.
-            tx.execute_batch(&format!("DROP TABLE IF EXISTS {}; {};", t.name(), vec_table_ddl(t, dim)))?;
-        }
-        insert_rows(&tx, t.name(), &renumber.apply(&tx, t.name(), dump)?, merge, &mut report)?;
     }
     tx.commit()?;
     Ok(report)
@@ -267,22 +244,14 @@ fn insert_rows(
 ) -> Result<(), ExportError> {
     let cols = dump.columns.iter().map(|c| format!("\"{}\"", c.replace('"', "\"\""))).collect::<Vec<_>>().join(", ");
     let marks = vec!["?"; dump.columns.len()].join(", ");
-    // sqlite-vec takes no OR IGNORE: a vector row is looked for first.
-    let vec_table = VecTable::ALL.iter().any(|t| t.name() == name);
-    let verb = if merge && !vec_table { "INSERT OR IGNORE" } else { "INSERT" };
+    let verb = if merge { "INSERT OR IGNORE" } else { "INSERT" };
     let mut stmt = tx.prepare(&format!("{verb} INTO \"{name}\" ({cols}) VALUES ({marks})"))?;
-    let mut exists =
-        if vec_table { Some(tx.prepare(&format!("SELECT count(*) FROM {name} WHERE rowid = ?1"))?) } else { None };
     for row in &dump.rows {
         if row.len() != dump.columns.len() {
             return Err(ExportError::BadValue { table: name.into(), detail: "a row of the wrong length".into() });
         }
         let values = row.iter().map(|v| from_json(name, v)).collect::<Result<Vec<_>, _>>()?;
-        let present = match (&mut exists, values.first()) {
-            (Some(q), Some(rowid)) if merge => q.query_row([rowid], |r| r.get::<_, i64>(0))? > 0,
-            _ => false,
-        };
-        let n = if present { 0 } else { stmt.execute(params_from_iter(values))? };
+        let n = stmt.execute(params_from_iter(values))?;
         *report.inserted.entry(name.to_string()).or_default() += n as u64;
         if n == 0 {
             *report.skipped.entry(name.to_string()).or_default() += 1;

@@ -42,6 +42,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0015_topics_regulator",
         sql: include_str!("../../migrations/0015_topics_regulator.sql"),
     },
+    Migration {
+        version: 16,
+        name: "0016_one_vector_store",
+        sql: include_str!("../../migrations/0016_one_vector_store.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {
@@ -70,5 +75,7 @@ pub fn migrate(conn: &mut Connection) -> Result<usize, StoreError> {
     // A vector table's width is the recorded embedding space's, which a migration's SQL
     // cannot name: one added by a migration (0010's fact_vec) is created here.
     super::embedding_space::ensure_vec_tables(conn)?;
+    // Migration 0016's data move, which SQL cannot do (see the migration's comment).
+    super::vectors::finish_int8_move(conn)?;
     Ok(applied)
 }

@@ -33,7 +33,7 @@
 //! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]
 //! - `jobs` → `jobs.rs` → [`JobsRepo`]
 //! - `lists`, `list_items`, `list_history` → `lists.rs` → [`ListsRepo`]
-//! - `episode_vec`, `concept_vec`, `trait_vec` and their `_f32` copies → `vectors.rs` → [`VectorRepo`];
+//! - `episode_vec`, `concept_vec`, `trait_vec`, `fact_vec` (int8, one row a vector) → `vectors.rs` → [`VectorRepo`];
 //!   `vector_codes`, `vector_code_state` → `vector_codes.rs`
 //! - `embedding_space`, `reembed_pending` → `embedding_space.rs` (functions)
 //! - `uncertainties` → `uncertainties.rs` → [`UncertaintiesRepo`] (closing on forget: `forget.rs`; the

@@ -96,10 +96,10 @@ pub const NO_USER_TEXT: &[&str] = &[
     "reembed_pending",
     "vector_codes",
     "vector_code_state",
-    "episode_vec_f32",
-    "concept_vec_f32",
-    "trait_vec_f32",
-    "fact_vec_f32",
+    "episode_vec",
+    "concept_vec",
+    "trait_vec",
+    "fact_vec",
 ];
 
 /// The full-text indexes, all external-content: their terms live only in the index (each has

@@ -127,7 +127,7 @@ fn routed(
             pre_routed: false,
             reason: "highest score".into(),
             previous_mode: None,
-            signals: json!({}),
+            signals: json!({}).into(),
         }),
         topic: TopicReport { switch_score: 0.8, confidence: 0.7, ..TopicReport::new(topic, new) },
         triage: Box::new(TriageReport {

@@ -7,6 +7,7 @@ pub mod graph;
 pub mod mode;
 pub mod regulator;
 pub mod report;
+pub mod snapshot;
 pub mod tasks;
 pub mod triage;
 

@@ -3,9 +3,9 @@
 //! session log read them.
 
 use super::mode::{Mode, ModeScores};
+use super::snapshot::LazyJson;
 use super::triage::TriageResult;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The router's part (docs/cognition.md §6.5 output fields plus how the delivered mode came about).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,7 +25,8 @@ pub struct RouterReport {
     /// Why the delivered mode is what it is, in a sentence.
     pub reason: String,
     pub previous_mode: Option<Mode>,
-    pub signals: Value,
+    /// The router's signal snapshot, built when the event is written or read.
+    pub signals: LazyJson,
 }
 
 /// The topic classifier's part, with the boundary detector's diagnostics.

@@ -127,7 +127,7 @@ async fn a_valid_model_reply_is_stored_in_one_go() {
     let facts = s.rows("SELECT key, value, expires_at - updated_at FROM facts").await;
     assert_eq!(facts, [vec![json!("move_month"), json!("June"), json!(86_400)]]);
     // The fact has its vector (the uncertainty pre-screen reads it).
-    let fact_vec = s.rows("SELECT COUNT(*) FROM fact_vec_f32 v JOIN facts f ON f.id = v.id").await;
+    let fact_vec = s.rows("SELECT COUNT(*) FROM fact_vec v JOIN facts f ON f.id = v.id").await;
     assert_eq!(fact_vec, [vec![json!(1)]]);
     let traits =
         s.rows("SELECT trait_key, trait_value, source, (SELECT COUNT(*) FROM trait_vec) FROM user_traits").await;

@@ -95,7 +95,7 @@ async fn a_768_d_model_on_a_fresh_database_stores_episodes_with_vectors_that_rec
     assert_eq!(space(&db).await, EmbeddingSpace { model: Some("double/nomic-embed-text".into()), dim: 768 });
     assert_eq!(q(&db, "SELECT COUNT(*) FROM episodes").await, 3);
     assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec").await, 3, "every episode has its vector");
-    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec_f32 WHERE length(embedding) = 768 * 4").await, 3);
+    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec WHERE length(embedding) = 768").await, 3);
     let lisbon: i64 = db
         .call(|c| Ok(c.query_row("SELECT id FROM episodes WHERE gist LIKE '%Lisbon%'", [], |r| r.get(0))?))
         .await
@@ -125,8 +125,8 @@ async fn switching_to_a_1024_d_model_re_embeds_in_the_background_and_vector_reca
     // What had a vector at 768-d: the episodes, and what the chunker and consolidation kept.
     let had_vectors = q(
         &db,
-        "SELECT (SELECT COUNT(*) FROM episode_vec_f32) + (SELECT COUNT(*) FROM concept_vec_f32)
-                                   + (SELECT COUNT(*) FROM trait_vec_f32)",
+        "SELECT (SELECT COUNT(*) FROM episode_vec) + (SELECT COUNT(*) FROM concept_vec)
+                                   + (SELECT COUNT(*) FROM trait_vec)",
     )
     .await as u64;
     assert!(had_vectors >= 3);
@@ -173,7 +173,7 @@ async fn switching_to_a_1024_d_model_re_embeds_in_the_background_and_vector_reca
     stop.cancel();
     worker.await.unwrap();
 
-    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec_f32 WHERE length(embedding) = 1024 * 4").await, 3);
+    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec WHERE length(embedding) = 1024").await, 3);
     let now_have = q(
         &db,
         "SELECT (SELECT COUNT(*) FROM episode_vec) + (SELECT COUNT(*) FROM concept_vec)
@@ -235,7 +235,6 @@ async fn an_interrupted_re_embed_leaves_the_database_consistent_and_resumes_wher
     let out = reembed::process_next(&db, &llm, &bus, &stop).await.unwrap();
     assert!(matches!(&out, Some(Batch::Failed(e)) if e.contains("500") || e.contains("crashed")), "{out:?}");
     assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec").await, 16);
-    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec_f32").await, 16);
     assert_eq!(q(&db, "SELECT COUNT(*) FROM vector_codes WHERE code IS NOT NULL").await, 16);
     assert_eq!(q(&db, "SELECT COUNT(*) FROM reembed_pending").await, 24);
     assert_eq!(q(&db, "SELECT COUNT(*) FROM jobs WHERE queue = 'reembed' AND state = 'queued'").await, 1);
@@ -243,7 +242,7 @@ async fn an_interrupted_re_embed_leaves_the_database_consistent_and_resumes_wher
 
     let out = reembed::process_next(&db, &llm, &bus, &stop).await.unwrap();
     assert_eq!(out, Some(Batch::Finished { total: 40 }));
-    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec_f32 WHERE length(embedding) = 1024 * 4").await, 40);
+    assert_eq!(q(&db, "SELECT COUNT(*) FROM episode_vec WHERE length(embedding) = 1024").await, 40);
     assert_eq!(q(&db, "SELECT COUNT(*) FROM jobs WHERE queue = 'reembed' AND state = 'done'").await, 1);
     // The first 16 were not embedded again after the restart.
     let after: Vec<String> = double.embedded_texts().split_off(before_restart);

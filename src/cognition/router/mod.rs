@@ -27,6 +27,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub use crate::vocab::snapshot::LazyJson;
+
 use super::context::ContextSignals;
 use super::intent::{Complexity, IntentResult, IntentType};
 use super::signals::reference::ReferentNeed;
@@ -332,9 +334,10 @@ pub struct RoutingDecision {
     pub suppressions: Vec<Suppression>,
     /// Set when the post-ACT re-route replaced the scored mode.
     pub override_reason: Option<String>,
-    /// Every signal, derived ones under `derived`.
-    pub signal_snapshot: Value,
-    pub weight_snapshot: Value,
+    /// Every signal, derived ones under `derived`; built on first read (the row or the log).
+    pub signal_snapshot: LazyJson,
+    /// The weights the scores came from; built on first read.
+    pub weight_snapshot: LazyJson,
 }
 
 impl RoutingDecision {

@@ -3,11 +3,27 @@
 
 use super::*;
 
+use crate::vocab::snapshot::ToSnapshot;
+use std::sync::Arc;
+
+/// What the signal snapshot is written from, kept as plain data until the audit reads it.
 #[derive(Serialize)]
-struct SignalSnapshot<'a> {
+struct SignalSnapshot {
     #[serde(flatten)]
-    signals: &'a RouterSignals,
+    signals: RouterSignals,
     derived: DerivedSignals,
+}
+
+impl ToSnapshot for SignalSnapshot {
+    fn to_snapshot(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl ToSnapshot for RouterWeights {
+    fn to_snapshot(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
 }
 
 // ───────────────────────────── scoring ─────────────────────────────
@@ -174,8 +190,8 @@ pub fn route(
         previous_mode: state.previous_mode,
         suppressions,
         override_reason: None,
-        signal_snapshot: serde_json::to_value(SignalSnapshot { signals, derived }).unwrap_or(Value::Null),
-        weight_snapshot: serde_json::to_value(weights).unwrap_or(Value::Null),
+        signal_snapshot: LazyJson::deferred(Arc::new(SignalSnapshot { signals: signals.clone(), derived })),
+        weight_snapshot: LazyJson::deferred(Arc::new(*weights)),
     }
 }
 

@@ -3,6 +3,7 @@ use super::*;
 use crate::cognition::intent::IntentType;
 
 mod clarify;
+mod snapshot;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
@@ -636,7 +637,7 @@ fn signal_snapshot_is_flat_for_the_audit_row() {
     let d = route(&signals("why is the sky blue?", &cold()), &RouterWeights::default(), &RouterState::default(), true);
     assert_eq!(d.signal_snapshot["has_question_mark"], serde_json::json!(true));
     assert!(d.signal_snapshot.get("text").is_none(), "text signals are flattened into the snapshot");
-    let back: RouterSignals = serde_json::from_value(d.signal_snapshot.clone()).unwrap();
+    let back: RouterSignals = serde_json::from_value(d.signal_snapshot.value().clone()).unwrap();
     assert!(back.text.has_question_mark);
 }
 
