@@ -38,10 +38,12 @@ pub enum WorkerId {
     Tasks,
     /// The routing stability regulator's daily cycle (`cognition::stability`).
     Router,
+    /// The strong model's review of past routing decisions at idle (`cognition::stability::reflection`).
+    Reflection,
 }
 
 impl WorkerId {
-    pub const ALL: [WorkerId; 9] = [
+    pub const ALL: [WorkerId; 10] = [
         WorkerId::Reembed,
         WorkerId::Episodic,
         WorkerId::Chunker,
@@ -51,6 +53,7 @@ impl WorkerId {
         WorkerId::Drift,
         WorkerId::Tasks,
         WorkerId::Router,
+        WorkerId::Reflection,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -64,6 +67,7 @@ impl WorkerId {
             WorkerId::Drift => "drift",
             WorkerId::Tasks => "tasks",
             WorkerId::Router => "router",
+            WorkerId::Reflection => "reflection",
         }
     }
 
@@ -74,7 +78,12 @@ impl WorkerId {
             WorkerId::Episodic => Some(JobKind::Encode),
             WorkerId::Chunker => Some(JobKind::Chunk),
             WorkerId::Semantic => Some(JobKind::Semantic),
-            WorkerId::Decay | WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks | WorkerId::Router => None,
+            WorkerId::Decay
+            | WorkerId::Scheduler
+            | WorkerId::Drift
+            | WorkerId::Tasks
+            | WorkerId::Router
+            | WorkerId::Reflection => None,
         }
     }
 }

@@ -325,7 +325,16 @@ mod tests {
         assert!(
             WorkerId::ALL
                 .iter()
-                .filter(|w| !matches!(w, WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks | WorkerId::Router))
+                .filter(|w| {
+                    !matches!(
+                        w,
+                        WorkerId::Scheduler
+                            | WorkerId::Drift
+                            | WorkerId::Tasks
+                            | WorkerId::Router
+                            | WorkerId::Reflection
+                    )
+                })
                 .all(|w| ids.contains(w)),
             "{ids:?}"
         );

@@ -124,9 +124,12 @@ fn router_published_formula_by_hand() {
 #[test]
 fn router_published_weights_send_every_cold_first_message_to_clarify() {
     // The measured pitfall of docs/cognition.md §6.9, reproduced: cold, new topic, no facts.
+    // The cold boost now needs a message that asks or points (§15.5): a cold statement or
+    // plain request is left to the other terms.
     for x in labelled_set().iter().filter(|x| x.context == cold() && !x.text.trim().is_empty()) {
         let s = signals(x.text, &x.context);
-        if s.text.greeting_pattern
+        if !asks_or_points(&s, &s.derived())
+            || s.text.greeting_pattern
             || s.text.explicit_feedback == Feedback::Positive
             || s.intent_type == IntentType::Action
         {
