@@ -268,7 +268,7 @@ pub fn run_cycle(
     let set = labelled_set();
     let (base, n, _) = agreement(&weights, &set);
     let veto = |name: &str, value: f64| {
-        let mut w = weights.clone();
+        let mut w = weights;
         w.set(name, value).ok()?;
         let (got, _, _) = agreement(&w, &set);
         (got < base).then(|| format!("labelled agreement {base}/{n} → {got}/{n}"))
