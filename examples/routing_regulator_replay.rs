@@ -1,6 +1,6 @@
 //! Proof by replay for the routing stability regulator (docs/cognition.md §15.4).
 //!
-//! `cargo run --example routing_regulator_replay [-- LOG [--db FILE]]`
+//! `cargo run --example routing_regulator_replay [-- LOG [--db FILE] [--days N]]` (28 days by default)
 //!
 //! The recorded session (default `tests/data/routing_learning_session.jsonl`: 45 threads, 180
 //! user turns mixing under-asked questions, missed requests, chat and Q&A) is split by thread:
@@ -39,6 +39,8 @@ struct Turn {
 struct Routed {
     mode: Mode,
     tie: bool,
+    /// The five scores (`{}` for a social exit).
+    scores: Value,
     label: Option<FeedbackLabel>,
 }
 
@@ -49,9 +51,9 @@ fn route_threads(threads: &[Vec<&Turn>], w: &RouterWeights) -> Vec<Vec<Routed>> 
             let mut history = RouterHistory::new();
             let mut out: Vec<Routed> = Vec::new();
             for (i, t) in turns.iter().enumerate() {
-                let (mode, tie) = match social_filter(&t.text) {
-                    Some(SocialExit::Acknowledge) => (Mode::Acknowledge, false),
-                    Some(SocialExit::Ignore) => (Mode::Ignore, false),
+                let (mode, tie, scores) = match social_filter(&t.text) {
+                    Some(SocialExit::Acknowledge) => (Mode::Acknowledge, false, json!({})),
+                    Some(SocialExit::Ignore) => (Mode::Ignore, false, json!({})),
                     Some(SocialExit::Cancel) | None => {
                         let ctx = ContextSignals {
                             working_memory_turns: i.min(4),
@@ -66,10 +68,10 @@ fn route_threads(threads: &[Vec<&Turn>], w: &RouterWeights) -> Vec<Vec<Routed>> 
                         let signals = RouterSignals::from_text(&t.text, &ctx);
                         let d = route(&signals, w, &history.state("topic"), true);
                         history.record("topic", &d);
-                        (d.mode, d.tiebreak.is_some())
+                        (d.mode, d.tiebreak.is_some(), serde_json::to_value(d.scores).unwrap_or(Value::Null))
                     }
                 };
-                out.push(Routed { mode, tie, label: None });
+                out.push(Routed { mode, tie, scores, label: None });
             }
             for i in 0..turns.len().saturating_sub(1) {
                 let fb =
@@ -123,8 +125,17 @@ fn report(name: &str, before: &[Vec<Routed>], after: &[Vec<Routed>]) {
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let log_path = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| DEFAULT_LOG.to_string());
+    let log_path = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || !["--db", "--days"].contains(&args[i - 1].as_str())))
+        .map(|(_, a)| a.clone())
+        .unwrap_or_else(|| DEFAULT_LOG.to_string());
     let db_path = args.iter().position(|a| a == "--db").and_then(|i| args.get(i + 1)).cloned();
+    let days: i64 = match args.iter().position(|a| a == "--days").and_then(|i| args.get(i + 1)) {
+        Some(d) => d.parse()?,
+        None => DAYS,
+    };
     let log = chalie::session::read_log(std::path::Path::new(&log_path))?;
     let recorded = chalie::session::recorded_turns(&log);
     let mut by_thread: BTreeMap<String, usize> = BTreeMap::new();
@@ -179,7 +190,7 @@ fn main() -> anyhow::Result<()> {
                                 let label = ts.get(j + 1).map(|&(n, _)| {
                                     detect_feedback(Exchange { user: &turns[k].text, mode, next: &turns[n].text }).label
                                 });
-                                Routed { mode, tie: false, label }
+                                Routed { mode, tie: false, scores: Value::Null, label }
                             })
                             .collect()
                     })
@@ -197,7 +208,7 @@ fn main() -> anyhow::Result<()> {
     let defaults = RouterWeights::default();
     let mut weights = defaults;
     let bounds: Vec<_> = RouterWeights::bounds().to_vec();
-    for day in 0..DAYS {
+    for day in 0..days {
         let routed = route_threads(&calibration, &weights);
         let start = T0 + day * DAY_S;
         let repo = RoutingRepo(&conn);
@@ -209,7 +220,7 @@ fn main() -> anyhow::Result<()> {
                 exchange_id: None,
                 selected_mode: r.mode.as_str().into(),
                 router_confidence: None,
-                scores: json!({}),
+                scores: r.scores.clone(),
                 pre_routed: false,
                 tiebreaker_used: false,
                 tiebreaker_candidates: r.tie.then(|| json!(["RESPOND", "CLARIFY"])),
@@ -253,7 +264,11 @@ fn main() -> anyhow::Result<()> {
             cycle.stats.under_engagement_rate,
             cycle.stats.tie_break_rate,
             cycle.stats.entropy,
-            if acts.is_empty() { "no change".to_string() } else { acts.join("; ") }
+            if acts.is_empty() {
+                cycle.plan.skipped.first().map_or_else(|| "no change".to_string(), |s| format!("no change: {s}"))
+            } else {
+                acts.join("; ")
+            }
         );
         if let Some(v) = RouterWeightsRepo(&conn).latest()? {
             weights = serde_json::from_str(&v.weights)?;

@@ -40,6 +40,8 @@ pub enum WorkerId {
     Router,
     /// The topic stability regulator's daily cycle (`cognition::stability::topics_cycle`).
     Topics,
+    /// The strong model's review of past routing decisions at idle (`cognition::stability::reflection`).
+    Reflection,
 }
 
 impl WorkerId {
@@ -54,6 +56,7 @@ impl WorkerId {
         WorkerId::Tasks,
         WorkerId::Router,
         WorkerId::Topics,
+        WorkerId::Reflection,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -68,6 +71,7 @@ impl WorkerId {
             WorkerId::Tasks => "tasks",
             WorkerId::Router => "router",
             WorkerId::Topics => "topics",
+            WorkerId::Reflection => "reflection",
         }
     }
 
@@ -83,7 +87,8 @@ impl WorkerId {
             | WorkerId::Drift
             | WorkerId::Tasks
             | WorkerId::Router
-            | WorkerId::Topics => None,
+            | WorkerId::Topics
+            | WorkerId::Reflection => None,
         }
     }
 }

@@ -18,7 +18,13 @@ pub struct StatusLine {
     pub last_run: Option<i64>,
     pub depth: Option<i64>,
     pub last_error: Option<String>,
+    /// Why the task does not run at all with this setup (e.g. reflection on the built-in model).
+    pub note: Option<String>,
 }
+
+/// Where a task that cannot run with the engine's models says why (`kv_state`, namespace and
+/// key per task), so `status` outside the running app can tell.
+pub const OFF_NAMESPACE: &str = "worker_off";
 
 /// Every task, in [`WorkerId::ALL`] order, as of `now` (unix seconds).
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +50,8 @@ pub fn report(c: &Connection, live: Option<&[WorkerStatus]>, now: i64) -> Result
             last_run = b.last_run.or(last_run);
             last_error = b.last_error.clone().or(last_error);
         }
-        lines.push(StatusLine { id, state: board.map(|b| b.state), last_run, depth, last_error });
+        let note = crate::store::KvStateRepo(c).get_text(OFF_NAMESPACE, id.name())?;
+        lines.push(StatusLine { id, state: board.map(|b| b.state), last_run, depth, last_error, note });
     }
     Ok(StatusReport { now, lines })
 }
@@ -61,8 +68,9 @@ impl StatusReport {
                     last_run: s.last_run,
                     depth: s.depth,
                     last_error: s.last_error.clone(),
+                    note: None,
                 },
-                None => StatusLine { id, state: None, last_run: None, depth: None, last_error: None },
+                None => StatusLine { id, state: None, last_run: None, depth: None, last_error: None, note: None },
             })
             .collect();
         StatusReport { now, lines }
@@ -80,6 +88,10 @@ impl StatusLine {
         let last = self.last_run.map_or_else(|| "never".to_string(), |t| ago(now - t));
         let depth = self.depth.map_or_else(|| "-".to_string(), |d| d.to_string());
         let mut s = format!("{:<10} {:<16} last run {:<9} queue {:<4}", self.id.name(), state, last, depth);
+        if let Some(n) = &self.note {
+            s.push_str(" off: ");
+            s.push_str(&one_line(n, 120));
+        }
         if let Some(e) = &self.last_error {
             s.push_str(" error: ");
             s.push_str(&one_line(e, 120));

@@ -36,11 +36,17 @@ pub struct SelfItem {
 pub fn assess(r: &SelfReadings, regulator_break: Option<&str>, fatigue_budget: f64) -> Vec<SelfItem> {
     let mut items = Vec::new();
     let turns = r.recent_fallbacks.len();
-    let failed: Vec<&str> = r.recent_fallbacks.iter().flatten().map(String::as_str).collect();
+    // A rerun's call with no recording (`<stage>_unrecorded`) never reached a model, so it is
+    // not evidence that one is failing (docs/cognition.md §15.5).
+    let failed_names = |f: &'_ String| -> Vec<String> {
+        f.split(',').map(str::trim).filter(|n| !n.is_empty() && !is_unrecorded(n)).map(String::from).collect()
+    };
+    let failed: Vec<Vec<String>> =
+        r.recent_fallbacks.iter().flatten().map(failed_names).filter(|n| !n.is_empty()).collect();
     if turns > 0 {
         let share = failed.len() as f64 / turns as f64;
         if share >= FAILING_SHARE_MIN {
-            let mut names: Vec<&str> = failed.iter().flat_map(|f| f.split(',')).map(str::trim).collect();
+            let mut names: Vec<&str> = failed.iter().flatten().map(String::as_str).collect();
             names.sort_unstable();
             names.dedup();
             items.push(SelfItem {
@@ -86,6 +92,10 @@ pub fn assess(r: &SelfReadings, regulator_break: Option<&str>, fatigue_budget: f
     }
     items.sort_by(|a, b| b.severity.total_cmp(&a.severity));
     items
+}
+
+fn is_unrecorded(fallback: &str) -> bool {
+    fallback.strip_suffix(crate::cognition::pipeline::fallback::UNRECORDED).is_some_and(|stage| stage.ends_with('_'))
 }
 
 /// `self_constraint` = the highest severity, 0 with nothing noteworthy.
@@ -143,6 +153,17 @@ mod tests {
         r.recent_fallbacks[1] = Some("triage_timeout".into());
         r.recent_fatigue = Some(4.9);
         assert!(assess(&r, None, 10.0).is_empty(), "2 of 10 fallbacks and fatigue under half the budget");
+        // A rerun's missing recordings are not model failures, however many turns had them.
+        let mut rerun = r.clone();
+        rerun.recent_fallbacks = vec![Some("generation_unrecorded".into()); 10];
+        rerun.recent_fallbacks[4] = Some("embedding_unrecorded,triage_unrecorded".into());
+        assert!(assess(&rerun, None, 10.0).is_empty(), "{:?}", assess(&rerun, None, 10.0));
+        for f in &mut rerun.recent_fallbacks[..3] {
+            *f = Some("generation_unrecorded,triage_timeout".into());
+        }
+        let items = assess(&rerun, None, 10.0);
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert!(items[0].detail.contains("3 of the last 10") && items[0].detail.ends_with("(triage_timeout)"));
         r.recent_fallbacks.clear();
         assert!(assess(&r, None, 10.0).is_empty(), "no turns yet is not a failing role");
         r.durable_memories = 0;

@@ -235,9 +235,18 @@ impl ReplayProvider {
         LlmError::ModelUnavailable {
             provider: REPLAY_PROVIDER.into(),
             model: model.into(),
-            detail: "the session log has no recorded output for this call".into(),
+            detail: NO_RECORDING.into(),
         }
     }
+}
+
+/// The detail of the error a rerun answers with when the log holds no output for a call.
+pub const NO_RECORDING: &str = "the session log has no recorded output for this call";
+
+/// True for a rerun's "no recording" answer. The model was never asked, so this says nothing
+/// about whether the model works: the self-model must not count it as a failing role.
+pub fn is_unrecorded(e: &LlmError) -> bool {
+    matches!(e, LlmError::ModelUnavailable { provider, detail, .. } if provider == REPLAY_PROVIDER && detail == NO_RECORDING)
 }
 
 /// The recorded failure as an error of the same kind, so the engine names the same fallback.

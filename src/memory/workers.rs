@@ -325,10 +325,17 @@ mod tests {
         assert!(
             WorkerId::ALL
                 .iter()
-                .filter(|w| !matches!(
-                    w,
-                    WorkerId::Scheduler | WorkerId::Drift | WorkerId::Tasks | WorkerId::Router | WorkerId::Topics
-                ))
+                .filter(|w| {
+                    !matches!(
+                        w,
+                        WorkerId::Scheduler
+                            | WorkerId::Drift
+                            | WorkerId::Tasks
+                            | WorkerId::Router
+                            | WorkerId::Topics
+                            | WorkerId::Reflection
+                    )
+                })
                 .all(|w| ids.contains(w)),
             "{ids:?}"
         );

@@ -268,7 +268,29 @@ impl Runtime {
         }
         self.spawn_drift(shutdown.clone());
         self.spawn_tasks(shutdown.clone());
+        self.spawn_reflection(shutdown.clone());
         shutdown
+    }
+
+    /// Routing reflection, once the engine's models are known; on the built-in strong model it
+    /// does not start and leaves the reason for `status` (docs/cognition.md §15.6).
+    fn spawn_reflection(&self, stop: CancellationToken) {
+        use crate::cognition::stability::worker::{ReflectionTask, note_off, reflection_off};
+        let (db, bus, board) = (self.db.clone(), self.bus.clone(), self.workers.clone());
+        self.once_models_ready(stop, move |llm, stop| async move {
+            let off = reflection_off(&llm);
+            match db.call(move |c| note_off(c, off, crate::store::now_ts())).await {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(e) => tracing::warn!("routing reflection: {e}"),
+            }
+            let seed = crate::store::now_ts() as u64 ^ u64::from(std::process::id()).rotate_left(29);
+            let task = ReflectionTask::new(llm, &bus, seed);
+            match Registry::new(board).periodic(WorkerId::Reflection, task).start(&db, &bus, &stop) {
+                Ok(running) => running.join().await,
+                Err(e) => tracing::error!("routing reflection not started: {e}"),
+            }
+        });
     }
 
     /// The drift engine, once the engine's models are known (it thinks with the lightweight one).

@@ -106,6 +106,18 @@ impl ChatRepo<'_> {
         Ok(self.0.last_insert_rowid())
     }
 
+    /// The user's message of an exchange (what a routing decision routed).
+    pub fn user_text(&self, exchange_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                "SELECT content FROM chat_history WHERE exchange_id = ?1 AND role = 'user' ORDER BY id LIMIT 1",
+                params![exchange_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     /// The last `limit` messages of a thread, oldest first.
     pub fn recent(&self, thread_id: &str, limit: usize) -> Result<Vec<ChatMessage>, StoreError> {
         let mut stmt = self.0.prepare_cached(

@@ -219,6 +219,15 @@ impl RoutingRepo<'_> {
         Ok(rows.next().transpose()?)
     }
 
+    /// Record the strong model's review of a decision (docs/cognition.md §15.6).
+    pub fn set_reflection(&self, id: &str, reflection: &Value) -> Result<bool, StoreError> {
+        let n = self.0.execute(
+            "UPDATE routing_decisions SET reflection = ?2 WHERE id = ?1",
+            params![id, reflection.to_string()],
+        )?;
+        Ok(n == 1)
+    }
+
     /// Fill the post-exchange feedback label of a decision.
     pub fn set_feedback(&self, id: &str, feedback: &Value) -> Result<bool, StoreError> {
         let n = self

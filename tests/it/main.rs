@@ -46,6 +46,7 @@ mod pipeline_local;
 mod regulator;
 mod replay;
 mod routing_learning;
+mod routing_reflection;
 mod security;
 mod shell;
 mod tasks;

@@ -148,7 +148,10 @@ fn status_lists_every_worker_with_its_queue_depth() {
     let names: Vec<&str> = lines.iter().filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(
         names,
-        ["reembed", "episodic", "chunker", "semantic", "decay", "scheduler", "drift", "tasks", "router", "topics"],
+        [
+            "reembed", "episodic", "chunker", "semantic", "decay", "scheduler", "drift", "tasks", "router", "topics",
+            "reflection",
+        ],
         "{stdout}"
     );
     let chunker = lines.iter().find(|l| l.starts_with("chunker")).unwrap();

@@ -40,10 +40,16 @@ pub enum Failure {
     Unavailable,
     Cancelled,
     Error,
+    /// A rerun found no recorded output for the call (docs/cognition.md §15.5): not a failure
+    /// of the model, which was never asked.
+    Unrecorded,
 }
 
 impl Failure {
     pub fn of(e: &LlmError) -> Failure {
+        if crate::llm::replay::is_unrecorded(e) {
+            return Failure::Unrecorded;
+        }
         match e {
             LlmError::Timeout { .. } => Failure::Timeout,
             LlmError::InvalidOutput { .. } | LlmError::Protocol { .. } | LlmError::Empty { .. } => {
@@ -64,9 +70,13 @@ impl Failure {
             Failure::Unavailable => "unavailable",
             Failure::Cancelled => "cancelled",
             Failure::Error => "error",
+            Failure::Unrecorded => UNRECORDED,
         }
     }
 }
+
+/// The failure name of a rerun's call with no recording (a fallback reads `<stage>_unrecorded`).
+pub const UNRECORDED: &str = "unrecorded";
 
 /// One fallback that fired during a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +149,16 @@ mod tests {
         assert_eq!(Fallback::model(Stage::Tiebreaker, &j).to_string(), "tiebreaker_invalid_output");
         let u = LlmError::Unreachable { provider: "p".into(), reason: "refused".into() };
         assert_eq!(Fallback::model(Stage::Generation, &u).to_string(), "generation_unavailable");
+        // A rerun's missing recording is named apart from a model that is really unavailable.
+        let replay = crate::llm::replay::REPLAY_PROVIDER.to_string();
+        let missing = LlmError::ModelUnavailable {
+            provider: replay.clone(),
+            model: "m".into(),
+            detail: crate::llm::replay::NO_RECORDING.into(),
+        };
+        assert_eq!(Fallback::model(Stage::Generation, &missing).to_string(), "generation_unrecorded");
+        let recorded = crate::llm::replay::recorded_failure("model `m` is not available from x");
+        assert_eq!(Fallback::model(Stage::Triage, &recorded).to_string(), "triage_unavailable");
         let table = [
             (Fallback::Model(Stage::Embedding, Failure::InvalidOutput), "embedding_invalid_output"),
             (Fallback::Model(Stage::Embedding, Failure::Unavailable), "embedding_unavailable"),

@@ -28,6 +28,19 @@ impl ToSnapshot for RouterWeights {
 
 // ───────────────────────────── scoring ─────────────────────────────
 
+/// The message asks something, leans on a referent it does not name, or is a bare request or
+/// correction: the only turns a lack of memory can make unclear. A cold statement ("they named
+/// her Iris") gives information, so the cold boost does not apply to it; with the boost it tied
+/// RESPOND exactly on every such turn and the regulator's smallest step on
+/// `clarify.cold_boost` flipped them all at once (docs/cognition.md §15.5).
+pub fn asks_or_points(s: &RouterSignals, d: &DerivedSignals) -> bool {
+    d.question
+        || d.unresolved_reference > 0.0
+        || s.text.underspecified_request
+        || d.bare_negative_feedback
+        || d.bare_correction
+}
+
 /// The raw docs/cognition.md §6.2 scores (before anti-oscillation).
 pub fn score_modes(s: &RouterSignals, w: &RouterWeights) -> ModeScores {
     let d = s.derived();
@@ -56,7 +69,9 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
         - on(d.bare_correction, r.correction_penalty);
 
     let c = &w.clarify;
-    let clarify = c.base + on(d.cold, (1.0 - warmth) * c.cold_boost) + on(d.question && d.cold, c.question_cold)
+    let clarify = c.base
+        + on(d.cold && asks_or_points(s, d), (1.0 - warmth) * c.cold_boost)
+        + on(d.question && d.cold, c.question_cold)
         - on(d.warm, c.warm_penalty)
         + on(d.question && s.fact_count == 0, c.question_no_facts)
         + on(s.is_new_topic && d.question, c.new_topic_question)

@@ -125,9 +125,12 @@ fn router_published_formula_by_hand() {
 #[test]
 fn router_published_weights_send_every_cold_first_message_to_clarify() {
     // The measured pitfall of docs/cognition.md §6.9, reproduced: cold, new topic, no facts.
+    // The cold boost now needs a message that asks or points (§15.5): a cold statement or
+    // plain request is left to the other terms.
     for x in labelled_set().iter().filter(|x| x.context == cold() && !x.text.trim().is_empty()) {
         let s = signals(x.text, &x.context);
-        if s.text.greeting_pattern
+        if !asks_or_points(&s, &s.derived())
+            || s.text.greeting_pattern
             || s.text.explicit_feedback == Feedback::Positive
             || s.intent_type == IntentType::Action
         {
@@ -678,4 +681,32 @@ fn router_clarifies_what_a_full_working_memory_does_not_hold() {
     }
     assert_eq!(route_with("do it", &offer), Mode::Respond);
     assert_eq!(route_with("why?", &flights), Mode::Respond, "a bare follow-up takes any recent turn");
+}
+
+#[test]
+fn router_cold_statements_do_not_sit_on_the_clarify_boundary() {
+    // docs/cognition.md §15.5: two exchanges into a thread with the model failing
+    // (self_constraint 1) a cold statement tied RESPOND and CLARIFY at 0.4333, so the
+    // regulator's smallest step on clarify.cold_boost flipped every such turn at once.
+    let ctx = ContextSignals {
+        working_memory_turns: 2,
+        is_new_topic: false,
+        self_constraint: 1.0,
+        session_exchange_count: 2,
+        ..ContextSignals::default()
+    };
+    let w = RouterWeights::default();
+    let mut boosted = RouterWeights::default();
+    boosted.clarify.cold_boost = 0.40; // its upper bound
+    for text in ["they named her Iris", "It's a Shimano derailleur, about five years old", "I use maybe 8 GB a month"] {
+        let s = signals(text, &ctx);
+        assert!(s.derived().cold && !asks_or_points(&s, &s.derived()), "{text}");
+        let (a, b) = (score_modes(&s, &w), score_modes(&s, &boosted));
+        assert!(a.respond - a.clarify > 0.05, "{text}: {a:?}");
+        assert!(close(a.clarify, b.clarify), "{text}: the cold boost leaves a statement alone");
+        assert_eq!(mode_of(text, &ctx, &boosted), Mode::Respond, "{text}");
+    }
+    // A cold question that points at nothing named still gets the boost.
+    let s = signals("Which one should I pick?", &ctx);
+    assert!(score_modes(&s, &boosted).clarify > score_modes(&s, &w).clarify);
 }

@@ -9,6 +9,7 @@
 //! drop. The routing regulator ([`routing`]) applies a plan to the router weights; any other
 //! stage can reuse the same law with its own parameters and signals.
 
+pub mod reflection;
 pub mod routing;
 pub mod topics;
 pub mod topics_cycle;
@@ -78,6 +79,16 @@ pub struct Change {
     /// Already re-checked (kept or reverted).
     pub closed: bool,
     pub reverted_at: Option<i64>,
+    /// The pressure's progress measure when the change was made (`"<pressure>:progress"` in the
+    /// metrics: lower is better), for a pressure whose value moves in discrete jumps.
+    #[serde(default)]
+    pub progress: Option<f64>,
+}
+
+/// The metric that tells whether a change moved its pressure's cases toward a fix before any
+/// case flipped (e.g. how far the misrouted decisions' wanted mode trailed).
+pub fn progress_key(pressure: &str) -> String {
+    format!("{pressure}:progress")
 }
 
 /// One thing a cycle does.
@@ -138,6 +149,25 @@ pub fn plan(
     samples: usize,
     now: i64,
 ) -> Plan {
+    plan_with(policy, params, pressures, metrics, history, samples, now, &|_, _| None)
+}
+
+/// A check on a candidate move `(parameter, new value)`: `Some(reason)` refuses it.
+pub type Veto<'a> = &'a dyn Fn(&str, f64) -> Option<String>;
+
+/// [`plan`] with a veto on each candidate move (the routing regulator refuses a move that
+/// would lower the labelled agreement); a refused control passes to the next.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_with(
+    policy: &Policy,
+    params: &[Param],
+    pressures: &[Pressure],
+    metrics: &BTreeMap<String, f64>,
+    history: &[Change],
+    samples: usize,
+    now: i64,
+    veto: Veto<'_>,
+) -> Plan {
     let mut out = Plan::default();
     if samples < policy.min_samples {
         out.idle = Some(format!("{samples} observations, fewer than the {} a cycle needs", policy.min_samples));
@@ -152,7 +182,10 @@ pub fn plan(
     }
     for c in history.iter().filter(|c| !c.closed && now - c.at >= policy.recheck_after_s) {
         let Some(&after) = metrics.get(&c.pressure) else { continue };
-        if after < c.before {
+        // A step too small to flip a case yet is judged by its progress, as long as the
+        // pressure itself did not rise.
+        let progressed = c.progress.zip(metrics.get(&progress_key(&c.pressure))).is_some_and(|(b, a)| *a < b - 1e-9);
+        if after < c.before || (after <= c.before && progressed) {
             out.actions.push(Action::Keep { change_id: c.id, pressure: c.pressure.clone(), before: c.before, after });
             continue;
         }
@@ -196,6 +229,10 @@ pub fn plan(
             let new = round6((old + direction * step).clamp(p.min, p.max));
             if (new - old).abs() < 1e-9 {
                 why.push(format!("{name} at its bound"));
+                continue;
+            }
+            if let Some(no) = veto(name, new) {
+                why.push(format!("{name} → {new:.3} refused: {no}"));
                 continue;
             }
             out.actions.push(Action::Adjust {

@@ -4,7 +4,9 @@
 //! ([`super::plan`]) and stores the result as a new `router_weights` version (author
 //! `regulator`) with one `routing_adjustments` row per change.
 
-use super::{Action, Change, Param, Plan, Policy, Pressure, plan};
+use super::{Action, Change, Param, Plan, Policy, Pressure, plan_with, progress_key};
+use crate::cognition::router::Mode;
+use crate::cognition::router::calibration::{agreement, labelled_set};
 use crate::cognition::router::overrides;
 use crate::cognition::router::stats::{RoutingStats, routing_stats};
 use crate::cognition::router::{RouterWeights, WeightError};
@@ -53,9 +55,14 @@ pub struct CycleReport {
 }
 
 /// Share of the reflections of the window naming each ambiguity dimension, and the share that
-/// disagreed with the decision.
+/// disagreed with the decision. A reflection below the confidence gate (`counted: false`) is
+/// advice too weak to count.
 pub fn reflection_shares(rows: &[RoutingRecord]) -> (BTreeMap<String, f64>, Option<f64>) {
-    let reflections: Vec<&Value> = rows.iter().filter_map(|r| r.reflection.as_ref()).collect();
+    let reflections: Vec<&Value> = rows
+        .iter()
+        .filter_map(|r| r.reflection.as_ref())
+        .filter(|v| v.get("counted") != Some(&Value::Bool(false)))
+        .collect();
     if reflections.is_empty() {
         return (BTreeMap::new(), None);
     }
@@ -92,6 +99,28 @@ pub fn triage_miscalibration(outcomes: &[TriageOutcome]) -> Option<f64> {
         })
         .count();
     Some(wrong as f64 / outcomes.len() as f64)
+}
+
+/// How far, on average, the mode each misrouted decision's label asks for trailed the
+/// delivered one (0 when it already led): a step too small to flip a decision still shrinks
+/// it, so the re-check can tell a change on its way from one that does nothing. `None`
+/// without misrouted decisions that kept their scores.
+pub fn misroute_shortfall(rows: &[RoutingRecord]) -> Option<f64> {
+    let gaps: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| {
+            let wanted = match r.feedback.as_ref()?.get("label")?.as_str()? {
+                "missed_clarify" => Mode::Clarify,
+                "missed_act" => Mode::Act,
+                "under_engagement" => Mode::Respond,
+                _ => return None,
+            };
+            let score = |m: Mode| r.scores.get(m.as_str()).and_then(Value::as_f64);
+            let top = Mode::ALL.iter().filter_map(|&m| score(m)).fold(f64::NEG_INFINITY, f64::max);
+            Some((top - score(wanted)?).max(0.0))
+        })
+        .collect();
+    (!gaps.is_empty()).then(|| gaps.iter().sum::<f64>() / gaps.len() as f64)
 }
 
 fn one(name: &str, value: f64, threshold: f64, param: &str, direction: f64) -> Pressure {
@@ -173,6 +202,7 @@ fn history(rows: Vec<crate::store::AdjustmentRow>) -> Vec<Change> {
                 id: a.id,
                 before: m.get("before").and_then(Value::as_f64).unwrap_or(f64::INFINITY),
                 closed: m.get("after").is_some() || a.reverted_at.is_some(),
+                progress: m.get("progress").and_then(Value::as_f64),
                 param: a.parameter,
                 old: a.old_value,
                 new: a.new_value,
@@ -227,10 +257,23 @@ pub fn run_cycle(
     let stats = routing_stats(&rows);
     let (dims, disagreement) = reflection_shares(&week);
     let miscal = triage_miscalibration(&TurnRepo(c).triage_outcomes(now - DAY_S, now + 1)?);
-    let (ps, metrics) = pressures(&stats, &dims, disagreement, miscal);
+    let (ps, mut metrics) = pressures(&stats, &dims, disagreement, miscal);
+    if let Some(p) = misroute_shortfall(&rows) {
+        metrics.insert(progress_key("misroute_rate"), p);
+    }
     let (version, mut weights) = current(c, dry_run)?;
     let past = history(RoutingAdjustmentsRepo(c).since(now - 30 * DAY_S)?);
-    let planned = plan(&POLICY, &params(&weights, pinned), &ps, &metrics, &past, stats.decisions, now);
+    // A move that routes the labelled set worse is refused: the regulator never trades the
+    // set it was calibrated on for the window's few turns.
+    let set = labelled_set();
+    let (base, n, _) = agreement(&weights, &set);
+    let veto = |name: &str, value: f64| {
+        let mut w = weights;
+        w.set(name, value).ok()?;
+        let (got, _, _) = agreement(&w, &set);
+        (got < base).then(|| format!("labelled agreement {base}/{n} → {got}/{n}"))
+    };
+    let planned = plan_with(&POLICY, &params(&weights, pinned), &ps, &metrics, &past, stats.decisions, now, &veto);
     let mut report =
         CycleReport { at: now, dry_run, weights_version: version, stats, metrics, plan: planned, new_version: None };
     if dry_run {
@@ -243,7 +286,8 @@ pub fn run_cycle(
         match a {
             Action::Adjust { param, old, new, pressure, value, threshold, severity } => {
                 weights.set(param, *new)?;
-                let m = json!({"before": value, "threshold": threshold, "severity": severity, "version": version + 1});
+                let progress = report.metrics.get(&progress_key(pressure));
+                let m = json!({"before": value, "threshold": threshold, "severity": severity, "version": version + 1, "progress": progress});
                 repo.insert(param, *old, *new, pressure, &m, now)?;
                 moved = true;
             }

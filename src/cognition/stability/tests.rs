@@ -30,6 +30,7 @@ fn change(id: i64, param: &str, old: f64, new: f64, pressure: &str, before: f64,
         at,
         closed: false,
         reverted_at: None,
+        progress: None,
     }
 }
 
@@ -129,6 +130,7 @@ fn many_cycles_never_leave_the_bounds() {
                         at: now,
                         closed: false,
                         reverted_at: None,
+                        progress: None,
                     });
                 }
                 Action::Keep { change_id, .. } => {
@@ -142,4 +144,31 @@ fn many_cycles_never_leave_the_bounds() {
         }
     }
     assert_eq!(params[0].value, 0.40);
+}
+
+#[test]
+fn a_change_that_flipped_nothing_yet_is_kept_when_its_cases_moved_toward_a_fix() {
+    let params = [param("a", 0.30)];
+    let mut c = change(1, "a", 0.28, 0.30, "pa", 0.3, 0);
+    c.progress = Some(0.10);
+    let keep = |m: &[(&str, f64)]| {
+        let p = plan(&policy(), &params, &[], &metrics(m), std::slice::from_ref(&c), 50, DAY);
+        matches!(p.actions.first(), Some(Action::Keep { .. }))
+    };
+    assert!(keep(&[("pa", 0.3), ("pa:progress", 0.08)]), "same rate, smaller shortfall: kept");
+    assert!(!keep(&[("pa", 0.3), ("pa:progress", 0.10)]), "no progress: reverted");
+    assert!(!keep(&[("pa", 0.35), ("pa:progress", 0.01)]), "the rate rose: reverted whatever the progress");
+    assert!(!keep(&[("pa", 0.3)]), "no progress measured: the strict rule");
+}
+
+#[test]
+fn a_vetoed_move_passes_to_the_next_control() {
+    let params = [param("a", 0.30), param("b", 0.30)];
+    let ps = [pressure("pa", 0.9, &[("a", 1.0), ("b", 1.0)])];
+    let veto = |name: &str, _: f64| (name == "a").then(|| "labelled agreement 99 → 97".to_string());
+    let p = plan_with(&policy(), &params, &ps, &metrics(&[]), &[], 50, DAY, &veto);
+    assert!(matches!(&p.actions[..], [Action::Adjust { param, .. }] if param == "b"), "{p:?}");
+    let all = |_: &str, _: f64| Some("no".to_string());
+    let p = plan_with(&policy(), &params, &ps, &metrics(&[]), &[], 50, DAY, &all);
+    assert!(p.actions.is_empty() && p.skipped[0].contains("a → 0.320 refused: no"), "{p:?}");
 }

@@ -1,14 +1,22 @@
 //! The stability regulators as background tasks (`WorkerId::Router`, `WorkerId::Topics`): one
 //! cycle a day each. The time of the last cycle is kept in `kv_state`, so a restart neither
-//! skips a day nor runs twice in one.
+//! skips a day nor runs twice in one. Routing reflection (`WorkerId::Reflection`) keeps its
+//! last run the same way.
 
+use super::reflection;
 use super::routing::{DAY_S, run_cycle};
+use crate::SplitMix64;
+use crate::background::registry::WorkerId;
 use crate::background::worker::PeriodicTask;
-use crate::events::{EngineEvent, EventBus, NoticeLevel};
-use crate::store::{Db, KvStateRepo, StoreError};
+use crate::events::{EngineEvent, EventBus, NoticeLevel, Stamped};
+use crate::llm::Llm;
+use crate::store::{Db, JobKind, JobsRepo, KvStateRepo, StoreError};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 const NAMESPACE: &str = "stability";
 const LAST_CYCLE: &str = "routing_last_cycle";
@@ -98,6 +106,87 @@ impl PeriodicTask for TopicRegulatorTask {
             Err(e) => tracing::warn!("topic regulator cycle failed: {e}"),
         }
         Ok(())
+    }
+}
+
+const LAST_REFLECTION: &str = "reflection_last_run";
+
+/// Routing reflection as a background task (`WorkerId::Reflection`): every
+/// [`reflection::MIN_GAP_S`] it reviews a batch of decisions with the strong model, only when
+/// no user turn is in flight and every queue is empty. Not started on the built-in strong
+/// model (`status` says so: [`reflection_off`]).
+pub struct ReflectionTask {
+    pub llm: Arc<Llm>,
+    events: broadcast::Receiver<Stamped>,
+    in_flight: bool,
+    rng: SplitMix64,
+}
+
+impl ReflectionTask {
+    pub fn new(llm: Arc<Llm>, bus: &EventBus, seed: u64) -> ReflectionTask {
+        ReflectionTask { llm, events: bus.subscribe(), in_flight: false, rng: SplitMix64(seed) }
+    }
+}
+
+/// Why reflection cannot run with `llm`, or `None` when it can.
+pub fn reflection_off(llm: &Llm) -> Option<String> {
+    (!reflection::available(llm)).then(|| {
+        format!(
+            "the strong model is {}; routing reflection needs a real one",
+            llm.describe(crate::config::Role::Strong)
+        )
+    })
+}
+
+/// Leave `off` for `status` (or clear it); true when reflection is off.
+pub fn note_off(c: &rusqlite::Connection, off: Option<String>, now: i64) -> Result<bool, StoreError> {
+    let (kv, ns, name) = (KvStateRepo(c), crate::background::status::OFF_NAMESPACE, WorkerId::Reflection.name());
+    match off {
+        Some(why) => kv.set_text(ns, name, &why, now).map(|_| true),
+        None => kv.delete(ns, name).map(|_| false),
+    }
+}
+
+/// A queue holding a queued or running job, if any.
+fn busy_queue(c: &rusqlite::Connection) -> Result<Option<&'static str>, StoreError> {
+    for k in JobKind::ALL {
+        if JobsRepo(c).depth(k)? > 0 {
+            return Ok(Some(k.as_str()));
+        }
+    }
+    Ok(None)
+}
+
+#[async_trait]
+impl PeriodicTask for ReflectionTask {
+    async fn first_wait(&mut self, db: &Db, now: i64) -> Result<Duration, StoreError> {
+        let last = db.call(|c| KvStateRepo(c).get_text(NAMESPACE, LAST_REFLECTION)).await?;
+        let last = last.and_then(|t| t.parse::<i64>().ok());
+        let gap = reflection::MIN_GAP_S;
+        Ok(Duration::from_secs(last.map_or(gap, |t| (t + gap - now).clamp(0, gap)) as u64))
+    }
+
+    fn every(&self) -> Duration {
+        Duration::from_secs(reflection::MIN_GAP_S as u64)
+    }
+
+    async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
+        loop {
+            match self.events.try_recv() {
+                Ok(s) => {
+                    self.in_flight = crate::cognition::drift::worker::turn_state(&s.event).unwrap_or(self.in_flight)
+                }
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => break,
+            }
+        }
+        if self.in_flight || db.call(|c| busy_queue(c)).await?.is_some() {
+            return Ok(());
+        }
+        let cancel = CancellationToken::new();
+        let outcome = reflection::reflect_batch(db, &self.llm, now, self.rng.next_u64(), &cancel).await?;
+        tracing::debug!("routing reflection: {outcome:?}");
+        db.call(move |c| KvStateRepo(c).set_text(NAMESPACE, LAST_REFLECTION, &now.to_string(), now)).await
     }
 }
 
