@@ -62,6 +62,7 @@ fn carry_out(actions: &[Action], values: &mut BTreeMap<String, f64>, history: &m
                     at: now,
                     closed: false,
                     reverted_at: None,
+                    progress: None,
                 });
             }
             Action::Revert { change_id, param, to, .. } => {

@@ -45,7 +45,7 @@ pub enum WorkerId {
 }
 
 impl WorkerId {
-    pub const ALL: [WorkerId; 10] = [
+    pub const ALL: [WorkerId; 11] = [
         WorkerId::Reembed,
         WorkerId::Episodic,
         WorkerId::Chunker,

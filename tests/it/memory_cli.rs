@@ -149,7 +149,16 @@ fn status_lists_every_worker_with_its_queue_depth() {
     assert_eq!(
         names,
         [
-            "reembed", "episodic", "chunker", "semantic", "decay", "scheduler", "drift", "tasks", "router", "topics",
+            "reembed",
+            "episodic",
+            "chunker",
+            "semantic",
+            "decay",
+            "scheduler",
+            "drift",
+            "tasks",
+            "router",
+            "topics",
             "reflection",
         ],
         "{stdout}"

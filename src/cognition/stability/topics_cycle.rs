@@ -82,6 +82,7 @@ fn history(rows: Vec<AdjustmentRow>) -> Vec<Change> {
                 pressure: a.pressure,
                 at: a.created_at,
                 reverted_at: a.reverted_at,
+                progress: None,
             }
         })
         .collect()

@@ -110,6 +110,7 @@ fn a_pinned_or_cooling_base_hands_switches_to_the_static_threshold() {
         at: NOW - DAY_S,
         closed: false,
         reverted_at: None,
+        progress: None,
     };
     let (p, _) = plan_cycle(&[bad, bad, bad], &values, &BTreeSet::new(), vec![recent], NOW);
     assert!(
@@ -133,6 +134,7 @@ fn a_change_whose_pressure_did_not_drop_is_reverted_after_its_window() {
         at,
         closed: false,
         reverted_at: None,
+        progress: None,
     };
     let (p, _) = plan_cycle(&[bad, bad, bad], &values, &BTreeSet::new(), vec![change(NOW - 2 * DAY_S)], NOW);
     assert!(!p.actions.iter().any(|a| matches!(a, Action::Revert { .. })), "inside its window: {p:?}");

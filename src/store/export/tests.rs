@@ -187,7 +187,7 @@ fn someone(list: &str, items: &[&str], concepts: [&str; 2], axis: usize) -> Conn
     .unwrap();
     let mut v = vec![0.0f32; crate::store::DEFAULT_EMBEDDING_DIM];
     v[axis] = 1.0;
-    crate::store::VectorRepo(&c).upsert(VecTable::Concepts, 1, &v).unwrap();
+    crate::store::VectorRepo(&c).upsert(crate::store::VecTable::Concepts, 1, &v).unwrap();
     c
 }
 
