@@ -93,9 +93,10 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
     let turns = std::env::var("CHALIE_LONG_TURNS").ok().and_then(|v| v.parse().ok()).unwrap_or(SHORT_TURNS);
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    // More replies than turns: a turn may ask twice (a tie-break, a clarification).
+    // More replies than turns: a turn may ask several times (a tie-break, a clarification, the
+    // graph router once per activation step, the critic).
     let replies =
-        (0..turns * 3).map(|i| Reply::text(&format!("Here is answer number {i}, short and plain."))).collect();
+        (0..turns * 8).map(|i| Reply::text(&format!("Here is answer number {i}, short and plain."))).collect();
     let double = rt.block_on(Double::start(replies));
     write_double_config(dir.path(), &double.base_url());
     let lines: Vec<String> = (0..turns)

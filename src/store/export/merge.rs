@@ -1,7 +1,7 @@
 //! `import --merge` between two independent databases: both numbered their rows from 1, so an
 //! exported row whose integer key is held here by a different row gets a fresh id, and every
 //! reference to it follows — declared foreign keys, and the vector family, whose rows are
-//! keyed by the id of the row they embed (`*_vec`, `*_vec_f32`, and `(tbl, id)` in
+//! keyed by the id of the row they embed (`*_vec` and `(tbl, id)` in
 //! `vector_codes` / `reembed_pending`). A row identical to the one here is the same row
 //! (an export merged twice) and is skipped as before; one whose content is here under
 //! another id (a foreign export merged twice) maps onto that id.
@@ -18,13 +18,9 @@ use std::collections::HashMap;
 /// Tables keyed by another table's id.
 const FOLLOWERS: &[(&str, &str)] = &[
     ("episode_vec", "episodes"),
-    ("episode_vec_f32", "episodes"),
     ("concept_vec", "semantic_concepts"),
-    ("concept_vec_f32", "semantic_concepts"),
     ("trait_vec", "user_traits"),
-    ("trait_vec_f32", "user_traits"),
     ("fact_vec", "facts"),
-    ("fact_vec_f32", "facts"),
 ];
 /// Tables whose `(tbl, id)` names a vector table by its code (`VecTable::code_table`).
 const CODED: &[&str] = &["vector_codes", "reembed_pending"];
