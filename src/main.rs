@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("chalie-tui: {}", chalie::text::terminal::safe(&format!("{e:#}")));
+            chalie::errln!("chalie-tui: {}", chalie::text::terminal::safe(&format!("{e:#}")));
             let usage = e.downcast_ref::<ConfigError>().is_some() || e.downcast_ref::<UsageError>().is_some();
             if usage { ExitCode::from(2) } else { ExitCode::from(1) }
         }

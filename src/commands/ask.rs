@@ -32,7 +32,7 @@ pub fn run(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCo
             if args.json {
                 super::say_json(&serde_json::to_string(&report)?);
             } else if report.response.is_empty() {
-                println!("({} — no reply needed)", report.mode);
+                crate::outln!("({} — no reply needed)", report.mode);
             } else {
                 super::say(&report.response);
             }

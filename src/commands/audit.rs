@@ -45,7 +45,7 @@ pub fn run(paths: &Paths, config: &Config, args: AuditArgs) -> anyhow::Result<Ex
             super::say_json(&serde_json::to_value(entry)?.to_string());
         }
     } else if entries.is_empty() {
-        println!("No routing decisions recorded yet in {}.", paths.db_file.display());
+        crate::outln!("No routing decisions recorded yet in {}.", paths.db_file.display());
     } else {
         super::say(&table(&entries, &chrono::Local));
     }

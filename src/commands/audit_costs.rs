@@ -81,7 +81,7 @@ pub fn logged_totals(paths: &Paths, config: &Config) -> anyhow::Result<Vec<RoleC
                 LogEntry::Event(s) => Some(s.event),
                 LogEntry::Unknown(_) => None,
             })),
-            Err(e) => eprintln!("skipped: {}", crate::text::terminal::safe(&e.to_string())),
+            Err(e) => crate::errln!("skipped: {}", crate::text::terminal::safe(&e.to_string())),
         }
     }
     Ok(totals(&events, &config.pricing, &free))

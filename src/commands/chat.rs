@@ -22,7 +22,7 @@ pub fn run(paths: Paths, config: Config, thread: Option<String>) -> anyhow::Resu
         result
     });
     drop(runtime); // ends background tasks and their bus handles
-    eprintln!("Session log: {}\nDiagnostics: {}", rt.session_log.display(), rt.paths.log_file().display());
+    crate::errln!("Session log: {}\nDiagnostics: {}", rt.session_log.display(), rt.paths.log_file().display());
     rt.finish();
     result?;
     Ok(ExitCode::SUCCESS)

@@ -14,7 +14,7 @@ pub fn run(paths: &Paths, args: ConversationsArgs) -> anyhow::Result<ExitCode> {
             super::say_json(&serde_json::to_string(c)?);
         }
     } else if list.is_empty() {
-        println!("No conversations{}.", if args.search.is_some() { " match" } else { " yet" });
+        crate::outln!("No conversations{}.", if args.search.is_some() { " match" } else { " yet" });
     } else {
         let mut out = format!("{:<36}  {:<16}  {:>5}  title", "id", "last message", "msgs");
         for c in &list {

@@ -34,7 +34,7 @@ pub fn run(paths: &Paths, config: &Config, args: DriftArgs) -> anyhow::Result<Ex
             super::say_json(&serde_json::to_value(c)?.to_string());
         }
     } else if cycles.is_empty() {
-        println!("No drift cycles recorded yet in {}.", paths.db_file.display());
+        crate::outln!("No drift cycles recorded yet in {}.", paths.db_file.display());
     } else {
         let lines: Vec<String> = cycles.iter().map(describe).collect();
         super::say(&lines.join("\n"));

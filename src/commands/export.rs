@@ -20,7 +20,7 @@ pub fn export(paths: &Paths, file: &Path) -> anyhow::Result<ExitCode> {
         let tmp = file.with_extension("partial");
         std::fs::write(&tmp, &json).with_context(|| format!("cannot write {}", tmp.display()))?;
         std::fs::rename(&tmp, file).with_context(|| format!("cannot write {}", file.display()))?;
-        eprintln!("Exported {rows} rows from {} tables to {}.", doc.tables.len(), file.display());
+        crate::errln!("Exported {rows} rows from {} tables to {}.", doc.tables.len(), file.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -41,7 +41,7 @@ pub fn import(paths: &Paths, file: &Path, merge: bool) -> anyhow::Result<ExitCod
     })?;
     let inserted: u64 = report.inserted.values().sum();
     let skipped: u64 = report.skipped.values().sum();
-    eprintln!(
+    crate::errln!(
         "Imported {inserted} rows into {}{}{}.",
         paths.db_file.display(),
         if skipped > 0 { format!(" ({skipped} already there, kept as they were)") } else { String::new() },

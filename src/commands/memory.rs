@@ -51,7 +51,7 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let Some(kind) = listing.layer() else {
-        println!("{}", uncertainties(&conn, args.limit, args.json)?);
+        crate::outln!("{}", uncertainties(&conn, args.limit, args.json)?);
         return Ok(ExitCode::SUCCESS);
     };
     let rows = store::list_layer(&conn, kind, args.search.as_deref(), args.limit)?;
@@ -60,7 +60,7 @@ pub fn run(paths: &Paths, args: MemoryArgs) -> anyhow::Result<ExitCode> {
     } else if rows.is_empty() {
         match &args.search {
             Some(q) => super::say(&format!("No {} mention \"{q}\".", kind.title().to_lowercase())),
-            None => println!("Nothing stored in this layer yet."),
+            None => crate::outln!("Nothing stored in this layer yet."),
         }
     } else {
         // A pipe or file gets whole lines; a terminal gets lines cut to its width.

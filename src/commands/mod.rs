@@ -16,6 +16,7 @@ pub mod graph;
 pub mod mcp;
 pub mod memory;
 pub mod models;
+pub mod print;
 pub mod replay;
 pub mod rerun;
 pub mod router;
@@ -52,11 +53,11 @@ fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// Print text we did not write (a reply, a memory, a recorded message) as a line on stdout,
 /// with every control character made visible ([`crate::text::terminal::safe`]).
 fn say(text: &str) {
-    println!("{}", crate::text::terminal::safe(text));
+    crate::outln!("{}", crate::text::terminal::safe(text));
 }
 
 /// Print one serialised JSON value as a line on stdout, with the control characters that
 /// serde_json leaves raw escaped ([`crate::text::terminal::safe_json`]).
 fn say_json(line: &str) {
-    println!("{}", crate::text::terminal::safe_json(line));
+    crate::outln!("{}", crate::text::terminal::safe_json(line));
 }

@@ -13,11 +13,11 @@ pub fn run(paths: &Paths, args: ModelsArgs) -> anyhow::Result<ExitCode> {
                 // The fetcher reports every read; a person needs a line only when it changes.
                 let line = crate::llm::local::progress_line(&p);
                 if line != last {
-                    eprintln!("{line}");
+                    crate::errln!("{line}");
                     last = line;
                 }
             })?;
-            println!("Built-in models ready in {}", paths.models_dir.display());
+            crate::outln!("Built-in models ready in {}", paths.models_dir.display());
         }
         None => {
             let missing = fetch::missing(&paths.models_dir);
@@ -27,10 +27,14 @@ pub fn run(paths: &Paths, args: ModelsArgs) -> anyhow::Result<ExitCode> {
                 } else {
                     "ok"
                 };
-                println!("{:<8}{}", state, fetch::model_dir(&paths.models_dir, f.model).join(f.file_name).display());
+                crate::outln!(
+                    "{:<8}{}",
+                    state,
+                    fetch::model_dir(&paths.models_dir, f.model).join(f.file_name).display()
+                );
             }
             if !missing.is_empty() {
-                println!("Run `chalie-tui models fetch` to download them (~190 MB).");
+                crate::outln!("Run `chalie-tui models fetch` to download them (~190 MB).");
             }
         }
     }

@@ -20,10 +20,10 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     let log = crate::session::read_log(path)?;
     for w in log.warnings.iter().take(SHOWN) {
-        eprintln!("warning: {}: {}", path.display(), crate::text::terminal::safe(&w.to_string()));
+        crate::errln!("warning: {}: {}", path.display(), crate::text::terminal::safe(&w.to_string()));
     }
     if log.warnings.len() > SHOWN {
-        eprintln!(
+        crate::errln!(
             "warning: {}: {} more lines were skipped or not understood",
             path.display(),
             log.warnings.len() - SHOWN

@@ -35,7 +35,7 @@ pub fn run(
     }
     let color = !headless && std::io::stdout().is_terminal();
     if !headless {
-        println!("{:>4}  {:<11}    {:<11}  message", "turn", "recorded", "now");
+        crate::outln!("{:>4}  {:<11}    {:<11}  message", "turn", "recorded", "now");
     }
     let runtime = super::tokio_runtime()?;
     let result = runtime.block_on(rerun.run(|t| {
@@ -59,7 +59,7 @@ pub fn run(
     rerun.finish();
     let turns = result?;
     let differ = turns.iter().filter(|t| t.differs).count();
-    eprintln!(
+    crate::errln!(
         "rerun: {} turn(s), {differ} with different routing; model calls answered from the log: {} by prompt, \
          {} by order, {} had no recording; {unused} of {recorded} recorded calls unused",
         turns.len(),

@@ -8,6 +8,6 @@ use std::process::ExitCode;
 pub fn run(paths: &Paths) -> anyhow::Result<ExitCode> {
     let conn = store::open(&paths.db_file)?;
     let report = crate::memory::workers::status_report(&conn, None, store::now_ts())?;
-    print!("{}", crate::text::terminal::safe(&report.to_string()));
+    crate::out!("{}", crate::text::terminal::safe(&report.to_string()));
     Ok(ExitCode::SUCCESS)
 }

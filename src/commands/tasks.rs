@@ -16,7 +16,7 @@ pub fn run(paths: Paths, config: Config, args: TasksArgs) -> anyhow::Result<Exit
         None => list(&paths, args.json, args.all),
         Some(TasksAction::Run { now }) => {
             if !now {
-                eprintln!(
+                crate::errln!(
                     "The task worker runs on its own while chalie-tui is open; `tasks run --now` runs a cycle here."
                 );
                 return Ok(ExitCode::from(2));
@@ -42,7 +42,7 @@ fn list(paths: &Paths, json: bool, all: bool) -> anyhow::Result<ExitCode> {
             super::say_json(&serde_json::to_string(t)?);
         }
     } else if tasks.is_empty() {
-        println!("No {}tasks in {}.", if all { "" } else { "open " }, paths.db_file.display());
+        crate::outln!("No {}tasks in {}.", if all { "" } else { "open " }, paths.db_file.display());
     } else {
         let text: Vec<String> = tasks.iter().map(|t| view::lines(t, view::local_offset()).join("\n")).collect();
         super::say(&text.join("\n\n"));
@@ -56,15 +56,15 @@ fn change(paths: &Paths, id: i64, from: &[TaskState], to: TaskState, done: &str)
     let repo = TasksRepo(&conn);
     match repo.get(id)? {
         None => {
-            eprintln!("There is no task #{id}.");
+            crate::errln!("There is no task #{id}.");
             Ok(ExitCode::from(1))
         }
         Some(t) if !repo.transition(id, from, to, store::now_ts())? => {
-            eprintln!("Task #{id} is {}: nothing changed.", t.state.as_str());
+            crate::errln!("Task #{id} is {}: nothing changed.", t.state.as_str());
             Ok(ExitCode::from(1))
         }
         Some(t) => {
-            println!("Task #{id} {done}: {}", t.goal);
+            crate::outln!("Task #{id} {done}: {}", t.goal);
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -86,7 +86,7 @@ fn run_now(paths: Paths, config: Config, json: bool) -> anyhow::Result<ExitCode>
     drop(runtime);
     rt.finish();
     match report? {
-        None => println!("No task is due (confirm one with `chalie-tui tasks confirm ID`)."),
+        None => crate::outln!("No task is due (confirm one with `chalie-tui tasks confirm ID`)."),
         Some(r) if json => super::say_json(&serde_json::to_string(&r)?),
         Some(r) => {
             let mut lines = vec![format!("Task #{} cycle {}: {}", r.task_id, r.cycle, r.goal)];

@@ -13,19 +13,19 @@ pub fn run(paths: &Paths) {
         (true, Ok(_)) => "merged over built-in defaults".into(),
         (false, Ok(_)) => "not present; built-in defaults".into(),
     };
-    println!("chalie-tui {}", env!("CARGO_PKG_VERSION"));
-    println!("config:   {} ({config_state})", paths.config_file.display());
-    println!("data:     {}", paths.data_dir.display());
-    println!("database: {}", paths.db_file.display());
+    crate::outln!("chalie-tui {}", env!("CARGO_PKG_VERSION"));
+    crate::outln!("config:   {} ({config_state})", paths.config_file.display());
+    crate::outln!("data:     {}", paths.data_dir.display());
+    crate::outln!("database: {}", paths.db_file.display());
     let missing = fetch::missing(&paths.models_dir).len();
     let state = if missing == 0 {
         "built-in models present".to_string()
     } else {
         format!("{missing} built-in model file(s) not fetched yet")
     };
-    println!("models:   {} ({state})", paths.models_dir.display());
-    println!("log:      {}", paths.log_file().display());
-    println!("vectors:  {}", crate::store::describe_vectors(&paths.db_file));
+    crate::outln!("models:   {} ({state})", paths.models_dir.display());
+    crate::outln!("log:      {}", paths.log_file().display());
+    crate::outln!("vectors:  {}", crate::store::describe_vectors(&paths.db_file));
     let Ok(config) = config else { return };
     let built = super::tokio_runtime().and_then(|rt| {
         Ok(rt.block_on(resolve::build(&config, &paths.models_dir, &ProcessEnv, EventBus::new(), true))?)
@@ -41,17 +41,17 @@ pub fn run(paths: &Paths) {
                     format!("found {model} at {base_url} (Ollama's default address)")
                 }
             };
-            println!("active:   {how}");
+            crate::outln!("active:   {how}");
             for role in Role::ALL {
-                println!("  {:<12}{}", role.as_str(), llm.describe(role));
+                crate::outln!("  {:<12}{}", role.as_str(), llm.describe(role));
             }
             let pre = if llm.pre_routing_uses_model() {
                 "triage and tie-breaker ask the lightweight model"
             } else {
                 "triage and tie-breaker are deterministic (no model call before routing)"
             };
-            println!("routing:  {pre} (`[llm] triage = \"{}\"`)", crate::wire_name(&config.llm.triage));
+            crate::outln!("routing:  {pre} (`[llm] triage = \"{}\"`)", crate::wire_name(&config.llm.triage));
         }
-        Err(e) => println!("active:   error: {e:#}"),
+        Err(e) => crate::outln!("active:   error: {e:#}"),
     }
 }

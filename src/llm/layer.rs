@@ -180,12 +180,13 @@ impl Llm {
                     return Ok(c);
                 }
                 Err(e) => {
-                    let backoff = Duration::from_millis(200 << attempt.min(4));
+                    let wait = retry_delay(attempt, &e, deadline.saturating_duration_since(Instant::now()));
+                    let backoff = wait.unwrap_or_default();
                     let will_retry = e.is_retryable()
                         && !streamed.load(Ordering::Relaxed)
                         && attempt < self.settings.max_retries
                         && !cancel.is_cancelled()
-                        && Instant::now() + backoff < deadline;
+                        && wait.is_some();
                     tracing::warn!(%provider, role = role.as_str(), attempt, will_retry, "model call failed: {e}");
                     self.explain_once(&e);
                     self.bus.emit(EngineEvent::LlmFailed {
@@ -321,4 +322,43 @@ pub fn embed_digest(inputs: &[String]) -> String {
         h.update([0x1e]);
     }
     h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// How long to wait before retry number `attempt + 1`, or `None` when that wait would reach
+/// the call's deadline (`remaining`): a retry must finish inside the turn's time, never after.
+/// Exponential from 200 ms, but never sooner than the server's `Retry-After` on a 429: an
+/// earlier retry is only refused again and counts against the server's limit.
+pub fn retry_delay(attempt: u32, error: &LlmError, remaining: Duration) -> Option<Duration> {
+    let backoff = Duration::from_millis(200 << attempt.min(4));
+    let wait = match error {
+        LlmError::RateLimited { retry_after_s: Some(s), .. } => backoff.max(Duration::from_secs(*s)),
+        _ => backoff,
+    };
+    (wait < remaining).then_some(wait)
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+
+    fn limited(retry_after_s: Option<u64>) -> LlmError {
+        LlmError::RateLimited { provider: "p".into(), retry_after_s }
+    }
+
+    #[test]
+    fn retry_after_sets_the_floor_of_the_wait() {
+        let plenty = Duration::from_secs(30);
+        assert_eq!(retry_delay(0, &limited(Some(1)), plenty), Some(Duration::from_secs(1)));
+        assert_eq!(retry_delay(0, &limited(None), plenty), Some(Duration::from_millis(200)));
+        // The exponential backoff still wins when it is the longer wait.
+        assert_eq!(retry_delay(3, &limited(Some(1)), plenty), Some(Duration::from_millis(1600)));
+    }
+
+    #[test]
+    fn a_wait_reaching_the_deadline_means_no_retry() {
+        assert_eq!(retry_delay(0, &limited(Some(5)), Duration::from_secs(5)), None);
+        assert_eq!(retry_delay(0, &limited(Some(4)), Duration::from_secs(5)), Some(Duration::from_secs(4)));
+        let refused = LlmError::Unreachable { provider: "p".into(), reason: "r".into() };
+        assert_eq!(retry_delay(0, &refused, Duration::from_millis(100)), None);
+    }
 }

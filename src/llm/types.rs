@@ -105,8 +105,10 @@ pub enum LlmError {
     /// of a process only, so a session of failing turns says it once, not on every reply.
     #[error("{provider} rejected the API key (HTTP {status}){hint}")]
     Auth { provider: String, status: u16, hint: String },
+    /// `retry_after_s` is the server's `Retry-After` in seconds, when it sent one: the
+    /// earliest a retry can be welcome, so the backoff waits at least that long.
     #[error("{provider} is rate limiting requests (HTTP 429)")]
-    RateLimited { provider: String },
+    RateLimited { provider: String, retry_after_s: Option<u64> },
     #[error("{provider} failed with HTTP {status}: {detail}")]
     Http { provider: String, status: u16, detail: String },
     #[error("{provider} sent a malformed response: {detail}")]

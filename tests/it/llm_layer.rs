@@ -95,6 +95,23 @@ async fn retries_are_bounded() {
     assert_eq!(double.requests().len(), 2, "one try plus max_retries = 1");
 }
 
+/// A 429's `Retry-After` is honoured within the call's deadline (5 s here): 1 s fits, so the
+/// second attempt is made and answers; 30 s does not, so the call fails at once with one
+/// request instead of retrying early into the server's limit or past the turn's time.
+#[tokio::test]
+async fn retry_after_is_honoured_inside_the_deadline_only() {
+    let double = Double::start(vec![Reply::RateLimited { retry_after_s: 1 }, Reply::text("after the wait")]).await;
+    let llm = llm_for(&double.base_url(), &EventBus::new(), 2);
+    assert_eq!(chat(&llm, "hi").await.unwrap(), "after the wait");
+    assert_eq!(double.requests().len(), 2);
+
+    let double = Double::start(vec![Reply::RateLimited { retry_after_s: 30 }, Reply::text("too late")]).await;
+    let llm = llm_for(&double.base_url(), &EventBus::new(), 2);
+    let r = chat(&llm, "hi").await;
+    assert!(matches!(r, Err(LlmError::RateLimited { retry_after_s: Some(30), .. })), "{r:?}");
+    assert_eq!(double.requests().len(), 1, "a retry 30 s out would pass the 5 s deadline");
+}
+
 #[tokio::test]
 async fn auth_failures_are_not_retried_and_name_no_secret() {
     let double = Double::start(vec![Reply::Status { code: 401, body: "bad key".into() }]).await;

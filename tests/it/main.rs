@@ -19,6 +19,7 @@ mod act;
 mod adaptive;
 mod chaos;
 mod cli;
+mod closed_pipe;
 mod critic;
 mod export;
 mod forget;

@@ -37,11 +37,25 @@ pub(super) async fn send(
     if status.is_success() {
         return Ok(response);
     }
+    // async-openai's error has no room for headers: a 429's `Retry-After` (seconds form)
+    // travels in `code`, which this transport never fills otherwise ([`retry_after`]).
+    let code = (status == reqwest::StatusCode::TOO_MANY_REQUESTS)
+        .then(|| response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok())
+        .flatten()
+        .map(|s| format!("{RETRY_AFTER_CODE}{s}"));
     let body = response.text().await.unwrap_or_default();
     Err(OpenAIError::ApiError(ApiErrorResponse {
         status_code: status,
-        api_error: ApiError { message: body, ..ApiError::default() },
+        api_error: ApiError { message: body, code, ..ApiError::default() },
     }))
+}
+
+const RETRY_AFTER_CODE: &str = "retry-after:";
+
+/// The `Retry-After` seconds [`send`] put into an error's `code`, if any. An HTTP-date form
+/// is not read: the exponential backoff then applies.
+pub(super) fn retry_after(api_error: &ApiError) -> Option<u64> {
+    api_error.code.as_deref()?.strip_prefix(RETRY_AFTER_CODE)?.parse().ok()
 }
 
 pub(super) fn request_body(model: &str, req: &ChatRequest, logprobs: bool, schema: bool) -> Value {

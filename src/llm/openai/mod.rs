@@ -190,7 +190,8 @@ impl OpenAiProvider {
         let provider = self.name.clone();
         match error {
             OpenAIError::ApiError(ApiErrorResponse { status_code, api_error }) => {
-                self.map_status(status_code.as_u16(), &api_error.message, model)
+                let retry_after_s = http::retry_after(&api_error);
+                self.map_status(status_code.as_u16(), &api_error.message, model, retry_after_s)
             }
             OpenAIError::Reqwest(e) if e.is_builder() => {
                 let reason = format!("invalid base URL {}: {}", self.base_url, innermost_cause(&e));
@@ -205,7 +206,7 @@ impl OpenAiProvider {
         }
     }
 
-    fn map_status(&self, status: u16, body: &str, model: &str) -> LlmError {
+    fn map_status(&self, status: u16, body: &str, model: &str, retry_after_s: Option<u64>) -> LlmError {
         let provider = self.name.clone();
         let mut detail = self.scrub(&error_message(body));
         if detail.is_empty() {
@@ -214,7 +215,7 @@ impl OpenAiProvider {
         }
         match status {
             401 | 403 => LlmError::Auth { provider, status, hint: self.auth_hint() },
-            429 => LlmError::RateLimited { provider },
+            429 => LlmError::RateLimited { provider, retry_after_s },
             404 if names_missing_model(body) => {
                 LlmError::ModelUnavailable { provider, model: model.to_string(), detail }
             }

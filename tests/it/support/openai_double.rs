@@ -26,6 +26,8 @@ pub enum Reply {
     Text { chunks: Vec<String>, delay_ms: u64, logprobs: Option<Vec<f64>> },
     /// An error status with this body.
     Status { code: u16, body: String },
+    /// HTTP 429 with `Retry-After: retry_after_s`.
+    RateLimited { retry_after_s: u64 },
     /// Accept the request and never answer.
     Hang,
     /// Stream the first `after` chunks, then end the response: no finish_reason, no `[DONE]`.
@@ -196,6 +198,15 @@ async fn chat(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, b
         Reply::Status { code, body } => {
             let kind = if serde_json::from_str::<Value>(&body).is_ok() { "application/json" } else { "text/plain" };
             respond(StatusCode::from_u16(code).unwrap(), kind, body)
+        }
+        Reply::RateLimited { retry_after_s } => {
+            let mut r = respond(
+                StatusCode::TOO_MANY_REQUESTS,
+                "application/json",
+                String::from("{\"error\":{\"message\":\"slow down\"}}"),
+            );
+            r.headers_mut().insert("retry-after", retry_after_s.into());
+            r
         }
         Reply::Hang => std::future::pending().await,
         Reply::Junk if stream => sse(vec!["data: {\"id\": oops, this is not json\n\n".into()], 0, false),
