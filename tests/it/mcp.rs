@@ -2,7 +2,7 @@
 //! (examples/mcp_test_server.rs) over real stdio, plus a server that cannot start.
 
 use crate::support::bin::{chalie, chalie_with, json_lines, text};
-use crate::support::harness::{self, Harness};
+use crate::support::harness::{self, Harness, triage_reply};
 use crate::support::openai_double::Reply;
 use chalie::cognition::act::mcp::{Answer, ApprovalRequest};
 use chalie::cognition::router::Mode;
@@ -60,13 +60,17 @@ fn mcp_list_without_servers_says_how_to_add_one() {
 /// the tool, which is what offers it; the scripted plan decides what runs.
 async fn engine_with_notes(script: Vec<Reply>, timeout_secs: u64) -> Harness {
     let Harness { double, db, bus, engine } = harness::start_heuristic(script).await;
+    Harness { double, db, bus, engine: engine.with_mcp(Arc::new(notes_hub(timeout_secs))) }
+}
+
+/// The example server as `notes`.
+fn notes_hub(timeout_secs: u64) -> Hub {
     let server = Server {
         transport: Transport::Stdio { command: test_server(), args: vec![], env: BTreeMap::new() },
         timeout_secs,
         at: Location { file: "/c.toml".into(), line: 1 },
     };
-    let hub = Hub::new(Servers(BTreeMap::from([("notes".to_string(), server)])), Arc::new(|_| None));
-    Harness { double, db, bus, engine: engine.with_mcp(Arc::new(hub)) }
+    Hub::new(Servers(BTreeMap::from([("notes".to_string(), server)])), Arc::new(|_| None))
 }
 
 fn plan(actions: Value) -> Reply {
@@ -212,4 +216,31 @@ fn ask_refuses_a_consequential_tool_until_mcp_allow_says_so() {
     let report = &json_lines(&out)[0];
     assert_eq!(report["act_iterations"][0]["results"][0]["summary"], "noted: buy milk", "{report}");
     assert_eq!(report["response"], "Noted: buy milk.");
+}
+
+/// A message that only names a tool (no list words, no innate skill) is ACT, with the
+/// keyword triage and with a model triage whose bare ACT the capability-gap rule would veto.
+#[tokio::test]
+async fn naming_a_tool_routes_to_act_and_calls_it() {
+    let script = || {
+        vec![
+            plan(json!([{"type": "mcp.notes.echo", "params": {"text": "hi"}}])),
+            plan(json!([])),
+            Reply::text("It said hi."),
+        ]
+    };
+    let h = engine_with_notes(script(), 10).await;
+    let r = h.say("t", "use echo to say hi").await;
+    assert_eq!(r.mode, Mode::Act, "{} {:?}", r.router.reason, r.fallbacks);
+    assert!(r.router.reason.contains("mcp.notes.echo"), "{}", r.router.reason);
+    assert_eq!(r.act_iterations[0].results[0].summary, "echo: hi", "{:?}", r.act_iterations);
+    assert_eq!(r.response, "It said hi.");
+
+    let Harness { double, db, bus, engine } = harness::start([vec![triage_reply("ACT", &[])], script()].concat()).await;
+    let hub = notes_hub(10);
+    let h = Harness { double, db, bus, engine: engine.with_mcp(Arc::new(hub)) };
+    let r = h.say("t", "use echo to say hi").await;
+    assert_eq!(r.mode, Mode::Act, "{} {:?} {:?}", r.router.reason, r.fallbacks, r.triage.sanity_rules);
+    assert!(r.triage.sanity_rules.iter().any(|s| s == "R1:named_tool"), "{:?}", r.triage.sanity_rules);
+    assert_eq!(r.act_iterations[0].results[0].summary, "echo: hi", "{:?}", r.act_iterations);
 }

@@ -349,6 +349,7 @@ fn intent_r4_same_tool_after_act() {
         tools_available: vec!["web_search".into()],
         previous_mode: Some(Mode::Act),
         previous_tools: vec!["web_search".into()],
+        named_tools: Vec::new(),
     };
     let again = |need: f64| reply(json!({"mode": "ACT", "tools": ["web_search"], "confidence_tool_need": need}));
     let (r, fired) = check(again(0.9), "and the weather in Rome?", &ctx);
@@ -440,4 +441,28 @@ fn intent_heuristic_tools_realtime_url_and_default() {
     assert_eq!((r.mode, r.branch), (TriageMode::Respond, Branch::Respond));
     let r = heuristic_triage("", &extract(""), &with_tools());
     assert_eq!((r.mode, r.branch), (TriageMode::Ignore, Branch::Social));
+}
+
+#[test]
+fn a_named_mcp_tool_is_a_capability() {
+    let text = "use echo to say hi";
+    let named = TriageContext { named_tools: vec!["mcp.notes.echo".into()], ..TriageContext::default() };
+    // Without the tool, ACT with nothing to act with is a capability gap.
+    let (r, fired) = check(reply(json!({"mode": "ACT"})), text, &TriageContext::default());
+    assert_eq!((r.mode, fired), (TriageMode::Respond, vec!["R1:capability_gap"]));
+    let (r, fired) = check(reply(json!({"mode": "ACT"})), text, &named);
+    assert_eq!((r.mode, fired), (TriageMode::Act, vec!["R1:named_tool"]));
+    assert_eq!(r.tools, ["mcp.notes.echo"]);
+    assert!(crate::cognition::router::triage_act_confirmed(&r, &[]).is_some(), "the router's ACT signal sees it");
+    let (r, _) = check(reply(json!({"mode": "RESPOND"})), text, &named);
+    assert_eq!(r.mode, TriageMode::Act, "a reply the model would have answered becomes ACT");
+    // A tool the message does not name is the model's invention and is dropped.
+    let invented = reply(json!({"mode": "ACT", "tools": ["mcp.notes.delete"]}));
+    let (r, fired) = check(invented, "delete everything", &TriageContext::default());
+    assert!(r.tools.is_empty() && r.mode == TriageMode::Respond, "{fired:?}");
+    assert!(crate::cognition::router::triage_act_confirmed(&r, &[]).is_none());
+    // The keyword fallback: RESPOND without the tool, ACT with it.
+    assert_eq!(heuristic_triage(text, &extract(text), &TriageContext::default()).mode, TriageMode::Respond);
+    let h = heuristic_triage(text, &extract(text), &named);
+    assert_eq!((h.mode, h.tools.clone()), (TriageMode::Act, vec!["mcp.notes.echo".to_string()]));
 }

@@ -121,6 +121,10 @@ pub struct TriageContext {
     pub previous_mode: Option<Mode>,
     /// Tools used by the previous exchange.
     pub previous_tools: Vec<String>,
+    /// MCP tools (`mcp.SERVER.TOOL`) the message names: a named tool is a capability, so
+    /// the message is ACT even without tool words (docs/cognition.md §19).
+    #[serde(default)]
+    pub named_tools: Vec<String>,
 }
 
 /// The JSON schema a model's triage reply must satisfy (the subset `llm::schema` checks; every
@@ -343,6 +347,18 @@ pub fn sanity_check_for(mut r: TriageResult, msg: &Analysis, ctx: &TriageContext
         r.set_mode(TriageMode::Act);
         fired.push("R2");
     }
+    // An MCP tool in the reply stands only when the message names it; one it names turns an
+    // answerable reply into ACT with that tool.
+    r.tools.retain(|t| !t.starts_with("mcp.") || ctx.named_tools.contains(t));
+    if !ctx.named_tools.is_empty() && (answerable || r.mode == TriageMode::Act) {
+        r.set_mode(TriageMode::Act);
+        for t in &ctx.named_tools {
+            if !r.tools.contains(t) {
+                r.tools.push(t.clone());
+            }
+        }
+        fired.push("R1:named_tool");
+    }
     // R1: ACT with no tools named.
     if r.mode == TriageMode::Act && r.tools.is_empty() {
         if r.has_contextual_skill() {
@@ -426,6 +442,19 @@ pub fn heuristic_triage_for(msg: &Analysis, ctx: &TriageContext) -> TriageResult
         r.confidence_tool_need = 0.2;
         r.freshness_risk = 0.2;
         r.effort = skills.iter().filter_map(|s| skill_tier(s)).max().unwrap_or(Effort::Trivial);
+        return r;
+    }
+    if !ctx.named_tools.is_empty() {
+        let mut r = TriageResult::new(
+            TriageMode::Act,
+            TriageSource::Heuristic,
+            format!("heuristic: names tool {}", ctx.named_tools.join(", ")),
+        );
+        r.tools = ctx.named_tools.clone();
+        r.confidence_internal = 0.3;
+        r.confidence_tool_need = 0.8;
+        r.freshness_risk = 0.2;
+        r.effort = Effort::Light;
         return r;
     }
     let command = url || has_any(ws, TOOL_WORDS);

@@ -37,6 +37,18 @@ impl Engine {
         tools::select(&all, triage_skills, text).into_iter().cloned().collect()
     }
 
+    /// The skills of the MCP tools the message names, for triage: naming one makes the turn
+    /// ACT. Empty without servers; a server that cannot list is skipped quietly here (the
+    /// ACT loop's offer says so if the turn gets there).
+    pub(super) async fn mcp_named(&self, text: &str) -> Vec<String> {
+        let Some(hub) = &self.mcp else { return Vec::new() };
+        let mut all = Vec::new();
+        for name in hub.names() {
+            all.extend(hub.tools(&name).await.unwrap_or_default());
+        }
+        tools::select(&all, &[], text).into_iter().map(ToolInfo::skill).collect()
+    }
+
     /// Run `action` (an offered tool's skill): ask first when it may change things, then call
     /// it within its server's time limit.
     pub(super) async fn mcp_call(

@@ -154,7 +154,7 @@ pub fn triage_request(text: &str, s: &RouterSignals, wm: &[WmEntry], ctx: &Triag
         "message": text,
         "previous_mode": ctx.previous_mode,
         "previous_tools": ctx.previous_tools,
-        "tools_available": ctx.tools_available,
+        "tools_available": ctx.tools_available.iter().chain(&ctx.named_tools).collect::<Vec<_>>(),
         "recent_turns": recent,
         "context_warmth": s.context_warmth,
         "memory_confidence": s.memory_confidence,

@@ -162,13 +162,18 @@ fn deliver(e: &Evidence) -> (Mode, bool, Reason) {
 }
 
 /// Whether triage's ACT stands: the model (or the keyword fallback) asked for a contextual
-/// skill that the message itself names by keyword (`named`). A small model's unsupported ACT
+/// skill that the message itself names by keyword (`named`), or kept an MCP tool the message
+/// names. A small model's unsupported ACT
 /// may not override the router (the sanity check's "heuristics can override" rule).
 pub fn triage_act_confirmed(triage: &TriageResult, named: &[&str]) -> Option<Vec<String>> {
     if triage.mode != TriageMode::Act {
         return None;
     }
-    let agreed: Vec<String> = triage.skills.iter().filter(|s| named.contains(&s.as_str())).cloned().collect();
+    // The sanity check keeps an MCP tool only when the message names it, so one left in
+    // `tools` is the message's own request, as a keyword-named skill is.
+    let tools = triage.tools.iter().filter(|t| t.starts_with("mcp."));
+    let agreed: Vec<String> =
+        triage.skills.iter().filter(|s| named.contains(&s.as_str())).chain(tools).cloned().collect();
     (!agreed.is_empty()).then_some(agreed)
 }
 

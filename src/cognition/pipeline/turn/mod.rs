@@ -282,6 +282,7 @@ impl<'t> Turn<'t> {
                     tools_available: Vec::new(),
                     previous_mode: topic.stage.router_state.previous_mode,
                     previous_tools: Vec::new(),
+                    named_tools: self.engine.mcp_named(self.msg.text).await,
                 };
                 let wm = &context.phase_a.working_memory;
                 let halted = self.halted();
