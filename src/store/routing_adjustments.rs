@@ -22,6 +22,10 @@ pub struct AdjustmentRow {
 pub struct RoutingAdjustmentsRepo<'c>(pub &'c Connection);
 
 impl RoutingAdjustmentsRepo<'_> {
+    fn log(&self) -> AdjustmentLog<'_> {
+        AdjustmentLog { conn: self.0, table: "routing_adjustments" }
+    }
+
     /// Record a change; returns its id.
     pub fn insert(
         &self,
@@ -32,20 +36,56 @@ impl RoutingAdjustmentsRepo<'_> {
         metrics: &Value,
         now: i64,
     ) -> Result<i64, StoreError> {
-        self.0.execute(
-            "INSERT INTO routing_adjustments (parameter, old_value, new_value, pressure, metrics, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![parameter, old_value, new_value, pressure, metrics.to_string(), now],
-        )?;
-        Ok(self.0.last_insert_rowid())
+        self.log().insert(parameter, old_value, new_value, pressure, metrics, now)
     }
 
     /// Every change made at or after `since`, oldest first.
     pub fn since(&self, since: i64) -> Result<Vec<AdjustmentRow>, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT id, parameter, old_value, new_value, pressure, metrics, reverted_at, created_at
-             FROM routing_adjustments WHERE created_at >= ?1 ORDER BY created_at, id",
+        self.log().since(since)
+    }
+
+    /// Store the re-check's metrics; `reverted_at` when the change was taken back.
+    pub fn close(&self, id: i64, metrics: &Value, reverted_at: Option<i64>) -> Result<(), StoreError> {
+        self.log().close(id, metrics, reverted_at)
+    }
+}
+
+/// The statements of a stability regulator's audit table. `routing_adjustments` and
+/// `topic_adjustments` have one shape (each regulator keeps its own history, so that one
+/// never re-checks or reverts the other's changes); their repositories share this.
+pub(super) struct AdjustmentLog<'c> {
+    pub conn: &'c Connection,
+    /// One of the two table names above, never user input.
+    pub table: &'static str,
+}
+
+impl AdjustmentLog<'_> {
+    pub fn insert(
+        &self,
+        parameter: &str,
+        old_value: f64,
+        new_value: f64,
+        pressure: &str,
+        metrics: &Value,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        self.conn.execute(
+            &format!(
+                "INSERT INTO {} (parameter, old_value, new_value, pressure, metrics, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                self.table
+            ),
+            params![parameter, old_value, new_value, pressure, metrics.to_string(), now],
         )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn since(&self, since: i64) -> Result<Vec<AdjustmentRow>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT id, parameter, old_value, new_value, pressure, metrics, reverted_at, created_at
+             FROM {} WHERE created_at >= ?1 ORDER BY created_at, id",
+            self.table
+        ))?;
         let rows = stmt.query_map(params![since], |r| {
             Ok((
                 AdjustmentRow {
@@ -70,10 +110,9 @@ impl RoutingAdjustmentsRepo<'_> {
         Ok(out)
     }
 
-    /// Store the re-check's metrics; `reverted_at` when the change was taken back.
     pub fn close(&self, id: i64, metrics: &Value, reverted_at: Option<i64>) -> Result<(), StoreError> {
-        self.0.execute(
-            "UPDATE routing_adjustments SET metrics = ?2, reverted_at = ?3 WHERE id = ?1",
+        self.conn.execute(
+            &format!("UPDATE {} SET metrics = ?2, reverted_at = ?3 WHERE id = ?1", self.table),
             params![id, metrics.to_string(), reverted_at],
         )?;
         Ok(())

@@ -133,6 +133,32 @@ pub struct Plan {
     pub idle: Option<String>,
 }
 
+/// What a `regulate` command prints after its own header: why nothing ran, one line per
+/// action, each pressure left alone, and what was stored (`stored`, when a version was).
+pub fn describe_plan(
+    out: &mut String,
+    plan: &Plan,
+    line: impl Fn(&Action) -> String,
+    stored: Option<String>,
+    dry_run: bool,
+) {
+    if let Some(why) = &plan.idle {
+        out.push_str(&format!("\nno cycle: {why}"));
+    }
+    for a in &plan.actions {
+        out.push_str(&format!("\n{}", line(a)));
+    }
+    for s in &plan.skipped {
+        out.push_str(&format!("\nnot acted on: {s}"));
+    }
+    match (stored, dry_run) {
+        (Some(s), _) => out.push_str(&format!("\n{s}")),
+        (None, true) => out.push_str("\ndry run: nothing stored"),
+        (None, false) if plan.idle.is_none() => out.push_str("\nno change"),
+        _ => {}
+    }
+}
+
 /// Values are stored to six decimals, so a step and its revert cancel exactly.
 fn round6(v: f64) -> f64 {
     (v * 1e6).round() / 1e6

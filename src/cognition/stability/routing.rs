@@ -321,24 +321,14 @@ pub fn summary(r: &CycleReport) -> String {
 pub fn describe(r: &CycleReport) -> String {
     let mut out = crate::cognition::router::stats::describe(&r.stats);
     out.push_str(&format!("\nweights v{}", r.weights_version));
-    if let Some(why) = &r.plan.idle {
-        out.push_str(&format!("\nno cycle: {why}"));
-    }
-    for a in &r.plan.actions {
-        out.push_str(&format!("\n{}", reason(std::slice::from_ref(a)).trim()));
-        if let Action::Keep { change_id, pressure, before, after } = a {
-            out.push_str(&format!("change #{change_id} kept: {pressure} {before:.3} → {after:.3}"));
+    let line = |a: &Action| match a {
+        Action::Keep { change_id, pressure, before, after } => {
+            format!("change #{change_id} kept: {pressure} {before:.3} → {after:.3}")
         }
-    }
-    for s in &r.plan.skipped {
-        out.push_str(&format!("\nnot acted on: {s}"));
-    }
-    match (r.new_version, r.dry_run) {
-        (Some(v), _) => out.push_str(&format!("\nstored router weights v{v} (author {AUTHOR})")),
-        (None, true) => out.push_str("\ndry run: nothing stored"),
-        (None, false) if r.plan.idle.is_none() => out.push_str("\nno change"),
-        _ => {}
-    }
+        _ => reason(std::slice::from_ref(a)),
+    };
+    let stored = r.new_version.map(|v| format!("stored router weights v{v} (author {AUTHOR})"));
+    super::describe_plan(&mut out, &r.plan, line, stored, r.dry_run);
     out
 }
 

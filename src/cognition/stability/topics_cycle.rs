@@ -223,21 +223,8 @@ pub fn describe(r: &TopicCycleReport) -> String {
             d.fragmentation
         ));
     }
-    if let Some(why) = &r.plan.idle {
-        out.push_str(&format!("\nno cycle: {why}"));
-    }
-    for a in &r.plan.actions {
-        out.push_str(&format!("\n{}", reason(std::slice::from_ref(a))));
-    }
-    for s in &r.plan.skipped {
-        out.push_str(&format!("\nnot acted on: {s}"));
-    }
-    match (r.new_version, r.dry_run) {
-        (Some(v), _) => out.push_str(&format!("\nstored topic parameters v{v} (author {AUTHOR})")),
-        (None, true) => out.push_str("\ndry run: nothing stored"),
-        (None, false) if r.plan.idle.is_none() => out.push_str("\nno change"),
-        _ => {}
-    }
+    let stored = r.new_version.map(|v| format!("stored topic parameters v{v} (author {AUTHOR})"));
+    super::describe_plan(&mut out, &r.plan, |a| reason(std::slice::from_ref(a)), stored, r.dry_run);
     out
 }
 
