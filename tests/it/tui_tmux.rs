@@ -65,3 +65,58 @@ async fn type_stream_audit_quit_in_tmux() {
     // The generation request was the streaming one the double answered.
     assert!(double.chat_requests().iter().any(|r| r.body["stream"] == true));
 }
+
+/// A reminder that fell due while the app was closed fires once at the next start (its chat
+/// line written once), and not again at the start after that (issue 23).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_due_while_closed_fires_once_across_restarts() {
+    use chalie::store::{NewReminder, RemindersRepo};
+    let double = Double::start(Vec::new()).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = config(dir.path(), &double.base_url());
+    let db = dir.path().join("chalie.db");
+    let past = chrono::Local::now() - chrono::Duration::minutes(10);
+    {
+        let c = chalie::store::open(&db).expect("database");
+        let due_at = past.format("%Y-%m-%dT%H:%M").to_string();
+        let r = NewReminder {
+            message: "water the plants",
+            due_at: &due_at,
+            due_ts: past.timestamp(),
+            item_type: "notification",
+            recurrence: None,
+            thread_id: Some("t1"),
+        };
+        RemindersRepo(&c).insert(&r, past.timestamp() - 3600).expect("reminder");
+    }
+    let lines = || -> (i64, String) {
+        let c = chalie::store::open(&db).expect("database");
+        let n = c
+            .query_row(
+                "SELECT count(*) FROM chat_history WHERE role = 'system' AND content LIKE '%water the plants%'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        let state = c.query_row("SELECT state FROM reminders", [], |r| r.get(0)).expect("state");
+        (n, state)
+    };
+    for start in 0..2 {
+        let _ = std::fs::remove_file(dir.path().join("exit"));
+        let tmux = launch(dir.path(), &config);
+        let mut seen = Vec::new();
+        tmux.wait("the TUI", &mut seen, |s| s.contains("Routing") && s.contains("Message")).await;
+        // The scheduler catches up half a second after start; give it well past that.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while lines().0 == 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        if start == 1 {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        }
+        let code = quit(&tmux, dir.path()).await;
+        assert_eq!(code.trim(), "0", "exit status of start {start}");
+        drop(tmux);
+        assert_eq!(lines(), (1, "fired".to_string()), "after start {start}");
+    }
+}
