@@ -11,6 +11,13 @@ pub fn out(args: std::fmt::Arguments<'_>) {
     let _ = stdout.write_fmt(args).and_then(|()| stdout.flush());
 }
 
+/// Write bytes already rendered (a completion script, a man page) to stdout, dropping them
+/// when stdout cannot take them, as [`out`] does.
+pub fn out_bytes(bytes: &[u8]) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(bytes).and_then(|()| stdout.flush());
+}
+
 /// Write formatted text to stderr, dropping it when stderr cannot take it.
 pub fn err(args: std::fmt::Arguments<'_>) {
     let _ = std::io::stderr().lock().write_fmt(args);

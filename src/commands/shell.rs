@@ -7,8 +7,12 @@ use std::process::ExitCode;
 
 /// `chalie-tui completions SHELL`: the completion script on stdout.
 pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    // Rendered first: clap_complete panics when the stream it writes to fails, and a closed
+    // reader (`completions bash | true`) is not an error of ours.
     let mut cmd = Cli::command();
-    clap_complete::generate(shell, &mut cmd, "chalie-tui", &mut std::io::stdout());
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "chalie-tui", &mut out);
+    super::print::out_bytes(&out);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -16,6 +20,6 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
 pub fn man() -> anyhow::Result<ExitCode> {
     let mut out = Vec::new();
     clap_mangen::Man::new(Cli::command()).render(&mut out)?;
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    super::print::out_bytes(&out);
     Ok(ExitCode::SUCCESS)
 }

@@ -48,6 +48,16 @@ fn version_into_a_closed_stdout_exits_0() {
 }
 
 #[test]
+fn completions_and_the_man_page_into_a_closed_stdout_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["completions", "bash"][..], &["man"]] {
+        let out = run_closed(dir.path(), Closed::Stdout, args);
+        assert_no_panic(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
 fn config_error_into_a_closed_stderr_keeps_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), "[models\nprimary = 3\n").unwrap();
