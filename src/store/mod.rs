@@ -135,7 +135,7 @@ pub use relationships::{EdgeRow, NamedEdge, NewEdge, RelationshipsRepo, WEIGHT_B
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
-pub use routing_adjustments::{AdjustmentRow, RoutingAdjustmentsRepo};
+pub use routing_adjustments::{AdjustmentLog, AdjustmentRow, RoutingAdjustmentsRepo};
 pub use self_state::{FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
 pub use topic_adjustments::TopicAdjustmentsRepo;

@@ -22,8 +22,9 @@ pub struct AdjustmentRow {
 pub struct RoutingAdjustmentsRepo<'c>(pub &'c Connection);
 
 impl RoutingAdjustmentsRepo<'_> {
-    fn log(&self) -> AdjustmentLog<'_> {
-        AdjustmentLog { conn: self.0, table: "routing_adjustments" }
+    /// The table's statements, as the stability machinery records through them.
+    pub fn log(&self) -> AdjustmentLog<'_> {
+        AdjustmentLog::new(self.0, "routing_adjustments")
     }
 
     /// Record a change; returns its id.
@@ -53,10 +54,16 @@ impl RoutingAdjustmentsRepo<'_> {
 /// The statements of a stability regulator's audit table. `routing_adjustments` and
 /// `topic_adjustments` have one shape (each regulator keeps its own history, so that one
 /// never re-checks or reverts the other's changes); their repositories share this.
-pub(super) struct AdjustmentLog<'c> {
-    pub conn: &'c Connection,
+pub struct AdjustmentLog<'c> {
+    conn: &'c Connection,
     /// One of the two table names above, never user input.
-    pub table: &'static str,
+    table: &'static str,
+}
+
+impl<'c> AdjustmentLog<'c> {
+    pub(super) fn new(conn: &'c Connection, table: &'static str) -> AdjustmentLog<'c> {
+        AdjustmentLog { conn, table }
+    }
 }
 
 impl AdjustmentLog<'_> {

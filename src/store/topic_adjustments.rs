@@ -10,8 +10,9 @@ use serde_json::Value;
 pub struct TopicAdjustmentsRepo<'c>(pub &'c Connection);
 
 impl TopicAdjustmentsRepo<'_> {
-    fn log(&self) -> AdjustmentLog<'_> {
-        AdjustmentLog { conn: self.0, table: "topic_adjustments" }
+    /// The table's statements, as the stability machinery records through them.
+    pub fn log(&self) -> AdjustmentLog<'_> {
+        AdjustmentLog::new(self.0, "topic_adjustments")
     }
 
     /// Record a change; returns its id.

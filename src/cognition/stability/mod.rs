@@ -159,6 +159,41 @@ pub fn describe_plan(
     }
 }
 
+/// Write a cycle's actions to its audit table: an adjustment or a revert moves its value
+/// through `set` and is recorded (`progress`: the pressure's progress measure, if it has one),
+/// a keep closes its change. True when a value moved, so the caller stores `next_version`.
+pub fn record<E: From<crate::store::StoreError>>(
+    log: &crate::store::AdjustmentLog<'_>,
+    actions: &[Action],
+    next_version: u32,
+    progress: impl Fn(&str) -> Option<f64>,
+    mut set: impl FnMut(&str, f64) -> Result<(), E>,
+    now: i64,
+) -> Result<bool, E> {
+    use serde_json::json;
+    let mut moved = false;
+    for a in actions {
+        match a {
+            Action::Adjust { param, old, new, pressure, value, threshold, severity } => {
+                set(param, *new)?;
+                let m = json!({"before": value, "threshold": threshold, "severity": severity,
+                    "version": next_version, "progress": progress(pressure)});
+                log.insert(param, *old, *new, pressure, &m, now)?;
+                moved = true;
+            }
+            Action::Revert { change_id, param, to, before, after, .. } => {
+                set(param, *to)?;
+                log.close(*change_id, &json!({"before": before, "after": after, "verdict": "reverted"}), Some(now))?;
+                moved = true;
+            }
+            Action::Keep { change_id, before, after, .. } => {
+                log.close(*change_id, &json!({"before": before, "after": after, "verdict": "kept"}), None)?;
+            }
+        }
+    }
+    Ok(moved)
+}
+
 /// Values are stored to six decimals, so a step and its revert cancel exactly.
 fn round6(v: f64) -> f64 {
     (v * 1e6).round() / 1e6

@@ -15,7 +15,7 @@ use crate::store::{
 };
 use rusqlite::Connection;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The author of the versions the regulator writes.
@@ -279,28 +279,10 @@ pub fn run_cycle(
     if dry_run {
         return Ok(report);
     }
-    let repo = RoutingAdjustmentsRepo(c);
-    let mut moved = false;
     let tx = c.unchecked_transaction().map_err(StoreError::from)?;
-    for a in &report.plan.actions {
-        match a {
-            Action::Adjust { param, old, new, pressure, value, threshold, severity } => {
-                weights.set(param, *new)?;
-                let progress = report.metrics.get(&progress_key(pressure));
-                let m = json!({"before": value, "threshold": threshold, "severity": severity, "version": version + 1, "progress": progress});
-                repo.insert(param, *old, *new, pressure, &m, now)?;
-                moved = true;
-            }
-            Action::Revert { change_id, param, to, before, after, .. } => {
-                weights.set(param, *to)?;
-                repo.close(*change_id, &json!({"before": before, "after": after, "verdict": "reverted"}), Some(now))?;
-                moved = true;
-            }
-            Action::Keep { change_id, before, after, .. } => {
-                repo.close(*change_id, &json!({"before": before, "after": after, "verdict": "kept"}), None)?;
-            }
-        }
-    }
+    let progress = |p: &str| report.metrics.get(&progress_key(p)).copied();
+    let set = |p: &str, v: f64| weights.set(p, v).map(|_| ()).map_err(RegulateError::from);
+    let moved = super::record(&RoutingAdjustmentsRepo(c).log(), &report.plan.actions, version + 1, progress, set, now)?;
     if moved {
         let new_version = version + 1;
         weights.version = new_version;

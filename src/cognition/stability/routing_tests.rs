@@ -1,5 +1,6 @@
 use super::*;
 use crate::cognition::router::stats::tests::row;
+use serde_json::json;
 
 const T0: i64 = 1_800_000_000;
 

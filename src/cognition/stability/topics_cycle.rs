@@ -12,7 +12,7 @@ use crate::cognition::topic::ClassifierParams;
 use crate::store::{AdjustmentRow, ChatRepo, StoreError, TopicAdjustmentsRepo, TopicParamsRepo};
 use rusqlite::Connection;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const AUTHOR: &str = "regulator";
@@ -177,27 +177,12 @@ pub fn run_cycle(
     if dry_run {
         return Ok(report);
     }
-    let repo = TopicAdjustmentsRepo(c);
-    let mut moved = false;
     let tx = c.unchecked_transaction().map_err(StoreError::from)?;
-    for a in &report.plan.actions {
-        match a {
-            Action::Adjust { param, old, new, pressure, value, threshold, severity } => {
-                values.insert(param.clone(), *new);
-                let m = json!({"before": value, "threshold": threshold, "severity": severity, "version": version + 1});
-                repo.insert(param, *old, *new, pressure, &m, now)?;
-                moved = true;
-            }
-            Action::Revert { change_id, param, to, before, after, .. } => {
-                values.insert(param.clone(), *to);
-                repo.close(*change_id, &json!({"before": before, "after": after, "verdict": "reverted"}), Some(now))?;
-                moved = true;
-            }
-            Action::Keep { change_id, before, after, .. } => {
-                repo.close(*change_id, &json!({"before": before, "after": after, "verdict": "kept"}), None)?;
-            }
-        }
-    }
+    let set = |p: &str, v: f64| -> Result<(), TopicRegulateError> {
+        values.insert(p.to_string(), v);
+        Ok(())
+    };
+    let moved = super::record(&TopicAdjustmentsRepo(c).log(), &report.plan.actions, version + 1, |_| None, set, now)?;
     if moved {
         let new_version = version + 1;
         let text = serde_json::to_string(&values)?;
