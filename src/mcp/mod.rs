@@ -87,7 +87,15 @@ pub struct Hub {
     /// Values of the environment variables the `env` entries name, looked up when a server
     /// starts; never logged.
     lookup: Lookup,
-    running: Mutex<BTreeMap<String, Arc<Client>>>,
+    running: Mutex<BTreeMap<String, Running>>,
+}
+
+/// A started server and, once asked, its tools: triage, the ACT offer and drift all want the
+/// list every turn or cycle, and a server's tools do not change while it runs, so one listing
+/// per start serves them all (a restart lists afresh).
+struct Running {
+    client: Arc<Client>,
+    tools: Option<Vec<ToolInfo>>,
 }
 
 impl Hub {
@@ -117,9 +125,9 @@ impl Hub {
     async fn client(&self, name: &str) -> Result<Arc<Client>, McpError> {
         let server = self.server(name)?;
         let mut running = self.running.lock().await;
-        if let Some(c) = running.get(name) {
-            if !c.is_transport_closed() {
-                return Ok(c.clone());
+        if let Some(r) = running.get(name) {
+            if !r.client.is_transport_closed() {
+                return Ok(r.client.clone());
             }
             running.remove(name);
         }
@@ -147,7 +155,7 @@ impl Hub {
             .map_err(|_| McpError::Timeout { server: name.into(), what: "the handshake".into(), secs })?
             .map_err(|e| start(one_line(&e.to_string())))?;
         let client = Arc::new(client);
-        running.insert(name.to_string(), client.clone());
+        running.insert(name.to_string(), Running { client: client.clone(), tools: None });
         Ok(client)
     }
 
@@ -157,9 +165,12 @@ impl Hub {
         self.running.lock().await.remove(name);
     }
 
-    /// Every tool the server offers.
+    /// Every tool the server offers, listed once per start of the server.
     pub async fn tools(&self, name: &str) -> Result<Vec<ToolInfo>, McpError> {
         let client = self.client(name).await?;
+        if let Some(tools) = self.running.lock().await.get(name).and_then(|r| r.tools.clone()) {
+            return Ok(tools);
+        }
         let secs = self.server(name)?.timeout_secs;
         let listed = match tokio::time::timeout(Duration::from_secs(secs), client.list_all_tools()).await {
             Err(_) => {
@@ -172,7 +183,7 @@ impl Hub {
                 message: one_line(&e.to_string()),
             })?,
         };
-        Ok(listed
+        let tools: Vec<ToolInfo> = listed
             .into_iter()
             .map(|t| ToolInfo {
                 server: name.to_string(),
@@ -181,7 +192,11 @@ impl Hub {
                 schema: serde_json::Value::Object((*t.input_schema).clone()),
                 read_only: t.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(false),
             })
-            .collect())
+            .collect();
+        if let Some(r) = self.running.lock().await.get_mut(name).filter(|r| Arc::ptr_eq(&r.client, &client)) {
+            r.tools = Some(tools.clone());
+        }
+        Ok(tools)
     }
 
     /// The state and tools of every configured server; one that fails says why.

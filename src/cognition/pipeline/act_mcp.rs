@@ -26,14 +26,7 @@ impl Engine {
     /// The tools offered this turn. A server that cannot list its tools is left out with a
     /// notice (the ACT pane's status line), never an error for the turn.
     pub(super) async fn mcp_offer(&self, text: &str, triage_skills: &[String]) -> Vec<ToolInfo> {
-        let Some(hub) = &self.mcp else { return Vec::new() };
-        let mut all = Vec::new();
-        for name in hub.names() {
-            match hub.tools(&name).await {
-                Ok(t) => all.extend(t),
-                Err(e) => self.bus.notice(NoticeLevel::Warn, format!("{e}; its tools are not offered this turn")),
-            }
-        }
+        let all = self.mcp_tools(true).await;
         tools::select(&all, triage_skills, text).into_iter().cloned().collect()
     }
 
@@ -41,12 +34,24 @@ impl Engine {
     /// ACT. Empty without servers; a server that cannot list is skipped quietly here (the
     /// ACT loop's offer says so if the turn gets there).
     pub(super) async fn mcp_named(&self, text: &str) -> Vec<String> {
+        let all = self.mcp_tools(false).await;
+        tools::select(&all, &[], text).into_iter().map(ToolInfo::skill).collect()
+    }
+
+    /// Every configured server's tools; `notify`: a server that cannot list them says so.
+    async fn mcp_tools(&self, notify: bool) -> Vec<ToolInfo> {
         let Some(hub) = &self.mcp else { return Vec::new() };
         let mut all = Vec::new();
         for name in hub.names() {
-            all.extend(hub.tools(&name).await.unwrap_or_default());
+            match hub.tools(&name).await {
+                Ok(t) => all.extend(t),
+                Err(e) if notify => {
+                    self.bus.notice(NoticeLevel::Warn, format!("{e}; its tools are not offered this turn"))
+                }
+                Err(_) => {}
+            }
         }
-        tools::select(&all, &[], text).into_iter().map(ToolInfo::skill).collect()
+        all
     }
 
     /// Run `action` (an offered tool's skill): ask first when it may change things, then call
