@@ -20,7 +20,7 @@ use std::time::Duration;
 use chalie::SplitMix64;
 use chalie::cognition::drift::cycle::{self, Snapshot};
 use chalie::cognition::drift::gate::Conditions;
-use chalie::cognition::drift::run::{self, GraphCache, Options};
+use chalie::cognition::drift::run::{self, Options};
 use chalie::cognition::drift::seed::{Concept, Episode, Pool};
 use chalie::memory::graph::{self, Edge, Graph, Node};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -108,7 +108,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("snapshot_100k", |b| b.iter(|| run::snapshot(black_box(&conn), NOW, &opts).unwrap()));
     g.bench_function("graph_load_100k", |b| b.iter(|| graph::load(black_box(&conn)).unwrap()));
-    let cached = Options { graph_cache: Some(GraphCache::default()), ..Options::default() };
+    let cached = Options { graph_cache: graph::GraphHandle::new(Arc::default()), ..Options::default() };
     g.bench_function("snapshot_cached_100k", |b| b.iter(|| run::snapshot(black_box(&conn), NOW, &cached).unwrap()));
     g.finish();
 }

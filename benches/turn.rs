@@ -594,6 +594,7 @@ fn bench_skills(c: &mut Criterion, label: &str, path: &Path) {
         exchange_id: "bench".into(),
         topic: "bench".into(),
         now: chrono::Local::now(),
+        graph: Default::default(),
     };
     let setup = [
         Action::new("list", serde_json::json!({"action": "add", "name": "shopping", "items": ["eggs", "milk"]})),

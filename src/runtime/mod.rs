@@ -48,6 +48,8 @@ pub struct Runtime {
     pub workers: WorkerBoard,
     /// The configured MCP servers, shared by the engine's ACT loop and drift's SUGGEST.
     pub mcp: Arc<crate::mcp::Hub>,
+    /// The concept graph between turns, shared by the engine and drift (one copy per process).
+    pub graph: Arc<crate::memory::graph::GraphCache>,
     /// This process's claim on the database: one engine per file.
     _instance: Arc<crate::store::InstanceLock>,
 }
@@ -94,6 +96,7 @@ impl Runtime {
             engine_llm,
             workers: WorkerBoard::new(),
             mcp,
+            graph: Arc::default(),
             _instance: instance,
         })
     }
@@ -183,7 +186,7 @@ impl Runtime {
         tracing::info!(?selection, primary = %llm.describe(Role::Primary), "models resolved");
         let llm = Arc::new(llm);
         let engine = Engine::start(self.db.clone(), llm.clone(), self.bus.clone()).await?;
-        let engine = Arc::new(engine.with_mcp(self.mcp.clone()));
+        let engine = Arc::new(engine.with_mcp(self.mcp.clone()).with_graph_cache(self.graph.clone()));
         self.engine_llm.send_replace(Some(llm));
         Ok(engine)
     }
@@ -297,10 +300,12 @@ impl Runtime {
     fn spawn_drift(&self, stop: CancellationToken) {
         let (db, bus) = (self.db.clone(), self.bus.clone());
         let (board, settings, hub) = (self.workers.clone(), self.config.drift, self.mcp.clone());
+        let graph = crate::memory::graph::GraphHandle::new(self.graph.clone());
         self.once_models_ready(stop, move |llm, stop| async move {
             let seed = crate::store::now_ts() as u64 ^ u64::from(std::process::id());
             let mut task = crate::cognition::drift::worker::DriftTask::new(llm, bus.clone(), settings, seed);
             task.mcp = (!hub.is_empty()).then_some(hub);
+            task.graph = graph;
             match Registry::new(board).periodic(WorkerId::Drift, task).start(&db, &bus, &stop) {
                 Ok(running) => running.join().await,
                 Err(e) => tracing::error!("drift not started: {e}"),

@@ -66,17 +66,6 @@ impl RelationshipsRepo<'_> {
         Ok(())
     }
 
-    /// A cheap fingerprint of the edges [`Self::graph_edges`] reads (see
-    /// `ConceptsRepo::graph_stamp`).
-    pub fn graph_stamp(&self) -> Result<[f64; 4], StoreError> {
-        Ok(self.0.query_row(
-            "SELECT COUNT(*), TOTAL(weight), TOTAL(id * weight), TOTAL(source_id * 3 + target_id * 7 + bidirectional)
-             FROM semantic_relationships",
-            [],
-            |r| Ok([r.get::<_, i64>(0)? as f64, r.get(1)?, r.get(2)?, r.get(3)?]),
-        )?)
-    }
-
     /// Every edge between two live concepts, both signs.
     pub fn graph_edges(&self) -> Result<Vec<EdgeRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(

@@ -238,7 +238,13 @@ mod tests {
     #[test]
     fn chains_and_reports_errors() {
         let c = crate::store::open_in_memory().unwrap();
-        let ctx = SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "t".into(), now: Local::now() };
+        let ctx = SkillContext {
+            thread_id: "t".into(),
+            exchange_id: "x".into(),
+            topic: "t".into(),
+            now: Local::now(),
+            graph: Default::default(),
+        };
         let r = dispatch(
             &c,
             &Action::new("list", json!({"action": "add", "name": "x", "items": "$previous"})),
@@ -262,6 +268,7 @@ mod tests {
             exchange_id: "x".into(),
             topic: "shopping".into(),
             now: Local::now(),
+            graph: Default::default(),
         };
         let now = ctx.now.timestamp();
         let ws = |topic: &str| crate::store::WorldStateRepo(&c).live_for(topic, now, 10).unwrap();
@@ -285,7 +292,13 @@ mod tests {
     #[test]
     fn doubtful_memories_gate_consequential_actions() {
         let c = crate::store::open_in_memory().unwrap();
-        let ctx = SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "t".into(), now: Local::now() };
+        let ctx = SkillContext {
+            thread_id: "t".into(),
+            exchange_id: "x".into(),
+            topic: "t".into(),
+            now: Local::now(),
+            graph: Default::default(),
+        };
         crate::store::TurnRepo(&c).set_explicit_trait("dentist", "Tuesday at 10", "general").unwrap();
         let recall = Action::new("recall", json!({"query": "dentist"}));
         let reliable = dispatch(&c, &recall, &ctx, None);

@@ -16,6 +16,9 @@ pub struct SkillContext {
     pub topic: String,
     /// The user's local wall clock (natural times like "tomorrow at 9am" resolve against it).
     pub now: DateTime<Local>,
+    /// The engine's concept graph between turns, so `associate` does not read every concept
+    /// and edge per call; the default loads it each time.
+    pub graph: crate::memory::graph::GraphHandle,
 }
 
 /// A skill's result: a short summary for the planner, the reply and the ACT pane, and the

@@ -61,8 +61,9 @@ pub struct Options {
     pub turn_in_flight: bool,
     /// Force the first draw's strategy.
     pub strategy: Option<Strategy>,
-    /// The activation graph kept between cycles (the worker's; a one-off cycle loads it).
-    pub graph_cache: Option<GraphCache>,
+    /// The graph kept between cycles (the engine's cache, shared by the runtime; the default,
+    /// a one-off cycle's, loads it).
+    pub graph_cache: crate::memory::graph::GraphHandle,
     /// The MCP tools the hub lists: SUGGEST names one when it fits.
     pub tools: Vec<crate::mcp::ToolInfo>,
 }
@@ -75,7 +76,7 @@ impl Default for Options {
             interval_s: super::INTERVAL_S,
             turn_in_flight: false,
             strategy: None,
-            graph_cache: None,
+            graph_cache: Default::default(),
             tools: Vec::new(),
         }
     }
@@ -380,7 +381,7 @@ fn store(
 mod read;
 
 use read::save_state;
-pub use read::{GraphCache, snapshot};
+pub use read::snapshot;
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 //! the seed's jitter and occasional long gap. It watches the bus: while a user turn is in
 //! flight it does not start, and a message arriving mid-cycle drops the cycle at once.
 
-use super::run::{GraphCache, Options, run_cycle};
+use super::run::{Options, run_cycle};
 use super::schedule;
 use crate::SplitMix64;
 use crate::background::worker::PeriodicTask;
@@ -24,7 +24,9 @@ pub struct DriftTask {
     in_flight: bool,
     rng: SplitMix64,
     next: Duration,
-    graph: GraphCache,
+    /// Where cycles read the graph: the runtime hands in the engine's cache; by default the
+    /// task keeps its own.
+    pub graph: crate::memory::graph::GraphHandle,
     /// The MCP servers whose tools SUGGEST may name.
     pub mcp: Option<Arc<crate::mcp::Hub>>,
 }
@@ -34,7 +36,17 @@ impl DriftTask {
         let events = bus.subscribe();
         let mut rng = SplitMix64(seed);
         let next = Duration::from_secs(schedule::next_wait_s(settings.interval_s, &mut rng));
-        DriftTask { llm, bus, settings, events, in_flight: false, rng, next, graph: GraphCache::default(), mcp: None }
+        DriftTask {
+            llm,
+            bus,
+            settings,
+            events,
+            in_flight: false,
+            rng,
+            next,
+            graph: crate::memory::graph::GraphHandle::new(Arc::default()),
+            mcp: None,
+        }
     }
 
     /// Catch up on the bus: is a turn in flight now?
@@ -100,7 +112,7 @@ impl PeriodicTask for DriftTask {
             interval_s: self.settings.interval_s,
             turn_in_flight: false,
             strategy: None,
-            graph_cache: Some(self.graph.clone()),
+            graph_cache: self.graph.clone(),
             tools: self.tools().await,
         };
         let seed = self.rng.next_u64();

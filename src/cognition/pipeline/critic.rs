@@ -191,6 +191,7 @@ impl Engine {
             exchange_id: exchange_id.to_string(),
             topic: topic.stage.report.name.clone(),
             now: chrono::Local::now(),
+            graph: self.graph_handle(),
         };
         let answer = critic_answer::decide(&pending, text, ctx.now.timestamp());
         let mut done = Vec::new();

@@ -112,6 +112,18 @@ impl Engine {
         self.mcp.as_ref()
     }
 
+    /// Share `cache` (the runtime's, which drift reads too) instead of the engine's own, so
+    /// the process keeps one copy of the graph.
+    pub fn with_graph_cache(mut self, cache: Arc<crate::memory::graph::GraphCache>) -> Engine {
+        self.graph_cache = cache;
+        self
+    }
+
+    /// The engine's graph cache, for what reads the graph beside the turn (skills).
+    pub fn graph_handle(&self) -> crate::memory::graph::GraphHandle {
+        crate::memory::graph::GraphHandle::new(Arc::clone(&self.graph_cache))
+    }
+
     /// Send consequential tools' questions to `tx` (an interactive front-end answers them).
     pub fn set_approver(&self, tx: tokio::sync::mpsc::Sender<crate::cognition::act::mcp::ApprovalRequest>) {
         *self.approvals.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tx);

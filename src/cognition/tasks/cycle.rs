@@ -284,6 +284,7 @@ async fn run_step(
         exchange_id: format!("task-{}", task.id),
         topic: "tasks".into(),
         now: chrono::Local::now(),
+        graph: Default::default(),
     };
     let started = Instant::now();
     let (mut state, mut history) = (LoopState::default(), earlier.to_vec());

@@ -50,3 +50,37 @@ impl GraphCache {
         self.loads.load(Ordering::Relaxed)
     }
 }
+
+/// Where a caller outside the turn (a skill, a drift cycle) gets the graph: the engine's
+/// [`GraphCache`] when it was handed one, else a fresh load each time (a one-off command, a
+/// test). Equal when both name the same cache, so the structs that carry it stay comparable.
+#[derive(Debug, Clone, Default)]
+pub struct GraphHandle(Option<Arc<GraphCache>>);
+
+impl GraphHandle {
+    pub fn new(cache: Arc<GraphCache>) -> GraphHandle {
+        GraphHandle(Some(cache))
+    }
+
+    /// The live graph, through the cache when there is one.
+    pub fn graph(&self, c: &Connection) -> Result<Arc<Graph>, StoreError> {
+        match &self.0 {
+            Some(cache) => cache.graph(c),
+            None => Ok(Arc::new(load(c)?)),
+        }
+    }
+
+    pub fn cache(&self) -> Option<&Arc<GraphCache>> {
+        self.0.as_ref()
+    }
+}
+
+impl PartialEq for GraphHandle {
+    fn eq(&self, other: &GraphHandle) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}

@@ -14,7 +14,7 @@ pub mod run;
 pub mod turn;
 
 pub use activate::{Activation, Edge, Firing, Graph, Node, Params, Seed, Via, seeds_from_similarity};
-pub use cache::GraphCache;
+pub use cache::{GraphCache, GraphHandle};
 
 use crate::store::{ConceptsRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
 use rusqlite::Connection;

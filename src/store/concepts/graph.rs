@@ -25,18 +25,6 @@ pub struct Probationer {
 }
 
 impl ConceptsRepo<'_> {
-    /// A cheap fingerprint of what [`Self::graph_nodes`] gives activation (which concepts are
-    /// live, their names' count and thresholds): a reader that cached the graph reloads when it
-    /// changes. One aggregate scan, no join.
-    pub fn graph_stamp(&self) -> Result<[f64; 4], StoreError> {
-        Ok(self.0.query_row(
-            "SELECT COUNT(*), TOTAL(threshold), TOTAL(id * threshold), TOTAL(length(name) * id)
-             FROM semantic_concepts WHERE deleted_at IS NULL",
-            [],
-            |r| Ok([r.get::<_, i64>(0)? as f64, r.get(1)?, r.get(2)?, r.get(3)?]),
-        )?)
-    }
-
     /// Every live concept with its graph state.
     pub fn graph_nodes(&self) -> Result<Vec<GraphNodeRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(

@@ -27,6 +27,7 @@ fn the_chat_line_shows_the_redaction_and_f3_shows_nothing() {
         exchange_id: "x2".into(),
         topic: "pin".into(),
         now: chrono::Local::now(),
+        graph: Default::default(),
     };
     let params = json!({"about": "PIN", "all": false});
     let out = forget::run(&c, params.as_object().unwrap(), &ctx).unwrap();

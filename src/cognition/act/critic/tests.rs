@@ -4,7 +4,13 @@ use crate::cognition::act::skill::SkillContext;
 use chrono::Local;
 
 fn ctx() -> SkillContext {
-    SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "t".into(), now: Local::now() }
+    SkillContext {
+        thread_id: "t".into(),
+        exchange_id: "x".into(),
+        topic: "t".into(),
+        now: Local::now(),
+        graph: Default::default(),
+    }
 }
 
 fn result(kind: &str, data: Value) -> ActionResult {

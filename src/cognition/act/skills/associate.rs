@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 pub const SEED_ENERGY: f64 = 2.0;
 
 /// `associate`: `seeds` (concept names), optional `depth` (steps after the seeds, ≤ 2).
-pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+pub fn run(c: &Connection, p: &Map<String, Value>, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
     let names = strings_param(p, "seeds");
     if names.is_empty() {
         return Err(SkillError::Param { name: "seeds", problem: "give at least one concept name".into() });
@@ -28,7 +28,8 @@ pub fn run(c: &Connection, p: &Map<String, Value>, _ctx: &SkillContext) -> Resul
     if seeds.is_empty() {
         return Err(SkillError::NotFound(format!("no concept named {}", names.join(" or "))));
     }
-    let got = graph::activate(c, Cue::Concepts(&seeds, SEED_ENERGY), &Params { max_steps: depth, ..defaults })?;
+    let params = Params { max_steps: depth, ..defaults };
+    let got = graph::activate_on(c, ctx.graph.graph(c)?, Cue::Concepts(&seeds, SEED_ENERGY), &params)?;
     let a = &got.activation;
     let found: Vec<Value> = a
         .fired
@@ -80,6 +81,7 @@ mod tests {
             exchange_id: "x".into(),
             topic: "t".into(),
             now: chrono::Local::now(),
+            graph: Default::default(),
         };
         let out = run(&c, json!({"seeds": ["Coffee"]}).as_object().unwrap(), &ctx).unwrap();
         assert_eq!(
@@ -87,5 +89,31 @@ mod tests {
             "one-way edge 3→1 does not spread back; the negative edge is kept"
         );
         assert!(run(&c, json!({"seeds": ["tea"]}).as_object().unwrap(), &ctx).is_err());
+    }
+
+    #[test]
+    fn a_second_call_reads_the_kept_graph_until_it_changes() {
+        use crate::memory::graph::{GraphCache, GraphHandle};
+        let c = crate::store::open_in_memory().unwrap();
+        let f = crate::store::fixtures::Fixture(&c);
+        for (id, name) in [(1, "coffee"), (2, "morning"), (3, "espresso")] {
+            f.concept(id, name);
+        }
+        f.edge(1, 2, "related-to", 0.9, false);
+        let cache = std::sync::Arc::new(GraphCache::new());
+        let ctx = SkillContext {
+            thread_id: "t".into(),
+            exchange_id: "x".into(),
+            topic: "t".into(),
+            now: chrono::Local::now(),
+            graph: GraphHandle::new(cache.clone()),
+        };
+        let ask = || run(&c, json!({"seeds": ["coffee"]}).as_object().unwrap(), &ctx).unwrap().summary;
+        assert_eq!(ask(), "coffee brings to mind: morning.");
+        assert_eq!(ask(), "coffee brings to mind: morning.");
+        assert_eq!(cache.loads(), 1, "an unchanged graph is read once");
+        f.edge(1, 3, "related-to", 0.9, false);
+        assert_eq!(ask(), "coffee brings to mind: morning, espresso.", "the new edge is seen");
+        assert_eq!(cache.loads(), 2);
     }
 }

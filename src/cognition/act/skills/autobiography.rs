@@ -94,7 +94,13 @@ mod tests {
     use super::*;
 
     fn ctx() -> SkillContext {
-        SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "t".into(), now: chrono::Local::now() }
+        SkillContext {
+            thread_id: "t".into(),
+            exchange_id: "x".into(),
+            topic: "t".into(),
+            now: chrono::Local::now(),
+            graph: Default::default(),
+        }
     }
 
     #[test]

@@ -73,6 +73,7 @@ mod tests {
             exchange_id: "x".into(),
             topic: "t".into(),
             now: Local::now() + Duration::minutes(offset_min),
+            graph: Default::default(),
         }
     }
 

@@ -91,6 +91,7 @@ mod tests {
             exchange_id: "x".into(),
             topic: "t".into(),
             now: chrono::Local::now(),
+            graph: Default::default(),
         };
         run(&c, v.as_object().unwrap(), &ctx)
     }

@@ -1,51 +1,14 @@
 //! What a cycle reads (docs/cognition.md §14.2–§14.4, §14.7): the engine's remembered state and
-//! the snapshot the pure stages run on, with the activation graph kept between cycles.
+//! the snapshot the pure stages run on. Reading the graph is most of a snapshot's cost
+//! (docs/cognition.md §14.7) and drift runs while nothing changes it, so the graph comes through
+//! the engine's version-keyed cache ([`crate::memory::graph::GraphCache`]).
 
 use super::super::cycle::Snapshot;
 use super::super::gate::Conditions;
 use super::super::seed::{Concept, Episode, Pool};
 use super::{KV, Options, State};
-use crate::memory::graph::Graph;
-use crate::store::{
-    ConceptsRepo, DriftRepo, FocusSessionsRepo, JobKind, JobsRepo, KvStateRepo, RelationshipsRepo, StoreError,
-};
+use crate::store::{DriftRepo, FocusSessionsRepo, JobKind, JobsRepo, KvStateRepo, StoreError};
 use rusqlite::Connection;
-use std::sync::{Arc, Mutex};
-
-/// The activation graph of an earlier cycle with the store's fingerprint when it was read.
-/// Reading the graph is most of a snapshot's cost (docs/cognition.md §14.7) and drift runs while
-/// nothing changes it, so a cycle reuses it until the fingerprint moves.
-#[derive(Debug, Clone, Default)]
-pub struct GraphCache(Arc<Mutex<Option<Cached>>>);
-
-/// The store's fingerprint when the graph was read, and the graph.
-type Cached = ([f64; 8], Arc<Graph>);
-
-impl PartialEq for GraphCache {
-    fn eq(&self, other: &GraphCache) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl GraphCache {
-    fn get(&self, c: &Connection) -> Result<Arc<Graph>, StoreError> {
-        let stamp = graph_stamp(c)?;
-        let mut slot = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((s, g)) = slot.as_ref()
-            && *s == stamp
-        {
-            return Ok(Arc::clone(g));
-        }
-        let g = Arc::new(crate::memory::graph::load(c)?);
-        *slot = Some((stamp, Arc::clone(&g)));
-        Ok(g)
-    }
-}
-
-fn graph_stamp(c: &Connection) -> Result<[f64; 8], StoreError> {
-    let (n, e) = (ConceptsRepo(c).graph_stamp()?, RelationshipsRepo(c).graph_stamp()?);
-    Ok([n[0], n[1], n[2], n[3], e[0], e[1], e[2], e[3]])
-}
 
 pub(super) fn load_state(c: &Connection) -> Result<State, StoreError> {
     Ok(KvStateRepo(c).get_text(KV.0, KV.1)?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default())
@@ -103,10 +66,7 @@ pub fn snapshot(c: &Connection, now: i64, o: &Options) -> Result<(Snapshot, Stat
         interval_s: o.interval_s,
         utc_offset_s: o.utc_offset_s,
     };
-    let graph = match &o.graph_cache {
-        Some(cache) => cache.get(c)?,
-        None => Arc::new(crate::memory::graph::load(c)?),
-    };
+    let graph = o.graph_cache.graph(c)?;
     // The self-model the turn reads (docs/cognition.md §4.8), with no regulator break (drift
     // has no turn), most severe first; then drift's own state, which the self-model cannot see.
     let budget = crate::cognition::act::plan::ActLimits::default().fatigue_budget;

@@ -141,26 +141,31 @@ fn quiet_end(t: i64) -> i64 {
 #[tokio::test]
 async fn the_graph_cache_is_reused_until_the_graph_changes() {
     let (db, _bus, now) = world(false);
-    let o = Options { graph_cache: Some(GraphCache::default()), ..opts((0, 0)) };
-    let (a, b, c, d) = db
+    let cache = Arc::new(crate::memory::graph::GraphCache::new());
+    let o = Options { graph_cache: crate::memory::graph::GraphHandle::new(cache.clone()), ..opts((0, 0)) };
+    let counter = cache.clone();
+    let (a, b, c, d, loads_after_two) = db
         .call(move |c| {
             let first = snapshot(c, now, &o)?.0.graph;
             // Drift's own writes (state, a thought) do not touch the graph.
             save_state(c, &State { total: 9, ..State::default() }, now)?;
             let again = snapshot(c, now, &o)?.0.graph;
+            let loads_after_two = counter.loads();
             let edge = NewEdge { source: 1, target: 3, rel_type: "related", weight: 0.7, bidirectional: false };
             RelationshipsRepo(c).upsert(&edge, now)?;
             let grown = snapshot(c, now, &o)?.0.graph;
             ConceptsRepo(c).soft_delete(3, now)?;
             let shrunk = snapshot(c, now, &o)?.0.graph;
-            Ok((first, again, grown, shrunk))
+            Ok((first, again, grown, shrunk, loads_after_two))
         })
         .await
         .unwrap();
     assert!(Arc::ptr_eq(&a, &b), "nothing changed: the same graph");
+    assert_eq!(loads_after_two, 1, "an unchanged graph is read once");
     assert!(!Arc::ptr_eq(&b, &c), "a new edge reloads it");
     assert_eq!(c.transfer_count(), a.transfer_count() + 1);
     assert!(!Arc::ptr_eq(&c, &d) && d.node(3).is_none(), "a forgotten concept reloads it");
+    assert_eq!(cache.loads(), 3);
 }
 
 #[tokio::test]

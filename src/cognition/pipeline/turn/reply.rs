@@ -85,6 +85,7 @@ impl Turn<'_> {
                 exchange_id: self.exchange_id.to_string(),
                 topic: topic.stage.report.name.clone(),
                 now: chrono::Local::now(),
+                graph: self.engine.graph_handle(),
             };
             let skills = act::select_skills(&triage.result.skills, &self.msg.skills);
             let run = self

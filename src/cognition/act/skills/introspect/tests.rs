@@ -4,7 +4,13 @@ use crate::store::{RoutingRecord, RoutingRepo, WorldStateRepo};
 use chrono::Local;
 
 fn ctx() -> SkillContext {
-    SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "family".into(), now: Local::now() }
+    SkillContext {
+        thread_id: "t".into(),
+        exchange_id: "x".into(),
+        topic: "family".into(),
+        now: Local::now(),
+        graph: Default::default(),
+    }
 }
 
 fn ask(c: &Connection, about: Option<&str>) -> SkillOutput {

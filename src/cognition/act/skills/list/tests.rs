@@ -2,7 +2,13 @@ use super::*;
 use chrono::Local;
 
 fn ctx() -> SkillContext {
-    SkillContext { thread_id: "t".into(), exchange_id: "x".into(), topic: "t".into(), now: Local::now() }
+    SkillContext {
+        thread_id: "t".into(),
+        exchange_id: "x".into(),
+        topic: "t".into(),
+        now: Local::now(),
+        graph: Default::default(),
+    }
 }
 
 fn call(c: &Connection, v: Value) -> Result<SkillOutput, SkillError> {

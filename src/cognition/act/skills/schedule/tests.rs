@@ -15,6 +15,7 @@ fn ctx_at(s: &str) -> SkillContext {
         exchange_id: "e1".into(),
         topic: "general".into(),
         now: Local.from_local_datetime(&n).earliest().unwrap(),
+        graph: Default::default(),
     }
 }
 
