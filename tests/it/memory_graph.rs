@@ -18,20 +18,7 @@ fn coffee_edge_weight(c: &rusqlite::Connection) -> Result<f64, chalie::store::St
 async fn a_turn_fires_the_graph_and_the_next_message_teaches_it() {
     let reply = "Perhaps a slow morning, then.";
     let h = start_heuristic(vec![Reply::text(reply), Reply::text(reply), Reply::text(reply), Reply::text(reply)]).await;
-    let dim = chalie::store::EMBEDDING_DIM;
-    h.double.set_embedding_dim(dim);
-    h.read(move |c| {
-        let mut ids = Vec::new();
-        for name in ["coffee", "morning"] {
-            let f = ConceptFields { name, concept_type: "topic", definition: name, abstraction_level: 1, domain: None };
-            let id = ConceptsRepo(c).insert(&f, "[]", 1)?;
-            VectorRepo(c).upsert(VecTable::Concepts, id, &embedding_of_size(name, dim))?;
-            ids.push(id);
-        }
-        RelationshipsRepo(c).insert_learned(ids[0], ids[1], 0.7, 1)?;
-        Ok(())
-    })
-    .await;
+    coffee_and_morning(&h).await;
 
     let mut events = h.bus.subscribe();
     let r = h.say("t", "my coffee machine is broken").await;
@@ -163,4 +150,59 @@ async fn the_v2_router_asks_once_per_step_falls_back_on_junk_and_trips_after_thr
     let (_, g) = graph_of(&h, text).await;
     let router = g.router.unwrap();
     assert_eq!((router.mode.as_str(), router.calls, router.routed), ("v2", 1, 1), "back on after 25 turns");
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
+}
+
+/// Neurogenesis through the real turn (docs/cognition.md §9.4.5): a message whose nearest
+/// concept is inside the novelty band grows a probationary node named after its first content
+/// phrase, with the deterministic id, and an edge from each seed; greetings grow nothing.
+#[tokio::test]
+async fn a_novel_message_grows_a_probationary_node_through_the_turn() {
+    use chalie::memory::graph::grow::{self, GROWN_THRESHOLD, NOISE, NOVEL_MAX, SEED_EDGE};
+    let reply = "That sounds like a good find.";
+    let h = start_heuristic((0..8).map(|_| Reply::text(reply)).collect()).await;
+    let (coffee, _) = coffee_and_morning(&h).await;
+    let text = "coffee beans from the old harbour market";
+    // Seven hashed words, one of them "coffee": cosine 1/√7 ≈ 0.38 to coffee, none to morning.
+    let dim = chalie::store::EMBEDDING_DIM;
+    let sim = cosine(&embedding_of_size(text, dim), &embedding_of_size("coffee", dim));
+    assert!(sim > NOISE + 0.05 && sim < NOVEL_MAX - 0.05, "the test is void: cosine {sim}");
+
+    let (_, g) = graph_of(&h, text).await;
+    let seeds: Vec<&str> = g.seeds.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(seeds, ["coffee"], "{g:?}");
+    assert_eq!(g.grown.as_deref(), Some("coffee beans"), "the routed event names the grown node: {g:?}");
+    let key = grow::graph_key("coffee beans");
+    let (id, graph, edges) = h
+        .read(move |c| {
+            let id = ConceptsRepo(c).by_graph_key(&key)?;
+            Ok((id, chalie::memory::graph::load(c)?, RelationshipsRepo(c).graph_edges()?))
+        })
+        .await;
+    let id = id.expect("a node with the deterministic key");
+    let node = graph.node(id).expect("the grown node is live");
+    assert_eq!((node.name.as_str(), node.probation, node.threshold), ("coffee beans", true, GROWN_THRESHOLD));
+    let into: Vec<(i64, f64)> = edges.iter().filter(|e| e.target == id).map(|e| (e.source, e.weight)).collect();
+    assert_eq!(into, [(coffee, SEED_EDGE)], "one edge from the one seed (morning is no seed)");
+    assert!(edges.iter().all(|e| e.source != id), "nothing leads out of it yet");
+
+    // The same content phrase again is the same node, not a second one.
+    let before = graph.len();
+    let (_, g) = graph_of(&h, "more coffee beans from the harbour stalls").await;
+    assert_eq!(g.grown, None, "{g:?}");
+    // Greetings and short fillers never grow a node.
+    for filler in ["hello", "thanks", "ok sure", "hi there"] {
+        let mut events = h.bus.subscribe();
+        h.say("t", filler).await;
+        let grown = drain(&mut events).into_iter().find_map(|e| match e {
+            EngineEvent::Routed { graph: Some(g), .. } => g.grown,
+            _ => None,
+        });
+        assert_eq!(grown, None, "{filler}");
+    }
+    let after = h.read(|c| Ok(chalie::memory::graph::load(c)?.len())).await;
+    assert_eq!(after, before, "no node grew after the first");
 }

@@ -285,6 +285,7 @@ mod turn {
         assert_eq!(t.novelty, Some(super::super::grow::Novelty::Novel));
         let grown = t.grown.expect("a node grows");
         assert_eq!(f.value::<String>("semantic_concepts", "name", "id = ?1", [grown]), "espresso machine");
+        assert_eq!(t.report().grown.as_deref(), Some("espresso machine"), "the routed event names it");
         let again = for_message(&c, &cache, "The espresso machine is on the fritz.", &msg, false, 200).unwrap();
         assert_eq!(again.grown, None, "the same content phrase is the same node");
         assert_eq!(f.value::<i64>("semantic_concepts", "seed_count", "id = ?1", [grown]), 2);

@@ -24,6 +24,8 @@ pub struct TurnGraph {
     pub novelty: Option<Novelty>,
     /// The node grown from this message, if one was.
     pub grown: Option<i64>,
+    /// Its name: the activation's graph was read before the node existed, so it cannot say.
+    pub grown_name: Option<String>,
     /// The v2 router's report, when it is configured on.
     pub routing: Option<GraphRouting>,
     /// The model's verdict on each edge it routed, by edge id.
@@ -80,7 +82,7 @@ pub fn finish(
     }
     let lines = context_lines(&activated, CONTEXT_TOKEN_BUDGET);
     let routing = (!routed.report.mode.is_empty()).then_some(routed.report);
-    let mut out = TurnGraph { activated, lines, novelty: None, grown: None, routing, verdicts: routed.verdicts };
+    let mut out = TurnGraph { activated, lines, routing, verdicts: routed.verdicts, ..TurnGraph::default() };
     if !social {
         grow_node(c, text, embedding, &mut out, now)?;
     }
@@ -107,7 +109,7 @@ impl TurnGraph {
                 })
                 .collect(),
             inhibited: a.activation.inhibited.iter().map(|&(id, p)| GraphSeed { name: name(id), energy: p }).collect(),
-            grown: self.grown.map(name).filter(|n| !n.is_empty()),
+            grown: self.grown_name.clone(),
             router: self.routing.clone(),
         }
     }
@@ -143,6 +145,7 @@ fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, n
         edges.insert_learned(s.node, id, grow::SEED_EDGE, now)?;
     }
     t.grown = Some(id);
+    t.grown_name = Some(name);
     Ok(())
 }
 
