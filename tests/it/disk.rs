@@ -130,6 +130,13 @@ fn a_full_file_system_keeps_the_message_and_says_why() {
     write_double_config(data, &double.base_url());
     let first = ask(data, &[], "hello there");
     assert!(first.status.success(), "{}", text(&first.stderr));
+    // The disk fills while another process holds the database (as an open TUI does): its
+    // WAL index stays mapped, so the next start can read and it is the message's write that
+    // finds no room. (With nobody holding it, the start's first read fails already, on the
+    // index's creation: a plain error, with nothing typed yet to keep.)
+    let db = data.join("chalie.db");
+    let held = Connection::open(&db).unwrap();
+    let _: i64 = held.query_row("SELECT COUNT(*) FROM chat_history", [], |r| r.get(0)).unwrap();
     // Fill what is left of the file system.
     let filler = data.join("filler");
     {
@@ -139,7 +146,6 @@ fn a_full_file_system_keeps_the_message_and_says_why() {
         while f.write_all(&block).is_ok() {}
         let _ = f.sync_all();
     }
-    let db = data.join("chalie.db");
     let message = big_message("FULLMARK-2");
     let out = ask(data, &[], &message);
     let stderr = text(&out.stderr);
@@ -147,6 +153,7 @@ fn a_full_file_system_keeps_the_message_and_says_why() {
     assert!(stderr.contains("the disk is full"), "{}", &stderr[..stderr.len().min(600)]);
     assert!(stderr.contains(&message), "the message is given back whole: {}", &stderr[..stderr.len().min(600)]);
     std::fs::remove_file(&filler).unwrap();
+    drop(held);
     assert_eq!(integrity(&db), "ok");
     assert_eq!(user_lines(&db), ["hello there"]);
     let again = ask(data, &[], &message);
