@@ -6,13 +6,15 @@
 #   CHALIE_KILL_ROUNDS kill -9 rounds (default 200); CHALIE_KILL_SEED their timing seed
 #   CHALIE_CHAOS_TURNS turns under model faults (default 2000); CHALIE_CHAOS_SEED the fault draw
 #   CHALIE_LONG_TURNS  turns of the long session (default 10000)
+#   CHALIE_TEST_BIN    run this chalie-tui instead of cargo's (a copy, so that a build made
+#                      meanwhile by another checkout sharing the target dir cannot swap it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CHALIE_FUZZ_CASES="${CHALIE_FUZZ_CASES:-1000000}"
 export CHALIE_FUZZ_SEED="${CHALIE_FUZZ_SEED:-$(date +%s)}"
 echo "==> fuzzing: ${CHALIE_FUZZ_CASES} inputs per target, seed ${CHALIE_FUZZ_SEED}"
 cargo nextest run --locked --no-capture -E 'test(/^fuzz::fuzz_/)' 2>&1 | grep -E '^fuzz |PASS|FAIL|panicked'
-echo "==> kill -9: ${CHALIE_KILL_ROUNDS:=200} rounds"
+echo "==> kill -9 (turns, ACT turns, decay passes, forgets): ${CHALIE_KILL_ROUNDS:=200} rounds"
 export CHALIE_KILL_ROUNDS
 cargo nextest run --locked --no-capture -E 'test(/^kill9::/)' 2>&1 | grep -E '^kill9:|PASS|FAIL|panicked'
 echo "==> model faults on every call kind: ${CHALIE_CHAOS_TURNS:=2000} turns"

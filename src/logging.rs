@@ -67,7 +67,13 @@ pub fn init(file: &Path) -> std::io::Result<WorkerGuard> {
     crate::files::create_private_dir(dir)?;
     let name = file.file_name().unwrap_or("chalie-tui.log".as_ref());
     crate::files::ensure_private_file(&dir.join(name))?;
-    let appender = tracing_appender::rolling::never(dir, name);
+    // The builder, not `rolling::never`, which panics where the file cannot be opened (a
+    // read-only data dir): that is an error to report, not a crash.
+    let appender = tracing_appender::rolling::RollingFileAppender::builder()
+        .rotation(tracing_appender::rolling::Rotation::NEVER)
+        .filename_prefix(name.to_string_lossy())
+        .build(dir)
+        .map_err(std::io::Error::other)?;
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = EnvFilter::try_from_env("CHALIE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     // A second init (tests, embedding) keeps the first subscriber; that is fine.

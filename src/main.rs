@@ -21,6 +21,22 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             chalie::errln!("chalie-tui: {}", chalie::text::terminal::safe(&format!("{e:#}")));
+            let full = |c: &(dyn std::error::Error + 'static)| {
+                c.downcast_ref::<chalie::store::StoreError>().is_some_and(|s| s.is_disk_full())
+            };
+            if e.chain().any(full) {
+                chalie::errln!(
+                    "chalie-tui: the disk is full (or cannot be written), so nothing was saved; free some space and \
+                     try again"
+                );
+            }
+            if commands::read_only(&e) {
+                chalie::errln!(
+                    "chalie-tui: the data directory or database is read-only, so nothing was written; make it \
+                     writable, or point CHALIE_DATA_DIR (or --db FILE) at a writable place"
+                );
+                return ExitCode::from(2);
+            }
             let usage = e.downcast_ref::<ConfigError>().is_some() || e.downcast_ref::<UsageError>().is_some();
             if usage { ExitCode::from(2) } else { ExitCode::from(1) }
         }

@@ -44,6 +44,24 @@ pub fn load_config(paths: &Paths, env: &dyn Env) -> Result<Config, ConfigError> 
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// Whether `e` comes from a place the program cannot write (a read-only file system, or a
+/// database SQLite opened read-only): the binary then says so plainly and exits 2, since
+/// it is the setup that is wrong, not a turn, and nothing was written.
+pub fn read_only(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ReadOnlyFilesystem)
+            || c.downcast_ref::<rusqlite::Error>()
+                .is_some_and(|s| s.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly))
+            || c.downcast_ref::<crate::store::StoreError>().is_some_and(|s| match s {
+                crate::store::StoreError::Sqlite(s) | crate::store::StoreError::Migration { source: s, .. } => {
+                    s.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly)
+                }
+                crate::store::StoreError::Io { source, .. } => source.kind() == std::io::ErrorKind::ReadOnlyFilesystem,
+                _ => false,
+            })
+    })
+}
+
 /// The async runtime a command runs its engine on. Built per command, after the
 /// synchronous setup, so nothing async exists before it is needed.
 fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {

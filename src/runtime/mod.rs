@@ -1,5 +1,6 @@
 //! Wiring: the pieces every front-end (TUI, `ask`, `audit`) shares.
 
+pub mod keep;
 pub mod rerun;
 
 use crate::background::{Registry, WorkerBoard, WorkerId};
@@ -336,7 +337,7 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> anyhow::Result<TurnReport> {
         let text = self.admit(text);
-        let (thread_id, exchange_id) = self.intake(thread, text.clone()).await?;
+        let (thread_id, exchange_id) = self.intake_kept(thread, text.clone(), Some(keep::ASK_TRIES)).await?;
         Ok(engine.turn(&thread_id, &exchange_id, &text, cancel).await?)
     }
 

@@ -188,6 +188,32 @@ pub enum StoreError {
     InUse { path: PathBuf, holder: String },
 }
 
+impl StoreError {
+    /// SQLite found no room (SQLITE_FULL: the disk, or the page cap of [`MAX_PAGES_ENV`]; on
+    /// a full file system the WAL's write or its index's growth fails first, as an I/O
+    /// error): nothing of the failed statement was written, so the caller may keep what it
+    /// was storing and try again once there is room.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            StoreError::Sqlite(e) | StoreError::Migration { source: e, .. } => match e {
+                rusqlite::Error::SqliteFailure(f, _) => {
+                    f.code == rusqlite::ErrorCode::DiskFull
+                        || [rusqlite::ffi::SQLITE_IOERR_WRITE, rusqlite::ffi::SQLITE_IOERR_SHMSIZE]
+                            .contains(&f.extended_code)
+                }
+                _ => false,
+            },
+            StoreError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        }
+    }
+}
+
+/// An upper bound on the database's pages (`PRAGMA max_page_count`), read at [`open`]: past
+/// it every write fails with SQLITE_FULL exactly as on a full disk. It lets a test, or a
+/// person who wants the store capped, reach that path without filling a file system.
+pub const MAX_PAGES_ENV: &str = "CHALIE_DB_MAX_PAGES";
+
 static VEC_EXTENSION: Once = Once::new();
 
 /// Register sqlite-vec for every connection this process opens.
@@ -218,7 +244,7 @@ pub fn open(path: &Path) -> Result<Connection, StoreError> {
     };
     let mut conn = Connection::open(path)?;
     // Reading the schema is the first thing that looks inside the file.
-    let looked = configure(&conn).and_then(|()| {
+    let looked = configure(&conn).and_then(|()| cap_pages(&conn)).and_then(|()| {
         conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).map_err(StoreError::from)
     });
     match looked {
@@ -277,6 +303,14 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
     // A forget must not leave the words in freed pages: deleted cells and pages are zeroed.
     conn.pragma_update(None, "secure_delete", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(())
+}
+
+/// Apply [`MAX_PAGES_ENV`] when it holds a page count (anything else is ignored).
+fn cap_pages(conn: &Connection) -> Result<(), StoreError> {
+    if let Some(pages) = std::env::var(MAX_PAGES_ENV).ok().and_then(|v| v.trim().parse::<i64>().ok()) {
+        conn.pragma_update(None, "max_page_count", pages)?;
+    }
     Ok(())
 }
 

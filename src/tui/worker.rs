@@ -90,7 +90,8 @@ impl Worker {
                     }
                 };
                 let text = rt_in.admit(text);
-                match rt_in.intake(thread.clone(), text.clone()).await {
+                // A full disk holds the message here (and those after it, in order) until saved.
+                match rt_in.intake_kept(thread.clone(), text.clone(), None).await {
                     Ok((t, xid)) => {
                         thread = Some(t.clone());
                         if turn_tx.send((t, xid, text)).is_err() {

@@ -8,14 +8,13 @@
 //! The normal run does [`SHORT_TURNS`]; `CHALIE_CHAOS_TURNS` and `CHALIE_CHAOS_SEED` set the
 //! length and the draw (scripts/soak.sh runs 2,000).
 
-use crate::support::bin::text;
+use crate::support::bin::{command, text};
 use crate::support::chaos::{Chaos, Fault, NORMAL_REPLY};
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 
 const SHORT_TURNS: usize = 40;
 /// Out of 100 requests, how many are answered with a fault.
@@ -111,14 +110,10 @@ fn faults_on_every_model_call_at_once_lose_nothing_and_every_degraded_turn_says_
         (0..turns).map(|i| format!("question {i}: what do you think about {}?", TOPICS[i % TOPICS.len()])).collect();
     let batch = dir.path().join("batch.txt");
     std::fs::write(&batch, messages.join("\n")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
+    let out = command(dir.path())
         .args(["ask", "--json", "--batch"])
         .arg(&batch)
-        .env("CHALIE_DATA_DIR", dir.path())
-        .env("CHALIE_CONFIG", dir.path().join("config.toml"))
-        .env("CHALIE_MODELS_DIR", dir.path().join("models"))
         .env("CHALIE_TEST_CHAOS_KEY", KEY)
-        .env_remove("CHALIE_LOG")
         .output()
         .unwrap();
     let stderr = text(&out.stderr);

@@ -4,18 +4,94 @@
 //! must pass `PRAGMA integrity_check`, every turn the program reported done must be in the
 //! chat history with its routing row, and nothing may be there twice.
 //!
+//! Rounds take turns at what they aim the kill at ([`Aim`]): ordinary turns (which also
+//! consolidate: the semantic worker runs on the episodes they leave), ACT turns (lists and
+//! reminders through the planner), a decay pass (its schedule is reset so the pass runs at
+//! the start the kill lands in) and a forget (`memory forget` on the newest episode, then a
+//! "forget what I told you about …" turn). On top of the checks above: no exchange has two
+//! episodes (a job run twice), every committed exchange still has its encode job or its
+//! episode (no job lost), and a forgotten line's words are nowhere in the database once the
+//! line is gone (a forget is all or nothing).
+//!
 //! The normal test run does a few rounds; `CHALIE_KILL_ROUNDS` sets how many
 //! (scripts/soak.sh runs 200).
 
-use crate::support::bin::text;
+use crate::support::bin::{command, text};
 use crate::support::openai_double::{Double, Reply};
 use chalie::SplitMix64;
 use rusqlite::Connection;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-const SHORT_ROUNDS: u64 = 6;
+const SHORT_ROUNDS: u64 = 8;
+
+/// What a round's kill is aimed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Aim {
+    Turns,
+    Act,
+    Decay,
+    Forget,
+}
+
+const AIMS: [Aim; 4] = [Aim::Turns, Aim::Act, Aim::Decay, Aim::Forget];
+
+/// ACT turns: the deterministic planner acts on these whatever the model says.
+const ACTS: &[&str] = &[
+    "add oat milk to my shopping list",
+    "remind me in 1 minute to stretch",
+    "put batteries on the shopping list",
+    "remind me tomorrow at 9 to call the dentist",
+];
+
+/// A round's messages; a forget round states something and then takes it back.
+fn batch(aim: Aim, round: u64) -> Vec<String> {
+    let tagged = |list: &[&str]| -> Vec<String> {
+        list.iter().enumerate().map(|(i, s)| format!("{s} (round {round}, #{i})")).collect()
+    };
+    match aim {
+        Aim::Turns | Aim::Decay => tagged(SAYINGS),
+        Aim::Act => tagged(ACTS),
+        Aim::Forget => vec![
+            format!("my cousin Zed{round} lives in Town{round}"),
+            "what should I cook tonight?".to_string(),
+            format!("forget everything I told you about Zed{round}"),
+            "tell me a long story about the sea".to_string(),
+        ],
+    }
+}
+
+/// Whether any text value in any ordinary table of the database contains `needle`.
+fn anywhere(conn: &Connection, needle: &str) -> Vec<String> {
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'").unwrap();
+    let tables: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let mut found = Vec::new();
+    for t in tables {
+        let Ok(mut stmt) = conn.prepare(&format!("SELECT * FROM \"{t}\"")) else { continue };
+        let n = stmt.column_count();
+        let mut rows = stmt.query([]).unwrap();
+        while let Ok(Some(row)) = rows.next() {
+            let hit = (0..n).any(|i| matches!(row.get_ref(i), Ok(rusqlite::types::ValueRef::Text(b)) if String::from_utf8_lossy(b).contains(needle)));
+            if hit {
+                found.push(t.clone());
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// Kill a `chalie-tui ARGS` run after up to `max_ms`; whether it finished first.
+fn kill_during(data: &Path, args: &[&str], after_ms: u64) -> bool {
+    let mut child = command(data).args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(after_ms));
+    let finished = matches!(child.try_wait(), Ok(Some(_)));
+    let _ = child.kill();
+    let _ = child.wait();
+    finished
+}
 
 /// What a user says across a round: lists, reminders, memory statements, questions.
 const SAYINGS: &[&str] = &[
@@ -34,7 +110,7 @@ fn one(conn: &Connection, sql: &str) -> i64 {
 }
 
 /// Problems found in the database after a kill, given the exchanges reported done.
-fn check(db: &Path, reported: &[String]) -> (Vec<String>, usize, usize) {
+fn check(db: &Path, reported: &[String], forgets: &[(u64, bool)]) -> (Vec<String>, usize, usize) {
     let conn = Connection::open(db).unwrap();
     let mut problems = Vec::new();
     let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
@@ -51,7 +127,32 @@ fn check(db: &Path, reported: &[String]) -> (Vec<String>, usize, usize) {
     ) + one(
         &conn,
         "SELECT COUNT(*) FROM (SELECT queue, payload FROM jobs GROUP BY queue, payload HAVING COUNT(*) > 1)",
+    ) + one(
+        &conn,
+        "SELECT COUNT(*) FROM (SELECT exchange_id FROM episodes WHERE exchange_id IS NOT NULL \
+         GROUP BY exchange_id HAVING COUNT(*) > 1)",
     );
+    // A committed exchange (not since forgotten) keeps its encode job until its episode exists.
+    let unencoded = one(
+        &conn,
+        "SELECT COUNT(*) FROM chat_history a WHERE a.role = 'assistant' \
+         AND NOT EXISTS (SELECT 1 FROM chat_history u WHERE u.exchange_id = a.exchange_id AND u.role = 'user' \
+                         AND u.content LIKE '[forgotten%') \
+         AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.exchange_id = a.exchange_id) \
+         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.queue = 'encode' AND instr(j.payload, a.exchange_id) > 0)",
+    );
+    if unencoded > 0 {
+        problems.push(format!("{unencoded} committed exchanges with neither an episode nor an encode job"));
+    }
+    // A forget is all or nothing: once the stated line is gone, so is every copy of its words.
+    for &(round, reported_done) in forgets {
+        let needle = format!("Town{round}");
+        let lines = one(&conn, &format!("SELECT COUNT(*) FROM chat_history WHERE content LIKE '%{needle}%'"));
+        let elsewhere = anywhere(&conn, &needle);
+        if (lines == 0 || reported_done) && !elsewhere.is_empty() {
+            problems.push(format!("{needle} forgotten (reported: {reported_done}) but still in {elsewhere:?}"));
+        }
+    }
     // A turn with a reply committed has its message and its routing row.
     let orphans = one(
         &conn,
@@ -85,23 +186,41 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
         delay_ms: 25,
         logprobs: None,
     };
-    let double = rt.block_on(Double::start(vec![long; (rounds as usize + 1) * SAYINGS.len() + 16]));
+    let double = rt.block_on(Double::start(vec![long; (rounds as usize + 1) * SAYINGS.len() * 3 + 16]));
     crate::support::tmux::config(dir.path(), &double.base_url());
     let mut rng = SplitMix64(std::env::var("CHALIE_KILL_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(9));
     let (mut kills, mut reported_total, mut lost_total, mut dup_total) = (0, 0, 0, 0);
     let mut problems = Vec::new();
+    let db = dir.path().join("chalie.db");
+    let mut kills_by_aim = [0usize; 4];
+    let mut forgets: Vec<(u64, bool)> = Vec::new();
+    let mut panics = 0;
     for round in 0..=rounds {
+        let aim = AIMS[(round % 4) as usize];
+        if round > 0 && aim == Aim::Decay {
+            // The pass is due at once, so it runs inside the start the kill lands in.
+            Connection::open(&db)
+                .unwrap()
+                .execute("DELETE FROM kv_state WHERE namespace = 'decay' AND key = 'last_pass'", [])
+                .unwrap();
+        }
+        if round > 0 && aim == Aim::Forget {
+            let newest: Option<i64> =
+                Connection::open(&db).unwrap().query_row("SELECT MAX(id) FROM episodes", [], |r| r.get(0)).unwrap();
+            if let Some(id) = newest {
+                let after = 50 + rng.next_u64() % 600;
+                if !kill_during(dir.path(), &["memory", "forget", &format!("episode:{id}")], after) {
+                    kills += 1;
+                    kills_by_aim[3] += 1;
+                }
+            }
+        }
         let batch = dir.path().join("batch.txt");
-        let lines: Vec<String> =
-            SAYINGS.iter().enumerate().map(|(i, s)| format!("{s} (round {round}, #{i})")).collect();
+        let lines = self::batch(aim, round);
         std::fs::write(&batch, lines.join("\n")).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
+        let child = command(dir.path())
             .args(["ask", "--json", "--batch"])
             .arg(&batch)
-            .env("CHALIE_DATA_DIR", dir.path())
-            .env("CHALIE_CONFIG", dir.path().join("config.toml"))
-            .env("CHALIE_MODELS_DIR", dir.path().join("models"))
-            .env_remove("CHALIE_LOG")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -109,14 +228,18 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
         // The last round runs to the end: what was interrupted before must not get in its way.
         let killed = round < rounds;
         let out = if killed {
-            std::thread::sleep(Duration::from_millis(100 + rng.next_u64() % 4000));
+            // A decay pass runs right after the start; other aims spread over the whole batch.
+            let window = if aim == Aim::Decay { 800 } else { 4000 };
+            std::thread::sleep(Duration::from_millis(100 + rng.next_u64() % window));
             let mut child = child;
             let _ = child.kill();
             kills += 1;
+            kills_by_aim[AIMS.iter().position(|a| *a == aim).unwrap_or(0)] += 1;
             child.wait_with_output().unwrap()
         } else {
             child.wait_with_output().unwrap()
         };
+        panics += usize::from(text(&out.stderr).contains("panicked"));
         if !killed {
             assert!(out.status.code().is_some_and(|c| c <= 1), "the last round ends normally: {}", text(&out.stderr));
         }
@@ -128,18 +251,26 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
             .filter_map(|v| v["exchange_id"].as_str().map(String::from))
             .collect();
         reported_total += reported.len();
-        let (p, lost, dups) = check(&dir.path().join("chalie.db"), &reported);
+        if aim == Aim::Forget {
+            // The forget turn is the third message: reported done when three reports came.
+            forgets.push((round, reported.len() >= 3));
+        }
+        let (p, lost, dups) = check(&db, &reported, &forgets);
         problems.extend(p.into_iter().map(|p| format!("round {round}: {p}")));
         lost_total += lost;
         dup_total = dups;
     }
     println!(
-        "kill9: {} rounds, {kills} kills, {reported_total} turns reported done, {lost_total} lost, {dup_total} duplicates, \
-         {} other problems",
+        "kill9: runs={} faults={kills} losses={lost_total} panics={panics} duplicates={dup_total} problems={} \
+         turns_done={reported_total} kills_turns={} kills_act={} kills_decay={} kills_forget={}",
         rounds + 1,
-        problems.len()
+        problems.len(),
+        kills_by_aim[0],
+        kills_by_aim[1],
+        kills_by_aim[2],
+        kills_by_aim[3]
     );
     assert!(problems.is_empty(), "{problems:#?}");
-    assert_eq!((lost_total, dup_total), (0, 0));
+    assert_eq!((lost_total, dup_total, panics), (0, 0, 0));
     assert!(reported_total > 0, "no turn ever finished: the harness tested nothing");
 }

@@ -112,6 +112,18 @@ async fn retry_after_is_honoured_inside_the_deadline_only() {
     assert_eq!(double.requests().len(), 1, "a retry 30 s out would pass the 5 s deadline");
 }
 
+/// The HTTP-date form of `Retry-After` is read too: a date 30 s out is past the 5 s deadline,
+/// so no early retry is made (read as no header, the backoff would retry at once).
+#[tokio::test]
+async fn retry_after_as_an_http_date_is_honoured() {
+    let when = (chrono::Utc::now() + chrono::Duration::seconds(30)).format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+    let double = Double::start(vec![Reply::RateLimitedUntil { http_date: when }, Reply::text("too early")]).await;
+    let llm = llm_for(&double.base_url(), &EventBus::new(), 2);
+    let r = chat(&llm, "hi").await;
+    assert!(matches!(r, Err(LlmError::RateLimited { retry_after_s: Some(s), .. }) if (28..=31).contains(&s)), "{r:?}");
+    assert_eq!(double.requests().len(), 1, "no retry before the server's date");
+}
+
 #[tokio::test]
 async fn auth_failures_are_not_retried_and_name_no_secret() {
     let double = Double::start(vec![Reply::Status { code: 401, body: "bad key".into() }]).await;

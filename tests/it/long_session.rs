@@ -7,14 +7,14 @@
 //! The normal run does [`SHORT_TURNS`]; `CHALIE_LONG_TURNS` sets the length (scripts/soak.sh
 //! runs 10,000).
 
-use crate::support::bin::{text, write_double_config};
+use crate::support::bin::{command, text, write_double_config};
 use crate::support::openai_double::{Double, Reply};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const SHORT_TURNS: usize = 300;
 
@@ -109,13 +109,9 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
         .collect();
     let batch = dir.path().join("batch.txt");
     std::fs::write(&batch, lines.join("\n")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
+    let mut child = command(dir.path())
         .args(["ask", "--json", "--batch"])
         .arg(&batch)
-        .env("CHALIE_DATA_DIR", dir.path())
-        .env("CHALIE_CONFIG", dir.path().join("config.toml"))
-        .env("CHALIE_MODELS_DIR", dir.path().join("models"))
-        .env_remove("CHALIE_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -187,4 +183,32 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
 
 fn db_bytes(dir: &Path) -> u64 {
     ["chalie.db", "chalie.db-wal"].iter().map(|f| bytes_under(&dir.join(f))).sum()
+}
+
+/// A reply of a megabyte is recorded whole in the session log: one `reply_done` line holding
+/// every byte the model sent, which the log reads back (issue 23, item 4).
+#[test]
+fn a_one_megabyte_reply_is_logged_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // 1 MiB in 4 KiB chunks, with a mark at each end so a clipped copy cannot pass.
+    let body = format!("BEGIN {} END", "0123456789abcdef".repeat(65_536));
+    let chunks: Vec<String> = body.as_bytes().chunks(4096).map(|c| String::from_utf8_lossy(c).into_owned()).collect();
+    let replies = (0..8).map(|_| Reply::Text { chunks: chunks.clone(), delay_ms: 0, logprobs: None }).collect();
+    let double = rt.block_on(Double::start(replies));
+    write_double_config(dir.path(), &double.base_url());
+    let out = command(dir.path()).args(["ask", "--json", "tell me everything"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut logged = Vec::new();
+    for entry in std::fs::read_dir(dir.path().join("sessions")).unwrap().flatten() {
+        for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            if v["type"] == "reply_done" {
+                logged.push(v["text"].as_str().unwrap_or_default().to_string());
+            }
+        }
+    }
+    assert_eq!(logged.len(), 1, "one reply_done");
+    assert_eq!(logged[0].len(), body.len(), "the whole megabyte is in the log");
+    assert_eq!(logged[0], body);
 }

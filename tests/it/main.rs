@@ -21,6 +21,7 @@ mod chaos;
 mod cli;
 mod closed_pipe;
 mod critic;
+mod disk;
 mod export;
 mod forget;
 mod fuzz;

@@ -37,10 +37,13 @@ pub(super) async fn send(
     if status.is_success() {
         return Ok(response);
     }
-    // async-openai's error has no room for headers: a 429's `Retry-After` (seconds form)
+    // async-openai's error has no room for headers: a 429's `Retry-After` (as seconds)
     // travels in `code`, which this transport never fills otherwise ([`retry_after`]).
     let code = (status == reqwest::StatusCode::TOO_MANY_REQUESTS)
-        .then(|| response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok())
+        .then(|| {
+            let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+            retry_after_seconds(value, chrono::Utc::now())
+        })
         .flatten()
         .map(|s| format!("{RETRY_AFTER_CODE}{s}"));
     let body = response.text().await.unwrap_or_default();
@@ -52,8 +55,21 @@ pub(super) async fn send(
 
 const RETRY_AFTER_CODE: &str = "retry-after:";
 
-/// The `Retry-After` seconds [`send`] put into an error's `code`, if any. An HTTP-date form
-/// is not read: the exponential backoff then applies.
+/// A `Retry-After` value as seconds from `now`: either form RFC 9110 allows, delay-seconds
+/// or an HTTP-date (IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, which RFC 2822's grammar
+/// reads), rounded up; a date already past is no wait. Anything else is `None`, and the
+/// exponential backoff applies.
+pub fn retry_after_seconds(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<u64> {
+    let value = value.trim();
+    if let Ok(s) = value.parse::<u64>() {
+        return Some(s);
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let ms = (when.with_timezone(&chrono::Utc) - now).num_milliseconds().max(0);
+    Some((ms as u64).div_ceil(1000))
+}
+
+/// The `Retry-After` seconds [`send`] put into an error's `code`, if any.
 pub(super) fn retry_after(api_error: &ApiError) -> Option<u64> {
     api_error.code.as_deref()?.strip_prefix(RETRY_AFTER_CODE)?.parse().ok()
 }
@@ -184,5 +200,24 @@ mod logprob_tests {
         let got = ChoiceLogprobs::split(entries(&[("Zan", -3.0), ("zi", -1.0)]), "Zanzibar".into());
         assert_eq!(got, [Token { text: "Zanzibar".into(), logprob: Some(-2.0) }]);
         assert_eq!(ChoiceLogprobs::split(None, "a".into()), [Token { text: "a".into(), logprob: None }]);
+    }
+}
+
+#[cfg(test)]
+mod retry_after_tests {
+    use super::retry_after_seconds;
+    use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn both_forms_of_retry_after_are_read() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 25, 8, 49, 7).unwrap();
+        assert_eq!(retry_after_seconds(" 7 ", now), Some(7));
+        assert_eq!(retry_after_seconds("Wed, 25 Nov 2026 08:49:37 GMT", now), Some(30));
+        // Rounded up: a wait of 29.5 s is 30 s, never early into the server's limit.
+        let half = now + chrono::Duration::milliseconds(500);
+        assert_eq!(retry_after_seconds("Wed, 25 Nov 2026 08:49:37 GMT", half), Some(30));
+        assert_eq!(retry_after_seconds("Wed, 25 Nov 2026 08:48:00 GMT", now), Some(0), "a past date is no wait");
+        assert_eq!(retry_after_seconds("soon", now), None);
+        assert_eq!(retry_after_seconds("-3", now), None);
     }
 }

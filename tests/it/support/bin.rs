@@ -1,8 +1,25 @@
 //! Running the real binary against a temporary data dir, as a user would.
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// The binary under test: `CHALIE_TEST_BIN` when set (a soak run outside the shared build
+/// lock keeps its own copy, so another build cannot swap it between rounds), else cargo's.
+pub fn exe() -> PathBuf {
+    std::env::var_os("CHALIE_TEST_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chalie-tui")), PathBuf::from)
+}
+
+/// `chalie-tui` with its data, models and config (`config.toml`) under `data` and diagnostics
+/// at their default level: the environment every harness that spawns the binary repeats.
+pub fn command(data: &Path) -> Command {
+    let mut cmd = Command::new(exe());
+    cmd.env("CHALIE_DATA_DIR", data)
+        .env("CHALIE_CONFIG", data.join("config.toml"))
+        .env("CHALIE_MODELS_DIR", data.join("models"))
+        .env_remove("CHALIE_LOG");
+    cmd
+}
 
 /// `chalie-tui ARGS` with its data, models and config under `data` (config `config.toml`),
 /// diagnostics left at their default level.
@@ -12,15 +29,7 @@ pub fn chalie(data: &Path, args: &[&str]) -> Output {
 
 /// [`chalie`] with another config file and extra environment variables.
 pub fn chalie_with(data: &Path, config: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
-        .args(args)
-        .env("CHALIE_DATA_DIR", data)
-        .env("CHALIE_CONFIG", config)
-        .env("CHALIE_MODELS_DIR", data.join("models"))
-        .envs(env.iter().copied())
-        .env_remove("CHALIE_LOG")
-        .output()
-        .expect("run chalie-tui")
+    command(data).args(args).env("CHALIE_CONFIG", config).envs(env.iter().copied()).output().expect("run chalie-tui")
 }
 
 /// Write `data/config.toml`: every role on the scripted double at `base_url`, triage and
@@ -52,12 +61,8 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
 pub fn chalie_piped(data: &Path, args: &[&str], input: &[u8]) -> Output {
     use std::io::Write;
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chalie-tui"))
+    let mut child = command(data)
         .args(args)
-        .env("CHALIE_DATA_DIR", data)
-        .env("CHALIE_CONFIG", data.join("config.toml"))
-        .env("CHALIE_MODELS_DIR", data.join("models"))
-        .env_remove("CHALIE_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -28,6 +28,8 @@ pub enum Reply {
     Status { code: u16, body: String },
     /// HTTP 429 with `Retry-After: retry_after_s`.
     RateLimited { retry_after_s: u64 },
+    /// HTTP 429 with `Retry-After` as an HTTP-date.
+    RateLimitedUntil { http_date: String },
     /// Accept the request and never answer.
     Hang,
     /// Stream the first `after` chunks, then end the response: no finish_reason, no `[DONE]`.
@@ -206,6 +208,17 @@ async fn chat(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, b
                 String::from("{\"error\":{\"message\":\"slow down\"}}"),
             );
             r.headers_mut().insert("retry-after", retry_after_s.into());
+            r
+        }
+        Reply::RateLimitedUntil { http_date } => {
+            let mut r = respond(
+                StatusCode::TOO_MANY_REQUESTS,
+                "application/json",
+                String::from("{\"error\":{\"message\":\"slow down\"}}"),
+            );
+            if let Ok(v) = http_date.parse() {
+                r.headers_mut().insert("retry-after", v);
+            }
             r
         }
         Reply::Hang => std::future::pending().await,
