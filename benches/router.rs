@@ -9,17 +9,20 @@
 //! - `router/route_and_snapshots`: `route` plus writing both JSON snapshots out, which the
 //!   engine now does only when the routing row and the `routed` event are written.
 //!
-//! Besides criterion's groups, a plain sample loop (100k timed calls each) gives the median and
-//! p99 printed as `BENCHFIG` lines at the end. Reference: the published Python router took a
+//! Besides criterion's groups, 100k individually timed calls each give the median and p99 printed
+//! as `BENCHFIG` lines at the end (benches/support/benchfig.rs). Reference: the published Python router took a
 //! median 5.4 µs for `route()` and 37 µs text to mode (docs/cognition.md §6.9).
 //! `cargo bench --bench router`
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chalie::cognition::router::calibration::labelled_set;
 use chalie::cognition::router::{RouterSignals, RouterState, RouterWeights, route, route_text, score_modes};
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "support/benchfig.rs"]
+mod benchfig;
 
 const SAMPLES: usize = 100_000;
 
@@ -64,41 +67,24 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
-    let figures = [
-        (
-            "router/text_to_mode",
-            sample(set.len(), |n| route_text(set[n].text, &set[n].context, &weights, &state, true)),
-        ),
-        ("router/route", sample(signals.len(), |n| route(&signals[n], &weights, &state, true))),
-        (
-            "router/route_and_snapshots",
-            sample(signals.len(), |n| {
-                let d = route(&signals[n], &weights, &state, true);
-                (d.signal_snapshot.to_string().len(), d.weight_snapshot.to_string().len())
-            }),
-        ),
-    ];
-    for (name, (median, p99)) in figures {
-        let target = if name == "router/text_to_mode" { "p99<0.005ms" } else { "-" };
-        println!("BENCHFIG name={name} median_ms={median:.6} p99_ms={p99:.6} ref=- ref_median_ms=- target={target}");
-    }
-}
-
-/// Median and p99 in milliseconds over [`SAMPLES`] individually timed calls, cycling through
-/// `len` inputs (after one warm-up pass over them).
-fn sample<T>(len: usize, mut f: impl FnMut(usize) -> T) -> (f64, f64) {
-    for n in 0..len {
-        black_box(f(n));
-    }
-    let mut times = Vec::with_capacity(SAMPLES);
-    for s in 0..SAMPLES {
-        let n = s % len;
-        let clock = Instant::now();
-        black_box(f(black_box(n)));
-        times.push(clock.elapsed().as_secs_f64() * 1e3);
-    }
-    times.sort_by(f64::total_cmp);
-    (times[SAMPLES / 2], times[SAMPLES * 99 / 100])
+    // Each call timed on its own, cycling through the messages (after one untimed pass).
+    let mut n = 0;
+    let text_to_mode = benchfig::samples(set.len(), SAMPLES, || {
+        n = (n + 1) % set.len();
+        route_text(black_box(set[n].text), &set[n].context, &weights, &state, true)
+    });
+    benchfig::print("router/text_to_mode", &text_to_mode, None, "p99<0.005ms");
+    let route_only = benchfig::samples(signals.len(), SAMPLES, || {
+        n = (n + 1) % signals.len();
+        route(black_box(&signals[n]), &weights, &state, true)
+    });
+    benchfig::print("router/route", &route_only, None, "-");
+    let with_snapshots = benchfig::samples(signals.len(), SAMPLES, || {
+        n = (n + 1) % signals.len();
+        let d = route(black_box(&signals[n]), &weights, &state, true);
+        (d.signal_snapshot.to_string().len(), d.weight_snapshot.to_string().len())
+    });
+    benchfig::print("router/route_and_snapshots", &with_snapshots, None, "-");
 }
 
 criterion_group!(benches, bench);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark report: runs every bench in Cargo.toml (or those named), collects each
 # `BENCHFIG name=… median_ms=… p99_ms=… ref=… ref_median_ms=… target=…` line they print,
-# and prints one markdown table. Benches that print no BENCHFIG line yet are run and listed.
+# and prints one markdown table. A bench that prints no BENCHFIG line (or fails) is a row that
+# says "no figures".
 #
 #   scripts/bench.sh                 # the whole suite (criterion groups too: long)
 #   scripts/bench.sh --figures embed # only the BENCHFIG figures of the embed bench
@@ -31,6 +32,7 @@ for b in "${benches[@]}"; do
     echo "    failed; its last lines:" >&2
     tail -5 "$log.err" >&2
   fi
+  touch "$log.out"
   if grep -q '^BENCHFIG ' "$log.out"; then
     grep '^BENCHFIG ' "$log.out" >>"$log"
   else
@@ -61,7 +63,7 @@ function field(line, key,   re, m) {
   else if (match(t, /^ratio<=?[0-9.]+/) && ratio != "-") { v = t; gsub(/^ratio<=?| .*$/, "", v); met = (ratio + 0 <= v + 0) ? "yes" : "no" }
   printf "| %s | %s | %s | %s | %s | %s | %s |\n", name, med, p99, refcell, ratio, target, met
 }' "$log"
-if [[ ${#silent[@]} -gt 0 ]]; then
-  echo
-  echo "Benches with no BENCHFIG line (criterion output only): ${silent[*]}"
-fi
+# A bench that printed no figure (criterion output only, or it failed) still gets its row.
+for b in "${silent[@]}"; do
+  echo "| $b: no figures | - | - | - | - | - | - |"
+done

@@ -54,7 +54,7 @@ pub enum Command {
     Memory(MemoryArgs),
     /// The concept graph: counts, strongest edges, and what a text would activate
     Graph(GraphArgs),
-    /// The built-in models: show their state, or fetch them
+    /// The models: the built-in files, which model serves each role, or fetch them
     Models(ModelsArgs),
     /// Every background worker: state, last run, queue depth, last error
     Status,

@@ -69,7 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Audit(args)) => commands::audit::run(&paths, &config, args),
         Some(Command::Memory(args)) => commands::memory::run(&paths, args),
         Some(Command::Graph(args)) => commands::graph::run(&paths, args),
-        Some(Command::Models(args)) => commands::models::run(&paths, args),
+        Some(Command::Models(args)) => commands::models::run(&paths, &config, args),
         Some(Command::Status) => commands::status::run(&paths),
         Some(Command::Drift(args)) => commands::drift::run(&paths, &config, args),
         Some(Command::Conversations(args)) => commands::conversations::run(&paths, args),

@@ -9,6 +9,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(paths: Paths, config: Config, thread: Option<String>) -> anyhow::Result<ExitCode> {
+    // The startup bench's knob (README "Speed"): every start step, one frame, then a normal exit.
+    let until = match std::env::var_os("CHALIE_EXIT_AFTER_FIRST_FRAME") {
+        Some(v) if v == "1" => crate::tui::Until::FirstFrame,
+        _ => crate::tui::Until::Quit,
+    };
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         offer_fresh_database(&paths.db_file, &mut std::io::stdin().lock(), &mut std::io::stderr())?;
     }
@@ -17,7 +22,7 @@ pub fn run(paths: Paths, config: Config, thread: Option<String>) -> anyhow::Resu
     let runtime = super::tokio_runtime()?;
     let result = runtime.block_on(async {
         let background = rt.start_background();
-        let result = crate::tui::run(&rt, thread).await;
+        let result = crate::tui::run(&rt, thread, until).await;
         background.cancel();
         result
     });

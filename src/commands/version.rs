@@ -1,18 +1,13 @@
-//! `chalie-tui --version`: the version, every path in use and which models each role calls.
-//! It never creates anything, so it works before the first start and on a broken config.
+//! `chalie-tui --version`: the version and every path in use. It reads no config, opens no
+//! database and asks no network (it answers in milliseconds, on a broken config too, and
+//! creates nothing); which model serves each role is `chalie-tui models`.
 
-use crate::config::{Paths, ProcessEnv, Role};
-use crate::events::EventBus;
+use crate::config::Paths;
 use crate::llm::local::fetch;
-use crate::llm::resolve::{self, Selection};
 
 pub fn run(paths: &Paths) {
-    let config = super::load_config(paths, &ProcessEnv);
-    let config_state = match (paths.config_file.exists(), &config) {
-        (_, Err(e)) => format!("error: {e}"),
-        (true, Ok(_)) => "merged over built-in defaults".into(),
-        (false, Ok(_)) => "not present; built-in defaults".into(),
-    };
+    // Only whether the file is there: parsing it is config work, which `--version` skips.
+    let config_state = if paths.config_file.exists() { "present" } else { "not present; built-in defaults" };
     crate::outln!("chalie-tui {}", env!("CARGO_PKG_VERSION"));
     crate::outln!("config:   {} ({config_state})", paths.config_file.display());
     crate::outln!("data:     {}", paths.data_dir.display());
@@ -25,33 +20,4 @@ pub fn run(paths: &Paths) {
     };
     crate::outln!("models:   {} ({state})", paths.models_dir.display());
     crate::outln!("log:      {}", paths.log_file().display());
-    crate::outln!("vectors:  {}", crate::store::describe_vectors(&paths.db_file));
-    let Ok(config) = config else { return };
-    let built = super::tokio_runtime().and_then(|rt| {
-        Ok(rt.block_on(resolve::build(&config, &paths.models_dir, &ProcessEnv, EventBus::new(), true))?)
-    });
-    match built {
-        Ok((llm, selection)) => {
-            let how = match selection {
-                Selection::Configured => "as configured".to_string(),
-                Selection::BuiltIn => {
-                    "no endpoint configured and none answering at Ollama's address: built-in models".into()
-                }
-                Selection::DetectedOllama { base_url, model } => {
-                    format!("found {model} at {base_url} (Ollama's default address)")
-                }
-            };
-            crate::outln!("active:   {how}");
-            for role in Role::ALL {
-                crate::outln!("  {:<12}{}", role.as_str(), llm.describe(role));
-            }
-            let pre = if llm.pre_routing_uses_model() {
-                "triage and tie-breaker ask the lightweight model"
-            } else {
-                "triage and tie-breaker are deterministic (no model call before routing)"
-            };
-            crate::outln!("routing:  {pre} (`[llm] triage = \"{}\"`)", crate::wire_name(&config.llm.triage));
-        }
-        Err(e) => crate::outln!("active:   error: {e:#}"),
-    }
 }

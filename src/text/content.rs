@@ -241,5 +241,29 @@ const NON_CONTENT: &[&str] = &[
 /// two characters long unless it carries a digit ("5pm" names a time).
 pub fn is_content_word(word: &str) -> bool {
     let has_digit = word.bytes().any(|b| b.is_ascii_digit());
-    has_digit || (word.chars().count() >= 2 && !NON_CONTENT.contains(&word))
+    has_digit || (word.chars().count() >= 2 && NON_CONTENT_SORTED.binary_search(&word).is_err())
+}
+
+/// [`NON_CONTENT`] sorted once: every word of every message is looked up here, and a binary
+/// search is a handful of comparisons where a scan of the list is a few hundred.
+static NON_CONTENT_SORTED: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let mut v = NON_CONTENT.to_vec();
+    v.sort_unstable();
+    v
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_word_is_not_content_and_others_are() {
+        for w in NON_CONTENT.iter().filter(|w| !w.bytes().any(|b| b.is_ascii_digit())) {
+            assert!(!is_content_word(w), "{w}");
+        }
+        for w in ["france", "sky", "blue", "5pm", "zzz", "aardvark"] {
+            assert!(is_content_word(w), "{w}");
+        }
+        assert!(!is_content_word("x"), "one letter carries nothing");
+    }
 }

@@ -27,13 +27,28 @@ pub fn words(normalized: &str) -> Vec<&str> {
 
 /// Whether `phrase` (space-separated words) occurs in `words` starting at index `at`.
 pub fn phrase_at(words: &[&str], at: usize, phrase: &str) -> bool {
-    phrase.split(' ').enumerate().all(|(k, p)| words.get(at + k) == Some(&p))
+    // Most calls fail on the first word; only a match there walks the rest of the phrase.
+    words.get(at).is_some_and(|w| same_word(w, first_word(phrase)))
+        && phrase.split(' ').enumerate().all(|(k, p)| words.get(at + k) == Some(&p))
 }
 
 /// Index of the first whole-word occurrence of `phrase` in `words`.
 pub fn find_phrase(words: &[&str], phrase: &str) -> Option<usize> {
-    let first = phrase.split(' ').next()?;
-    (0..words.len()).find(|&i| words[i] == first && phrase_at(words, i, phrase))
+    let first = first_word(phrase);
+    (0..words.len()).find(|&i| same_word(words[i], first) && phrase_at(words, i, phrase))
+}
+
+/// `phrase` up to its first space (all of it when it has none).
+fn first_word(phrase: &str) -> &str {
+    phrase.as_bytes().iter().position(|&b| b == b' ').map_or(phrase, |n| &phrase[..n])
+}
+
+/// String equality that rejects on length and first byte before comparing the rest: the
+/// phrase tables are scanned against every word of every message, and nearly every pair
+/// differs there (docs/architecture.md §9, the router figure).
+#[inline]
+fn same_word(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
 }
 
 /// Whether any of `phrases` occurs as whole words.

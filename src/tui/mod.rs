@@ -39,6 +39,7 @@ use crossterm::event::{Event, KeyboardEnhancementFlags, PopKeyboardEnhancementFl
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 use tokio::sync::mpsc;
@@ -78,9 +79,21 @@ pub fn settings(rt: &Runtime) -> Settings {
     }
 }
 
-/// Run the interactive TUI until the user quits; with `thread`, on that conversation (its
-/// recent history shown, new messages added to it).
-pub async fn run(rt: &Runtime, thread: Option<String>) -> anyhow::Result<()> {
+/// How long the TUI runs: until the user quits, or (`CHALIE_EXIT_AFTER_FIRST_FRAME=1`, what
+/// the startup bench measures) only through the first frame, every start step included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    Quit,
+    FirstFrame,
+}
+
+/// What [`Until::FirstFrame`] prints on stderr once that frame is drawn.
+pub const FIRST_FRAME_LINE: &str = "chalie-tui: first frame drawn";
+
+/// Run the interactive TUI; with `thread`, on that conversation (its recent history shown, new
+/// messages added to it). The first frame is drawn before the models are loaded or any
+/// provider is probed: the worker does both in the background and the status bar says when.
+pub async fn run(rt: &Runtime, thread: Option<String>, until: Until) -> anyhow::Result<()> {
     let mut app = App::new(settings(rt));
     if let Some(t) = thread.clone() {
         let rows = rt.db.call(move |c| crate::store::ChatRepo(c).recent(&t, RESUMED_MESSAGES)).await?;
@@ -88,6 +101,15 @@ pub async fn run(rt: &Runtime, thread: Option<String>) -> anyhow::Result<()> {
         app.thread = thread.clone();
     }
     let engine = rt.bus.subscribe();
+    if until == Until::FirstFrame && !std::io::stdout().is_terminal() {
+        // No terminal to take over (a bench's pipe): the same frame, drawn into memory.
+        let mut terminal = Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;
+        let (queries, _answers) = query::Queries::spawn(&rt.db);
+        let _worker = worker::Worker::start(rt, queries, thread);
+        draw(&mut terminal, &mut app)?;
+        crate::errln!("{FIRST_FRAME_LINE}");
+        return Ok(());
+    }
     // ratatui::init enters raw mode and the alternate screen, and installs a panic hook
     // that restores the terminal before the panic report is printed.
     let mut terminal = ratatui::init();
@@ -100,12 +122,18 @@ pub async fn run(rt: &Runtime, thread: Option<String>) -> anyhow::Result<()> {
     let (queries, answers) = query::Queries::spawn(&rt.db);
     let worker = worker::Worker::start(rt, queries, thread);
     let sources = Sources { input: terminal_events(), engine, answers };
-    let result = run_loop(&mut terminal, &mut app, sources, |action| worker.handle(action)).await;
+    let result = match until {
+        Until::Quit => run_loop(&mut terminal, &mut app, sources, |action| worker.handle(action)).await,
+        Until::FirstFrame => draw(&mut terminal, &mut app).map_err(anyhow::Error::from),
+    };
     if enhanced {
         let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
     }
     let _ = crossterm::execute!(out, crossterm::event::DisableBracketedPaste, crossterm::event::DisableMouseCapture);
     ratatui::restore();
+    if until == Until::FirstFrame {
+        crate::errln!("{FIRST_FRAME_LINE}");
+    }
     result
 }
 

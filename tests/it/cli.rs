@@ -27,6 +27,44 @@ fn version_prints_every_path_in_use() {
     assert!(!dir.path().join("chalie.db").exists(), "--version must not create anything");
 }
 
+/// `--version` answers before any config, store or network work (the startup bench times
+/// it): a broken config is not even parsed. What serves each role is `models`.
+#[test]
+fn version_reads_no_config_and_models_names_each_role() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[llm]\nmax_retrys = 4\n").unwrap();
+    let out = chalie(dir.path(), &["--version"]);
+    assert!(out.status.success());
+    let s = text(&out.stdout);
+    assert!(s.contains("config.toml (present)"), "{s}");
+    assert!(!s.contains("active:") && !s.contains("error"), "no provider resolved, no config parsed: {s}");
+
+    std::fs::write(dir.path().join("config.toml"), "[llm]\ntriage = \"auto\"\n").unwrap();
+    let out = chalie(dir.path(), &["models"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for needle in ["vectors:", "active:", "  primary", "  embedding", "routing:"] {
+        assert!(s.contains(needle), "missing {needle} in {s}");
+    }
+    assert!(!dir.path().join("chalie.db").exists(), "models must not create the database");
+}
+
+/// The startup bench's knob is a real start: config, store, session log and workers, one
+/// frame (into memory: no terminal here), then a clean exit.
+#[test]
+fn the_tui_draws_one_frame_and_exits_under_the_startup_knob() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_rt, double) = serve(vec![]);
+    crate::support::bin::write_double_config(dir.path(), &double.base_url());
+    let knob = [("CHALIE_EXIT_AFTER_FIRST_FRAME", "1")];
+    let out = crate::support::bin::chalie_with(dir.path(), &dir.path().join("config.toml"), &knob, &[]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(chalie::tui::FIRST_FRAME_LINE), "{err}");
+    assert!(dir.path().join("chalie.db").exists(), "the store was opened");
+    assert!(err.contains("Session log: "), "the session ended as a quit does: {err}");
+}
+
 #[test]
 fn malformed_config_exits_2_naming_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();

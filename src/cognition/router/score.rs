@@ -261,13 +261,15 @@ pub fn route_text(
 impl RouterSignals {
     /// Extract the text signals, classify the intent and combine them with `ctx`.
     pub fn from_text(text: &str, ctx: &ContextSignals) -> RouterSignals {
-        let ts = crate::cognition::signals::extract(text);
+        // One lowercase pass and one word list for the signals and the intent both.
+        let lower = crate::text::normalize(text);
+        let msg = crate::cognition::intent::Analysis::new(text, &lower);
         let ictx = crate::cognition::intent::IntentContext {
             warmth: ctx.warmth(),
             memory_confidence: ctx.memory_confidence(),
             working_memory_turns: ctx.working_memory_turns,
         };
-        let intent = crate::cognition::intent::classify_intent(text, &ts, &ictx);
-        RouterSignals::new(&ts, &intent, ctx)
+        let intent = crate::cognition::intent::classify(&msg, &ictx);
+        RouterSignals::new(&msg.signals, &intent, ctx)
     }
 }
