@@ -1,9 +1,14 @@
-//! A small MCP server over stdio, built with the same SDK as chalie's client, for the tests
-//! that need the real protocol (src/mcp/tests.rs, tests/it/mcp.rs). Tools: `echo` (read-only),
-//! `note` (not read-only, so chalie asks first), `fail` (replies with an error) and `hang`
-//! (never replies). `MCP_TEST_SECRET` is echoed by `whoami`, to check env passing.
-//! Run by hand: `cargo run --example mcp_test_server` and type JSON-RPC lines.
+//! A small MCP server, built with the same SDK as chalie's client, for the tests that need the
+//! real protocol (src/mcp/tests.rs, tests/it/mcp.rs). Tools: `echo` (read-only), `note` (not
+//! read-only, so chalie asks first), `fail` (replies with an error) and `hang` (never
+//! replies). `MCP_TEST_SECRET` is echoed by `whoami`, to check env passing.
+//!
+//! Over stdio by default (`cargo run --example mcp_test_server`, then type JSON-RPC lines).
+//! With `--http` it serves streamable HTTP at `/mcp` on a free loopback port and prints the
+//! address as its first stdout line; when `MCP_TEST_BEARER` is set, a request without
+//! `Authorization: Bearer <that value>` is answered 401.
 
+use axum::response::IntoResponse;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, Tool, ToolAnnotations,
@@ -70,7 +75,41 @@ impl ServerHandler for TestServer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "--http") {
+        return serve_http().await;
+    }
     let service = TestServer.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
+    Ok(())
+}
+
+async fn serve_http() -> Result<(), Box<dyn std::error::Error>> {
+    use axum::http::{StatusCode, header};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    use std::io::Write;
+
+    let mcp = StreamableHttpService::new(
+        || Ok(TestServer),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let bearer = std::env::var("MCP_TEST_BEARER").ok().map(|t| format!("Bearer {t}"));
+    let gate = move |req: axum::extract::Request, next: axum::middleware::Next| {
+        let bearer = bearer.clone();
+        async move {
+            let given = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+            match bearer {
+                Some(want) if given != Some(want.as_str()) => StatusCode::UNAUTHORIZED.into_response(),
+                _ => next.run(req).await,
+            }
+        }
+    };
+    let app = axum::Router::new().nest_service("/mcp", mcp).layer(axum::middleware::from_fn(gate));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let mut out = std::io::stdout();
+    writeln!(out, "http://{}/mcp", listener.local_addr()?)?;
+    out.flush()?;
+    axum::serve(listener, app).await?;
     Ok(())
 }

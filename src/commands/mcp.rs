@@ -33,7 +33,9 @@ fn allow(paths: &Paths, config: &Config, skill: &str) -> anyhow::Result<ExitCode
 pub fn list(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
     let hub = Hub::from_process_env(config.mcp.clone());
     if hub.is_empty() && !json {
-        crate::outln!("no MCP servers configured (add [mcp.servers.NAME] with command = \"...\" to the config)");
+        crate::outln!(
+            "no MCP servers configured (add [mcp.servers.NAME] with command = \"...\" or url = \"...\" to the config)"
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let survey = super::tokio_runtime()?.block_on(hub.survey());

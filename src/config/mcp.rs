@@ -2,7 +2,8 @@
 //! A server is either a child process spoken to over stdio (`command`, `args`, `env`) or a
 //! streamable-HTTP endpoint (`url`). `env` maps a variable the server sees to the name of a
 //! variable in chalie's own environment, so a secret lives in the environment and never in
-//! the file, a log line or `config show`.
+//! the file, a log line or `config show`. An HTTP server's `bearer_token_env` names, in the
+//! same way, the variable holding the token sent as `Authorization: Bearer …`.
 
 use super::{ConfigError, Location};
 use serde::{Deserialize, Serialize};
@@ -15,8 +16,9 @@ use toml::Spanned;
 pub enum Transport {
     /// A child process started on demand; `env` is server variable → chalie variable name.
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String> },
-    /// A streamable-HTTP endpoint.
-    Http { url: String },
+    /// A streamable-HTTP endpoint; `bearer_token_env` names the chalie variable holding the
+    /// token, if the server wants one.
+    Http { url: String, bearer_token_env: Option<String> },
 }
 
 /// One configured server, with the file and line it came from for error messages.
@@ -53,6 +55,7 @@ pub(super) struct ServerLayer {
     #[serde(default)]
     env: BTreeMap<String, String>,
     url: Option<String>,
+    bearer_token_env: Option<String>,
     timeout_secs: Option<u64>,
 }
 
@@ -90,6 +93,9 @@ pub(super) fn merge(
                          holding the secret (letters, digits, '_'), not the secret itself"
                     )));
                 }
+                if s.bearer_token_env.is_some() {
+                    return Err(bad(format!("[mcp.servers.{name}]: bearer_token_env is for url servers")));
+                }
                 Transport::Stdio { command: command.clone(), args: s.args.clone(), env: s.env.clone() }
             }
             (None, Some(url)) => {
@@ -99,7 +105,13 @@ pub(super) fn merge(
                 if !s.args.is_empty() || !s.env.is_empty() {
                     return Err(bad(format!("[mcp.servers.{name}]: args and env are for command servers")));
                 }
-                Transport::Http { url: url.clone() }
+                if let Some(var) = s.bearer_token_env.as_ref().filter(|v| !is_env_name(v)) {
+                    return Err(bad(format!(
+                        "[mcp.servers.{name}] bearer_token_env = \"{var}\": the name of an environment variable \
+                         holding the token (letters, digits, '_'), not the token itself"
+                    )));
+                }
+                Transport::Http { url: url.clone(), bearer_token_env: s.bearer_token_env.clone() }
             }
         };
         let timeout_secs = s.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
@@ -125,7 +137,8 @@ mod tests {
     fn stdio_and_http_servers_are_read() {
         let c = load(
             "[mcp.servers.files]\ncommand = \"mcp-files\"\nargs = [\"--root\", \"/tmp\"]\n\
-             env = { GITHUB_TOKEN = \"FILES_TOKEN\" }\n\n[mcp.servers.web]\nurl = \"https://x.test/mcp\"\ntimeout_secs = 5\n",
+             env = { GITHUB_TOKEN = \"FILES_TOKEN\" }\n\n[mcp.servers.web]\nurl = \"https://x.test/mcp\"\ntimeout_secs = 5\n\
+             bearer_token_env = \"WEB_TOKEN\"\n",
         )
         .unwrap();
         let files = &c.mcp.0["files"];
@@ -133,7 +146,8 @@ mod tests {
             if command == "mcp-files" && args.len() == 2 && env["GITHUB_TOKEN"] == "FILES_TOKEN"));
         assert_eq!(files.timeout_secs, super::DEFAULT_TIMEOUT_SECS);
         assert_eq!(files.at.line, 1);
-        assert!(matches!(&c.mcp.0["web"].transport, Transport::Http { url } if url == "https://x.test/mcp"));
+        assert!(matches!(&c.mcp.0["web"].transport, Transport::Http { url, bearer_token_env: Some(v) }
+            if url == "https://x.test/mcp" && v == "WEB_TOKEN"));
         assert_eq!(c.mcp.0["web"].timeout_secs, 5);
         assert!(Config::defaults().mcp.0.is_empty());
     }
@@ -147,6 +161,8 @@ mod tests {
             ("[mcp.servers.a]\ncommand = \"x\"\nenv = { K = \"a secret\" }\n", "environment variable"),
             ("[mcp.servers.a]\ncommand = \"x\"\nenv = { K = \"ghp_0123456789abcdefXYZ\" }\n", "API key"),
             ("[mcp.servers.a]\ncommand = \"x\"\ntimeout_secs = 0\n", "between 1 and 600"),
+            ("[mcp.servers.a]\nurl = \"http://h\"\nbearer_token_env = \"tok en\"\n", "environment variable"),
+            ("[mcp.servers.a]\ncommand = \"x\"\nbearer_token_env = \"T\"\n", "for url servers"),
         ] {
             let err = load(text).unwrap_err().to_string();
             assert!(err.starts_with("/c.toml:"), "{err}");

@@ -2,15 +2,18 @@
 //! listed with schemas and called with a time limit. Every way a server can let us down
 //! (no such program, a crash during the handshake, a hang, an error reply) ends in one
 //! [`McpError`] with a one-line message, so the ACT loop can show it and move on rather than
-//! wait. Built on the official SDK (`rmcp`); only the stdio transport is spoken so far.
+//! wait. Built on the official SDK (`rmcp`): stdio child processes and streamable HTTP.
 
 use crate::config::mcp::{Server, Servers, Transport};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
+use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,8 +58,6 @@ pub fn parse_skill(skill: &str) -> Option<(&str, &str)> {
 pub enum McpError {
     #[error("MCP server '{0}' is not configured")]
     Unknown(String),
-    #[error("MCP server '{server}': unsupported transport ({what}); only command (stdio) servers are spoken so far")]
-    Unsupported { server: String, what: String },
     #[error("MCP server '{server}' did not start: {message}")]
     Start { server: String, message: String },
     #[error("MCP server '{server}': {what} took longer than {secs}s and was abandoned")]
@@ -68,6 +69,10 @@ pub enum McpError {
 }
 
 type Client = RunningService<RoleClient, ()>;
+
+/// A transport's MCP handshake, run under the server's time limit.
+/// Its error is already the one line to show.
+type Handshake = Pin<Box<dyn Future<Output = Result<Client, String>> + Send>>;
 
 /// Looks up an environment variable of chalie's own, for a server's `env` entries.
 pub type Lookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -131,12 +136,28 @@ impl Hub {
             }
             running.remove(name);
         }
-        let (command, args, env) = match &server.transport {
-            Transport::Stdio { command, args, env } => (command, args, env),
-            Transport::Http { url } => {
-                return Err(McpError::Unsupported { server: name.into(), what: format!("url {url}") });
-            }
+        let secs = server.timeout_secs;
+        let connecting = match &server.transport {
+            Transport::Stdio { command, args, env } => self.spawn(name, command, args, env)?,
+            Transport::Http { url, bearer_token_env } => self.dial(name, url, bearer_token_env.as_deref())?,
         };
+        let client = tokio::time::timeout(Duration::from_secs(secs), connecting)
+            .await
+            .map_err(|_| McpError::Timeout { server: name.into(), what: "the handshake".into(), secs })?
+            .map_err(|message| McpError::Start { server: name.into(), message: one_line(&message) })?;
+        let client = Arc::new(client);
+        running.insert(name.to_string(), Running { client: client.clone(), tools: None });
+        Ok(client)
+    }
+
+    /// Start a stdio server's child process; the handshake is the returned future.
+    fn spawn(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+    ) -> Result<Handshake, McpError> {
         let start = |message: String| McpError::Start { server: name.into(), message };
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args);
@@ -149,14 +170,22 @@ impl Hub {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| start(format!("{command}: {e}")))?;
-        let secs = server.timeout_secs;
-        let client = tokio::time::timeout(Duration::from_secs(secs), ().serve(transport))
-            .await
-            .map_err(|_| McpError::Timeout { server: name.into(), what: "the handshake".into(), secs })?
-            .map_err(|e| start(one_line(&e.to_string())))?;
-        let client = Arc::new(client);
-        running.insert(name.to_string(), Running { client: client.clone(), tools: None });
-        Ok(client)
+        Ok(Box::pin(async move { ().serve(transport).await.map_err(|e| e.to_string()) }))
+    }
+
+    /// Reach a streamable-HTTP server: nothing is sent until the returned handshake runs, so
+    /// an address with nobody behind it fails there, as one line, within the time limit.
+    fn dial(&self, name: &str, url: &str, bearer_token_env: Option<&str>) -> Result<Handshake, McpError> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+        if let Some(var) = bearer_token_env {
+            let token = (self.lookup)(var).ok_or_else(|| McpError::Start {
+                server: name.into(),
+                message: format!("environment variable {var} (bearer_token_env) is not set"),
+            })?;
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        Ok(Box::pin(async move { ().serve(transport).await.map_err(|e| http_failure(&e)) }))
     }
 
     /// Forget a server that misbehaved so the next use starts it afresh (dropping the client
@@ -258,6 +287,37 @@ fn result_text(r: &CallToolResult) -> String {
     } else {
         texts.join("\n")
     }
+}
+
+/// Why an HTTP handshake failed, in words a person can act on. The SDK's own text for a
+/// server that is down is the transport's type name, and the reason ("Connection refused")
+/// sits in the HTTP client's error, which the SDK holds without exposing it as a source.
+fn http_failure(e: &ClientInitializeError) -> String {
+    let ClientInitializeError::TransportError { error, .. } = e else { return e.to_string() };
+    let mut cur: &(dyn std::error::Error + 'static) = error;
+    loop {
+        if let Some(StreamableHttpError::Client(inner)) = cur.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return with_causes(inner);
+        }
+        match cur.source() {
+            Some(next) => cur = next,
+            None => return cur.to_string(),
+        }
+    }
+}
+
+/// An error and the errors under it, each said once.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out = format!("{out}: {text}");
+        }
+        next = cause.source();
+    }
+    out
 }
 
 /// Errors from the SDK can run over lines; the ACT pane shows one.

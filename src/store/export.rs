@@ -175,7 +175,8 @@ fn seeded(conn: &Connection, table: &str) -> Result<u64, StoreError> {
 /// more than a new one does (`fresh` counts per table, taken from a new database), and its
 /// seeded rows are replaced by the export's. With `merge`, a row identical to one already
 /// here is skipped; one whose integer key is held by a different row comes in under a new
-/// id, its references following ([`merge`]); any other conflict keeps the row here.
+/// id, its references following ([`merge`]), unless its natural key or a seeded table's key
+/// says it is a row already here; any other conflict keeps the row here.
 pub fn import(
     conn: &mut Connection,
     doc: &ExportDoc,
@@ -210,7 +211,8 @@ pub fn import(
     // the checks on, a child table sorted before its parent would be refused (and a
     // cascading delete of a seeded row would remove imported ones). Off for the import only.
     conn.pragma_update(None, "foreign_keys", false)?;
-    let result = import_rows(conn, doc, &tables, merge);
+    let seeded: Vec<String> = fresh.iter().filter(|(_, n)| **n > 0).map(|(t, _)| t.clone()).collect();
+    let result = import_rows(conn, doc, &tables, &seeded, merge);
     conn.pragma_update(None, "foreign_keys", true)?;
     result
 }
@@ -219,11 +221,12 @@ fn import_rows(
     conn: &mut Connection,
     doc: &ExportDoc,
     tables: &[String],
+    seeded: &[String],
     merge: bool,
 ) -> Result<ImportReport, ExportError> {
     let tx = conn.transaction()?;
     let mut report = ImportReport::default();
-    let renumber = if merge { merge::Renumber::plan(&tx, doc, tables)? } else { merge::Renumber::default() };
+    let renumber = if merge { merge::Renumber::plan(&tx, doc, tables, seeded)? } else { merge::Renumber::default() };
     report.renumbered = renumber.renumbered();
     for (name, dump) in doc.tables.iter().filter(|(n, _)| tables.contains(n)) {
         if !merge {

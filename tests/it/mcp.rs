@@ -1,8 +1,12 @@
 //! MCP servers from the user's side: `chalie-tui mcp list` against the example server
-//! (examples/mcp_test_server.rs) over real stdio, plus a server that cannot start.
+//! (examples/mcp_test_server.rs) over real stdio, plus a server that cannot start; the same
+//! server over streamable HTTP in `http`.
+
+mod http;
 
 use crate::support::bin::{chalie, chalie_with, json_lines, text};
 use crate::support::harness::{self, Harness, triage_reply};
+use crate::support::mcp_server::test_server;
 use crate::support::openai_double::Reply;
 use chalie::cognition::act::mcp::{Answer, ApprovalRequest};
 use chalie::cognition::router::Mode;
@@ -12,14 +16,6 @@ use chalie::mcp::Hub;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The example server's binary, built by `cargo test`/`nextest` beside this test binary.
-pub fn test_server() -> String {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().and_then(|d| d.parent()).unwrap().join("examples/mcp_test_server");
-    assert!(path.exists(), "{} missing: cargo build --example mcp_test_server", path.display());
-    path.display().to_string()
-}
 
 #[test]
 fn mcp_list_shows_each_server_state_and_tools() {

@@ -37,9 +37,15 @@ pub fn select<'t>(tools: &'t [ToolInfo], triage_skills: &[String], text: &str) -
     out
 }
 
-/// Lower case, `_`/`-` and punctuation as spaces, single-spaced.
+/// Lower case, `_`/`-` and punctuation as spaces, single-spaced, so a name matches only whole
+/// words. An apostrophe joins rather than splits: "don't" is one word, not "don" and a "t"
+/// that a one-letter tool would match.
 fn normalise(s: &str) -> String {
-    let spaced: String = s.chars().map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { ' ' }).collect();
+    let spaced: String = s
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '’'))
+        .map(|c| if c.is_alphanumeric() { c.to_lowercase().next().unwrap_or(c) } else { ' ' })
+        .collect();
     spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -151,6 +157,26 @@ mod tests {
             planner_doc(&tools[0]),
             "mcp.s.read_file — Does things. Arguments (JSON Schema): {\"type\":\"object\"}"
         );
+    }
+
+    #[test]
+    fn a_tool_name_matches_whole_words_only() {
+        let tools = [tool("note", false), tool("t", true), tool("web_search", true)];
+        let picked = |text: &str| select(&tools, &[], text).iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        for ordinary in [
+            "my notebook is full",
+            "denote the keynote",
+            "notes from the meeting",
+            "notation",
+            "don't stop, it's late",
+            "websearch it",
+        ] {
+            assert!(picked(ordinary).is_empty(), "{ordinary}: {:?}", picked(ordinary));
+        }
+        assert_eq!(picked("Note: buy milk"), ["note"]);
+        assert_eq!(picked("add a (note) here."), ["note"]);
+        assert_eq!(picked("try web-search or WEB SEARCH"), ["web_search"]);
+        assert_eq!(picked("use t"), ["t"]);
     }
 
     #[test]

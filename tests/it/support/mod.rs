@@ -5,6 +5,7 @@ pub mod bin;
 pub mod chaos;
 pub mod fuzz;
 pub mod harness;
+pub mod mcp_server;
 pub mod models;
 pub mod openai_double;
 pub mod tmux;
