@@ -123,12 +123,78 @@ fn report(name: &str, before: &[Vec<Routed>], after: &[Vec<Routed>]) {
     println!("   modes before {:?}\n   modes after  {:?}", modes(&mb), modes(&ma));
 }
 
+/// Every turn misrouted before or after, with its modes and scores, for reading the proof.
+fn list_misroutes(name: &str, threads: &[Vec<&Turn>], before: &[Vec<Routed>], after: &[Vec<Routed>]) {
+    println!("\n-- misrouted turns, {name} (before → after)");
+    for (turns, (b, a)) in threads.iter().zip(before.iter().zip(after)) {
+        for (i, t) in turns.iter().enumerate() {
+            if is_misroute(b[i].label) || is_misroute(a[i].label) {
+                let l = |r: &Routed| r.label.map_or("-", FeedbackLabel::as_str);
+                println!(
+                    "   t{:02}.{i} {} {} → {} {}: {:?} {}",
+                    t.thread,
+                    b[i].mode.as_str(),
+                    l(&b[i]),
+                    a[i].mode.as_str(),
+                    l(&a[i]),
+                    t.text,
+                    a[i].scores
+                );
+            }
+        }
+    }
+}
+
+/// Misroutes of `after` against `before`: (total, no longer misrouted, newly misrouted).
+fn compare(before: &[Vec<Routed>], after: &[Vec<Routed>]) -> (usize, usize, usize) {
+    let (mut total, mut fixed, mut new) = (0, 0, 0);
+    for (b, a) in before.iter().flatten().zip(after.iter().flatten()) {
+        total += usize::from(is_misroute(a.label));
+        match (is_misroute(b.label), is_misroute(a.label)) {
+            (true, false) => fixed += 1,
+            (false, true) => new += 1,
+            _ => {}
+        }
+    }
+    (total, fixed, new)
+}
+
+/// One parameter from 0 to 0.5 by 0.025 over the defaults: misroutes on the calibration
+/// (even) and held-out (odd) threads, and labelled agreement on the even and odd items of the
+/// tuning set and on the holdout set. Choose on the even columns, report the odd ones.
+fn sweep(name: &str, calibration: &[Vec<&Turn>], held_out: &[Vec<&Turn>]) -> anyhow::Result<()> {
+    let mut base = RouterWeights::default();
+    base.set(name, 0.0)?;
+    let (even, odd): (Vec<_>, Vec<_>) = labelled_set().into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    let even: Vec<_> = even.into_iter().map(|(_, x)| x).collect();
+    let odd: Vec<_> = odd.into_iter().map(|(_, x)| x).collect();
+    let holdout = holdout_set();
+    let (cal0, held0) = (route_threads(calibration, &base), route_threads(held_out, &base));
+    println!(
+        "{name}: calibration misroutes (fixed/new) | labelled even | held-out misroutes (fixed/new) | labelled odd | holdout"
+    );
+    for k in 0..=20 {
+        let v = f64::from(k) * 0.025;
+        let mut w = base;
+        w.set(name, v)?;
+        let (c, cf, cn) = compare(&cal0, &route_threads(calibration, &w));
+        let (h, hf, hn) = compare(&held0, &route_threads(held_out, &w));
+        let (ae, ne, _) = agreement(&w, &even);
+        let (ao, no, _) = agreement(&w, &odd);
+        let (ah, nh, _) = agreement(&w, &holdout);
+        println!("  {v:.3}: {c:>2} ({cf}/{cn}) | {ae}/{ne} | {h:>2} ({hf}/{hn}) | {ao}/{no} | {ah}/{nh}");
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let log_path = args
         .iter()
         .enumerate()
-        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || !["--db", "--days"].contains(&args[i - 1].as_str())))
+        .find(|(i, a)| {
+            !a.starts_with("--") && (*i == 0 || !["--db", "--days", "--sweep"].contains(&args[i - 1].as_str()))
+        })
         .map(|(_, a)| a.clone())
         .unwrap_or_else(|| DEFAULT_LOG.to_string());
     let db_path = args.iter().position(|a| a == "--db").and_then(|i| args.get(i + 1)).cloned();
@@ -198,6 +264,12 @@ fn main() -> anyhow::Result<()> {
             };
             report(name, &pick(&before), &pick(&after));
         }
+        return Ok(());
+    }
+
+    if let Some(i) = args.iter().position(|a| a == "--sweep") {
+        let name = args.get(i + 1).ok_or_else(|| anyhow::anyhow!("--sweep PARAM"))?;
+        sweep(name, &calibration, &held_out)?;
         return Ok(());
     }
 
@@ -284,6 +356,11 @@ fn main() -> anyhow::Result<()> {
         let (a, b) = (defaults.get(name).unwrap_or(0.0), weights.get(name).unwrap_or(0.0));
         if (a - b).abs() > 1e-9 {
             println!("   {name}: {a:.3} → {b:.3}");
+        }
+    }
+    if args.iter().any(|a| a == "--list") {
+        for (name, set) in [("calibration", &calibration), ("held out", &held_out)] {
+            list_misroutes(name, set, &route_threads(set, &defaults), &route_threads(set, &weights));
         }
     }
     report("calibration threads", &route_threads(&calibration, &defaults), &route_threads(&calibration, &weights));

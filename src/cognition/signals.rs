@@ -69,6 +69,11 @@ pub struct TextSignals {
     /// that kind ([`reference::referent_support`]).
     #[serde(default)]
     pub referent_need: reference::ReferentNeed,
+    /// Addition: a short question or request leaning on a pronoun it does not name ("is it
+    /// worth it?", "will they mind?": [`reference::dangling_reference`]) that no other pointer
+    /// signal here already counts. The router reads it on a cold topic only.
+    #[serde(default)]
+    pub dangling_reference: bool,
 }
 
 impl TextSignals {
@@ -236,6 +241,11 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
         _ => false,
     };
     let vague_reference = !ws.is_empty() && content_word_count == 0 && (anaphor || bare_question);
+    let missing_object = reference::missing_object(lower, ws);
+    let referent_need = reference::referent_need(lower, ws, vague_reference);
+    let pointed = vague_reference
+        || missing_object
+        || matches!(referent_need, reference::ReferentNeed::Proposal | reference::ReferentNeed::Options);
     TextSignals {
         prompt_token_count: total,
         has_question_mark: text.contains('?'),
@@ -246,10 +256,11 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
         information_density,
         content_word_count,
         vague_reference,
-        missing_object: reference::missing_object(lower, ws),
-        referent_need: reference::referent_need(lower, ws, vague_reference),
+        missing_object,
+        referent_need,
         correction: reference::correction(ws),
         underspecified_request: reference::underspecified_request(lower, ws),
+        dangling_reference: !pointed && reference::dangling_reference(ws, text.contains('?')),
     }
 }
 

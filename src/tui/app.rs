@@ -600,6 +600,7 @@ impl App {
                 self.thread = Some(thread_id.clone());
                 self.chat.push_user(exchange_id, text, at);
                 self.status.pending += 1;
+                self.routing.message(text);
             }
             EngineEvent::Notice { level, message } => self.status.notice(*level, message),
             EngineEvent::Routed { exchange_id, mode, router, topic, fallbacks, graph, .. } => {

@@ -108,3 +108,57 @@ fn router_regulate_and_audit_stats_on_the_command_line() {
     assert_eq!(pinned[0]["new_version"], Value::Null, "{}", pinned[0]);
     assert!(pinned[0]["plan"]["skipped"][0].as_str().unwrap_or("").contains("pinned"), "{}", pinned[0]);
 }
+
+/// `--replay LOG --rerun --weights-version N --db FILE`: a recorded turn is routed with the
+/// version the regulator stored, not with the built-in weights. Version 3 lowers `respond.base`
+/// to its bound (the control of the RESPOND-overuse pressure, several cycles' worth of steps),
+/// which moves the recorded general-knowledge question off RESPOND; without the flag the same
+/// rerun routes it as recorded.
+#[test]
+fn a_rerun_with_a_regulator_version_routes_a_recorded_turn_differently() {
+    use crate::support::bin::{chalie, json_lines, text};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[providers.gone]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[models]\nprimary = \"gone/chat\"\n\
+         lightweight = \"gone/chat\"\nstrong = \"gone/chat\"\nembedding = \"gone/embed\"\n[llm]\ntriage = \"heuristic\"\n\
+         memory_extraction = \"heuristic\"\ncritic = \"heuristic\"\n",
+    )
+    .unwrap();
+    let db = dir.path().join("regulated.db");
+    let conn = chalie::store::open(&db).unwrap();
+    let mut w = RouterWeights::default();
+    let floor = RouterWeights::bound("respond.base").map_or(0.30, |(min, _)| min);
+    w.set("respond.base", floor).unwrap();
+    w.version = DEFAULT_WEIGHTS_VERSION + 1;
+    let reason = format!("respond.base {:.3} → {floor:.3}", RouterWeights::default().respond.base);
+    RouterWeightsRepo(&conn).insert(w.version, &serde_json::to_string(&w).unwrap(), "regulator", &reason, 1).unwrap();
+    drop(conn);
+
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/replay_session.jsonl");
+    let log = log.to_str().unwrap();
+    let rerun = |extra: &[&str]| {
+        let data = dir.path().join(format!("rerun{}", extra.len()));
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::copy(&config, data.join("config.toml")).unwrap();
+        let mut args = vec!["--replay", log, "--rerun", "--headless"];
+        args.extend_from_slice(extra);
+        let out = chalie(&data, &args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        json_lines(&out)
+    };
+    let question = |turns: &[Value]| {
+        turns
+            .iter()
+            .find(|t| t["text"] == "What is the capital of France?")
+            .map(|t| t["mode"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    let version = w.version.to_string();
+    let plain = rerun(&[]);
+    let regulated = rerun(&["--db", db.to_str().unwrap(), "--weights-version", &version]);
+    assert_eq!(question(&plain), "RESPOND", "{plain:?}");
+    assert_ne!(question(&regulated), "RESPOND", "{regulated:?}");
+    assert_eq!(plain.len(), regulated.len(), "every recorded turn is rerun");
+}

@@ -138,6 +138,11 @@ pub struct DerivedSignals {
     /// Addition: a correction that does not say what was meant, on an answer that exists.
     #[serde(default)]
     pub bare_correction: bool,
+    /// Addition: the message's pronoun has no antecedent in it (`dangling_reference`), and this
+    /// is how much of one working memory cannot supply: `1 − referent_support`, else 0. Scored
+    /// on a cold topic only (docs/cognition.md §15.7).
+    #[serde(default)]
+    pub dangling_reference: f64,
 }
 
 /// docs/cognition.md §6.1 thresholds of the derived signals and conditions (fixed, not regulated).
@@ -177,6 +182,10 @@ impl RouterSignals {
         }
     }
 
+    fn support(&self) -> f64 {
+        if self.referent_support.is_finite() { self.referent_support.clamp(0.0, 1.0) } else { 0.0 }
+    }
+
     fn warmth(&self) -> f64 {
         if self.context_warmth.is_finite() { self.context_warmth.clamp(0.0, 1.0) } else { 0.0 }
     }
@@ -200,13 +209,12 @@ impl RouterSignals {
                 || self.text.missing_object
                 || matches!(self.text.referent_need, ReferentNeed::Proposal | ReferentNeed::Options)
             {
-                let support =
-                    if self.referent_support.is_finite() { self.referent_support.clamp(0.0, 1.0) } else { 0.0 };
-                1.0 - support
+                1.0 - self.support()
             } else {
                 0.0
             },
             bare_correction: self.text.correction == Correction::Bare && self.working_memory_turns > 0,
+            dangling_reference: if self.text.dangling_reference { 1.0 - self.support() } else { 0.0 },
         }
     }
 }

@@ -39,6 +39,7 @@ pub fn asks_or_points(s: &RouterSignals, d: &DerivedSignals) -> bool {
         || s.text.underspecified_request
         || d.bare_negative_feedback
         || d.bare_correction
+        || d.dangling_reference > 0.0
 }
 
 /// The raw docs/cognition.md §6.2 scores (before anti-oscillation).
@@ -79,7 +80,8 @@ fn score_with(s: &RouterSignals, d: &DerivedSignals, w: &RouterWeights) -> ModeS
         + d.unresolved_reference * pointer_weight(s, c)
         + on(d.bare_negative_feedback, c.bare_negative_feedback)
         + on(d.bare_correction, c.correction)
-        + on(s.text.underspecified_request, c.underspecified_request);
+        + on(s.text.underspecified_request, c.underspecified_request)
+        + on(d.cold, c.dangling_reference * d.dangling_reference);
 
     let a = &w.act;
     let asks = s.text.interrogative_words || s.text.has_question_mark;

@@ -569,7 +569,7 @@ fn router_decision_snapshots_and_serde() {
 #[test]
 fn router_weights_names_get_set_bounds() {
     let mut w = RouterWeights::default();
-    assert_eq!(RouterWeights::PARAMS.len(), 50);
+    assert_eq!(RouterWeights::PARAMS.len(), 51);
     for name in RouterWeights::PARAMS {
         assert!(w.get(name).is_some(), "{name}");
     }

@@ -59,6 +59,9 @@ pub struct ClarifyWeights {
     pub correction: f64,
     /// Addition: + if a request to make something gives none of the details it needs.
     pub underspecified_request: f64,
+    /// Addition: + × dangling_reference if cold: a short ask whose pronoun names nothing
+    /// ("is it worth it?") on a topic nothing is known about (docs/cognition.md §15.7).
+    pub dangling_reference: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -153,6 +156,10 @@ pub struct RouterWeights {
     pub tiebreaker: TiebreakerWeights,
 }
 
+/// `clarify.dangling_reference` of the defaults, calibrated on the even threads of the routing
+/// replay session and the even items of the labelled set (docs/cognition.md §15.7).
+pub const DANGLING_REFERENCE_DEFAULT: f64 = 0.30;
+
 /// Version of [`RouterWeights::default`].
 pub const DEFAULT_WEIGHTS_VERSION: u32 = 2;
 
@@ -182,6 +189,7 @@ impl Default for RouterWeights {
                 missing_object: 0.40,
                 correction: 0.20,
                 underspecified_request: 0.35,
+                dangling_reference: DANGLING_REFERENCE_DEFAULT,
                 ..p.clarify
             },
             act: ActWeights {
@@ -276,6 +284,7 @@ pub const WEIGHT_BOUNDS: &[WeightBound] = &[
     WeightBound { name: "clarify.missing_object", min: 0.0, max: 0.60 },
     WeightBound { name: "clarify.correction", min: 0.0, max: 0.50 },
     WeightBound { name: "clarify.underspecified_request", min: 0.0, max: 0.50 },
+    WeightBound { name: "clarify.dangling_reference", min: 0.0, max: 0.50 },
     WeightBound { name: "act.action_intent", min: 0.20, max: 0.90 },
     WeightBound { name: "respond.social_intent_penalty", min: 0.0, max: 0.50 },
     WeightBound { name: "respond.action_intent_penalty", min: 0.0, max: 0.50 },
@@ -343,6 +352,7 @@ weight_params!(
     clarify.missing_object,
     clarify.correction,
     clarify.underspecified_request,
+    clarify.dangling_reference,
     act.base,
     act.question_moderate_context,
     act.interrogative_fact_gap,
@@ -404,6 +414,7 @@ impl RouterWeights {
                 missing_object: 0.0,
                 correction: 0.0,
                 underspecified_request: 0.0,
+                dangling_reference: 0.0,
             },
             act: ActWeights {
                 base: 0.20,

@@ -327,9 +327,11 @@ pub fn fullness_support(working_memory_turns: usize, is_new_topic: bool) -> f64 
     if is_new_topic { full * NEW_TOPIC_SUPPORT } else { full }
 }
 
+mod dangling;
 mod object;
 pub mod referent;
 mod underspecified;
+pub use dangling::dangling_reference;
 pub use referent::{ReferentNeed, referent_need};
 pub use underspecified::underspecified_request;
 

@@ -35,6 +35,11 @@ pub struct RoutingPane {
     /// This session's recent delivered modes and whether each asked for a tie-break, newest
     /// last (at most [`RECENT`]): the live distribution line.
     pub recent: std::collections::VecDeque<(Mode, bool)>,
+    /// Whether each recent judged decision was a misroute, newest last (at most [`RECENT`]).
+    pub judged: std::collections::VecDeque<bool>,
+    /// The latest message of the conversation and the mode it was given, waiting for the next
+    /// message to judge it.
+    pending: Option<(String, Option<Mode>)>,
 }
 
 /// How many decisions the live distribution covers.
@@ -49,6 +54,27 @@ impl RoutingPane {
             self.recent.pop_front();
         }
         self.recent.push_back((mode, tie));
+        if let Some((_, m)) = &mut self.pending {
+            *m = Some(mode);
+        }
+    }
+
+    /// A new message judges the last routed one with the engine's own detector
+    /// (`regulator::detect_feedback`, the verdict stored on the decision's row), so the live
+    /// misroute rate is the one `audit --stats` reads (docs/cognition.md §15.1).
+    pub fn message(&mut self, text: &str) {
+        if let Some((user, Some(mode))) = self.pending.take() {
+            let fb = crate::cognition::regulator::detect_feedback(crate::cognition::regulator::Exchange {
+                user: &user,
+                mode,
+                next: text,
+            });
+            if self.judged.len() == RECENT {
+                self.judged.pop_front();
+            }
+            self.judged.push_back(crate::cognition::router::stats::MISROUTE_LABELS.contains(&fb.label.as_str()));
+        }
+        self.pending = Some((text.to_string(), None));
     }
 
     /// The recent mode distribution against the healthy ranges (a red-flag mode in the warning
@@ -73,6 +99,13 @@ impl RoutingPane {
         }
         spans
             .push(Span::styled(format!("· H {entropy:.2} · tie {:.0}%", 100.0 * ties as f64 / n as f64), theme::dim()));
+        if !self.judged.is_empty() {
+            let missed = self.judged.iter().filter(|m| **m).count();
+            let rate = 100.0 * missed as f64 / self.judged.len() as f64;
+            // Over the misroute pressure's threshold (parameters §10: 10 %) in the warning colour.
+            let style = if rate > 10.0 { theme::warn() } else { theme::dim() };
+            spans.push(Span::styled(format!(" · misroute {rate:.0}%"), style));
+        }
         Some(Line::from(spans))
     }
 
@@ -269,5 +302,24 @@ mod distribution_tests {
         assert!(text.ends_with("tie 5%"), "{text}");
         let flagged = line.spans.iter().find(|s| s.content.starts_with("RES")).unwrap();
         assert_eq!(flagged.style, theme::warn());
+    }
+
+    #[test]
+    fn the_router_pane_judges_the_last_route_by_the_next_message() {
+        let mut pane = RoutingPane::default();
+        // An under-asked question the user then explains, and a question answered and thanked.
+        for (text, mode) in [
+            ("Is it worth it?", Mode::Respond),
+            ("I meant the upgrade to the bigger phone plan, sorry", Mode::Respond),
+            ("thanks", Mode::Acknowledge),
+        ] {
+            pane.message(text);
+            pane.record(mode, false);
+        }
+        assert_eq!(pane.judged, [true, false], "the last message is not judged yet");
+        let line = pane.distribution_line().unwrap();
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert!(text.ends_with("· misroute 50%"), "{text}");
+        assert_eq!(line.spans.last().unwrap().style, theme::warn(), "over the 10 % threshold");
     }
 }
