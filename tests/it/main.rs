@@ -24,6 +24,8 @@ mod critic;
 mod export;
 mod forget;
 mod fuzz;
+mod graph_replay;
+mod graph_router;
 mod introspection;
 mod kill9;
 mod list_matching;
