@@ -230,7 +230,7 @@ pub fn parse(text: &str, cands: &[Transfer], graph: &Graph) -> Result<Parsed, St
 
 /// The answer's `new_nodes` and `prune_candidates`, checked against the graph: ids that name
 /// no concept are dropped, a node with no existing concept to hang from is refused, as is
-/// content out of [`NODE_CONTENT_CHARS`] or that neurogenesis's text gates block.
+/// content out of [`NODE_CONTENT_CHARS`], all punctuation, or a filler neurogenesis blocks.
 fn suggestions(v: &Value, graph: &Graph, out: &mut Parsed) {
     let rows = |k: &str| v.get(k).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let ids = |r: &Value, k: &str| -> (Vec<i64>, Vec<String>) {
@@ -255,7 +255,8 @@ fn suggestions(v: &Value, graph: &Graph, out: &mut Parsed) {
             continue;
         }
         let name = super::grow::normalise(content);
-        if super::grow::novelty(&name, None) == super::grow::Novelty::Blocked {
+        // Neurogenesis's filler list; its three-token floor is for messages, not names.
+        if name.is_empty() || super::grow::BLOCKED.contains(&name.as_str()) {
             out.refused.push(format!("new node {shown:?}: blocked content"));
             continue;
         }
