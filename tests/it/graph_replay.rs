@@ -31,6 +31,8 @@ fn config(dir: &Path, base_url: &str, name: &str) -> PathBuf {
 fn record(rt: &tokio::runtime::Runtime, dir: &Path) -> PathBuf {
     let replies = (1..=24).map(|i| Reply::text(&format!("That sounds like fun, tell me more ({i}).")));
     let double = rt.block_on(Double::start(replies.collect()));
+    // Vectors at the store's dimension, so a message can seed and grow the graph.
+    double.set_embedding_dim(chalie::store::EMBEDDING_DIM);
     let data = dir.join("recorded");
     std::fs::create_dir_all(&data).unwrap();
     let cfg = config(dir, &double.base_url(), "record.toml");
