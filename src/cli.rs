@@ -30,6 +30,11 @@ pub struct Cli {
     /// the built-in weights and the config's `[router.weights]`
     #[arg(long, value_name = "N", requires = "rerun")]
     pub weights_version: Option<u32>,
+    /// With --rerun: run the concept graph in MODE and report, per turn and in all, what it
+    /// activated, what the reply used, the context it added and its latency and model calls
+    /// (v2 asks the configured lightweight model live)
+    #[arg(long, value_name = "MODE", requires = "rerun")]
+    pub graph: Option<crate::memory::graph::GraphMode>,
     /// With --replay: no TUI; print one JSON object per turn to stdout
     #[arg(long, requires = "replay")]
     pub headless: bool,
@@ -335,6 +340,16 @@ pub enum MemoryAction {
 impl ValueEnum for Mode {
     fn value_variants<'a>() -> &'a [Self] {
         &Mode::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
+}
+
+impl ValueEnum for crate::memory::graph::GraphMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &crate::memory::graph::GraphMode::ALL
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {

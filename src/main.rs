@@ -61,7 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), config_digest = %config.digest(), "starting");
 
     if let Some(log) = &cli.replay {
-        return commands::replay::run(&paths, config, log, cli.rerun, cli.headless, cli.weights_version);
+        return commands::replay::run(&paths, config, log, cli.rerun, cli.headless, cli.weights_version, cli.graph);
     }
     match cli.command {
         None => commands::chat::run(paths, config, cli.thread),

@@ -17,6 +17,7 @@ pub fn run(
     rerun: bool,
     headless: bool,
     weights_version: Option<u32>,
+    graph: Option<crate::memory::graph::GraphMode>,
 ) -> anyhow::Result<ExitCode> {
     let log = crate::session::read_log(path)?;
     for w in log.warnings.iter().take(SHOWN) {
@@ -34,7 +35,7 @@ pub fn run(
             Some(v) => Some(super::rerun::stored_weights(paths, v)?),
             None => None,
         };
-        return super::rerun::run(&log, config, headless, weights);
+        return super::rerun::run(&log, config, headless, weights, graph.map(|g| (g, paths)));
     }
     if headless {
         for t in crate::session::recorded_turns(&log) {

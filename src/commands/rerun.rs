@@ -3,7 +3,11 @@
 //! JSON object per turn with `--headless`, and a summary of how the model calls were answered.
 
 use crate::cognition::router::RouterWeights;
+use crate::config::Role;
 use crate::config::{Config, Paths};
+use crate::llm::Route;
+use crate::memory::graph::GraphMode;
+use crate::memory::graph::mode::Judgement;
 use crate::runtime::rerun::{Rerun, RerunTurn};
 use crate::session::SessionLog;
 use std::io::{IsTerminal, Write};
@@ -25,8 +29,17 @@ pub fn run(
     config: Config,
     headless: bool,
     weights: Option<(u32, RouterWeights)>,
+    graph: Option<(GraphMode, &Paths)>,
 ) -> anyhow::Result<ExitCode> {
-    let rerun = Rerun::prepare(log, config, &std::env::temp_dir())?;
+    let runtime = super::tokio_runtime()?;
+    let live = match graph {
+        Some((GraphMode::V2, paths)) => Some(runtime.block_on(live_lightweight(&config, paths))?),
+        _ => None,
+    };
+    let mut rerun = Rerun::prepare(log, config, &std::env::temp_dir())?;
+    if let Some((mode, _)) = graph {
+        rerun.use_graph(mode, live);
+    }
     if let Some((version, w)) = weights
         && let Err(e) = rerun.use_weights(&w, &format!("--weights-version {version}"))
     {
@@ -37,7 +50,6 @@ pub fn run(
     if !headless {
         crate::outln!("{:>4}  {:<11}    {:<11}  message", "turn", "recorded", "now");
     }
-    let runtime = super::tokio_runtime()?;
     let result = runtime.block_on(rerun.run(|t| {
         // Each turn is printed as soon as it is ready: a long rerun shows progress.
         let mut out = std::io::stdout().lock();
@@ -58,6 +70,28 @@ pub fn run(
     let (recorded, unused) = (rerun.recorded_calls(), rerun.unused_calls());
     rerun.finish();
     let turns = result?;
+    if let Some((mode, _)) = graph {
+        let j = Judgement::over(turns.iter().filter_map(|t| t.graph.as_ref()));
+        crate::errln!(
+            "graph {mode}: {} turn(s) ran it; precision {:.3} ({} of {} fired), recall {:.3} (of {} the replies named); \
+             {:.1} context tokens a turn; {:.2} ms median, {:.2} ms p99; {} model call(s), {} tokens in, {} out; \
+             {} fallback(s); {} node(s) grown",
+            j.turns,
+            j.precision,
+            j.hits,
+            j.fired,
+            j.recall,
+            j.used,
+            j.context_tokens,
+            j.ms_median,
+            j.ms_p99,
+            j.calls,
+            j.tokens_in,
+            j.tokens_out,
+            j.fallbacks,
+            j.grown
+        );
+    }
     let differ = turns.iter().filter(|t| t.differs).count();
     crate::errln!(
         "rerun: {} turn(s), {differ} with different routing; model calls answered from the log: {} by prompt, \
@@ -83,4 +117,15 @@ fn row(t: &RerunTurn) -> String {
         t.mode.as_str(),
         crate::text::terminal::safe(&crate::text::clip::clip(&t.text, 60))
     )
+}
+
+/// The configured lightweight model, live, for the v2 router of `--graph v2` (the built-in one
+/// when the config names none).
+async fn live_lightweight(config: &Config, paths: &Paths) -> anyhow::Result<Route> {
+    let bus = crate::events::EventBus::new();
+    let (llm, _) =
+        crate::llm::resolve::build(config, &paths.models_dir, &crate::config::ProcessEnv, bus, false).await?;
+    llm.route(Role::Lightweight)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("--graph v2 needs a lightweight model, and the config names none"))
 }

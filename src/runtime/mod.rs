@@ -248,6 +248,21 @@ impl Runtime {
         Ok(encoded)
     }
 
+    /// Wait until no semantic consolidation job is queued or running, at most `cap`: a replay
+    /// that judges the concept graph (`--graph`) needs each turn to see the concepts every
+    /// earlier turn's consolidation made, whatever the worker's timing.
+    pub async fn wait_for_consolidation(&self, cap: Duration) -> Result<(), StoreError> {
+        let start = tokio::time::Instant::now();
+        while self.db.call(|c| JobsRepo(c).is_live(crate::store::JobKind::Semantic)).await? {
+            if start.elapsed() >= cap {
+                tracing::warn!("semantic consolidation still running after {cap:?}");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    }
+
     /// Start the background tasks (the reminder scheduler, catching up first on reminders due
     /// while the app was closed, and the memory workers, once an engine has started). Must be
     /// called inside the tokio runtime; cancel the token to stop them.

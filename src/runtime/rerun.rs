@@ -14,6 +14,7 @@ use crate::config::{Config, Paths, ProviderKind, Role};
 use crate::events::EngineEvent;
 use crate::llm::replay::{ReplayBook, ReplayProvider, ReplayStats};
 use crate::llm::{Llm, Route};
+use crate::memory::graph::{GraphMode, GraphTurnStats};
 use crate::session::{LogEntry, RecordedTurn, SessionLog, recorded_turns};
 use crate::store::JobState;
 use serde::Serialize;
@@ -60,6 +61,9 @@ pub struct RerunTurn {
     pub calls: ReplayStats,
     /// The regulator's verdict on the turn as the current engine sees it.
     pub regulator: crate::vocab::regulator::RegulatorReport,
+    /// What the concept graph did, with `--graph MODE` (docs/cognition.md §9.4.10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphTurnStats>,
 }
 
 /// A prepared rerun: the scratch runtime and the recorded calls.
@@ -69,6 +73,8 @@ pub struct Rerun {
     book: Arc<ReplayBook>,
     builtin: HashMap<Role, bool>,
     turns: Vec<RecordedTurn>,
+    /// `--graph MODE`, and the live model the v2 router asks.
+    graph: Option<(GraphMode, Option<Route>)>,
 }
 
 impl Rerun {
@@ -93,6 +99,7 @@ impl Rerun {
             rt,
             scratch,
             builtin,
+            graph: None,
         };
         match applied {
             Ok(_) => Ok(rerun),
@@ -120,6 +127,14 @@ impl Rerun {
         Ok(())
     }
 
+    /// Run the graph in `mode` (the replay judgement, docs/cognition.md §9.4.10) and report
+    /// what it did per turn. The log has no answers for the v2 router's calls (or answers
+    /// from a different graph), so in `v2` they go to `live`, a real lightweight model; without
+    /// one they fail as unrecorded and every step is routed mechanically.
+    pub fn use_graph(&mut self, mode: GraphMode, live: Option<Route>) {
+        self.graph = Some((mode, live));
+    }
+
     pub fn turns(&self) -> &[RecordedTurn] {
         &self.turns
     }
@@ -136,9 +151,15 @@ impl Rerun {
             (role, route)
         });
         let llm = Arc::new(Llm::new(self.rt.bus.clone(), self.rt.config.llm.clone(), routes));
-        let engine = Engine::start(self.rt.db.clone(), llm.clone(), self.rt.bus.clone())
+        let mut engine = Engine::start(self.rt.db.clone(), llm.clone(), self.rt.bus.clone())
             .await
             .map_err(|source| RerunError::Engine { turn: 0, source })?;
+        if let Some((mode, live)) = &self.graph {
+            let router = live.clone().map(|route| {
+                Arc::new(Llm::new(self.rt.bus.clone(), self.rt.config.llm.clone(), [(Role::Lightweight, route)]))
+            });
+            engine = engine.with_graph_mode(*mode, router);
+        }
         self.rt.provide_llm(llm);
         let memory = self.rt.start_memory_workers();
         let cancel = CancellationToken::new();
@@ -157,6 +178,9 @@ impl Rerun {
                 {
                     tracing::warn!(turn = t.turn, %state, "rerun: memory encoding not finished");
                 }
+                if self.graph.is_some() {
+                    self.rt.wait_for_consolidation(ENCODE_WAIT).await?;
+                }
                 let turn = RerunTurn {
                     turn: t.turn,
                     text: t.text.clone(),
@@ -169,6 +193,7 @@ impl Rerun {
                     reply: report.response,
                     calls: self.book.stats().since(&before),
                     regulator: report.regulator,
+                    graph: report.graph.filter(|_| self.graph.is_some()),
                 };
                 on_turn(&turn);
                 out.push(turn);

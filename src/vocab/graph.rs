@@ -37,6 +37,15 @@ pub struct GraphRouting {
     /// Turns after this one the tier stays off.
     #[serde(default)]
     pub off_turns: u64,
+    /// Probationary nodes made from the model's `new_nodes` (docs/cognition.md §9.4.11).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<String>,
+    /// Concepts whose incoming edges a `prune_candidates` suggestion weakened.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weakened: Vec<String>,
+    /// Suggestions dropped, each with why (a missing concept, over budget, blocked content).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -25,6 +25,8 @@ mod disk;
 mod export;
 mod forget;
 mod fuzz;
+mod graph_replay;
+mod graph_router;
 mod introspection;
 mod kill9;
 mod list_matching;

@@ -69,6 +69,11 @@ pub struct Engine {
     /// The graph's v2 router: on for this engine, its per-call cap, its breaker (§9.4.9).
     graph_router: Option<Duration>,
     graph_breaker: std::sync::Mutex<crate::memory::graph::router::Breaker>,
+    /// How turns use the graph (§9.4.10): from the config, or forced by a replay's `--graph`.
+    graph_mode: crate::memory::graph::GraphMode,
+    /// The model the v2 router asks when it is not this engine's lightweight role (a replay
+    /// answers every role from the log, but the router's calls need a live model).
+    graph_llm: Option<Arc<Llm>>,
 }
 
 impl Engine {
@@ -97,9 +102,26 @@ impl Engine {
             graph_cache: Arc::default(),
             mcp: None,
             approvals: std::sync::Mutex::new(None),
+            graph_mode: if graph_router.is_some() {
+                crate::memory::graph::GraphMode::V2
+            } else {
+                crate::memory::graph::GraphMode::Novelty
+            },
             graph_router,
             graph_breaker: Default::default(),
+            graph_llm: None,
         })
+    }
+
+    /// Run the graph in `mode` whatever the config says (the replay judgement, §9.4.10); in
+    /// `v2`, the router asks `router` (default: this engine's lightweight role).
+    pub fn with_graph_mode(mut self, mode: crate::memory::graph::GraphMode, router: Option<Arc<Llm>>) -> Engine {
+        use crate::memory::graph::GraphMode;
+        self.graph_mode = mode;
+        self.graph_router =
+            (mode == GraphMode::V2).then(|| Duration::from_millis(self.llm.settings().graph_router_timeout_ms));
+        self.graph_llm = router;
+        self
     }
 
     /// Offer the hub's tools to the ACT loop.
@@ -193,6 +215,9 @@ impl Engine {
         let replied = turn.reply(&context, &topic, &understood, &triage, &delivered, acted).await;
         turn.commit(&topic, &triage, &delivered, &replied).await?;
         turn.regulated(&replied).await?;
+        if let (Some(stats), Some(g)) = (topic.graph_stats.as_mut(), topic.graph.as_ref()) {
+            stats.used_by(g, &replied.generated.text);
+        }
         turn.learn_graph(topic.graph.take(), &replied.generated.text).await;
         if let Some(plan) = crate::cognition::act::skills::forget::take_pending(exchange_id) {
             self.forget(exchange_id, plan).await?;

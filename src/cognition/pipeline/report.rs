@@ -82,4 +82,8 @@ pub struct TurnReport {
     /// Records this message opened, raised and closed (docs/cognition.md §10).
     #[serde(default)]
     pub uncertainty: crate::memory::uncertainty::ingest::UncertaintyReport,
+    /// What the concept graph did and cost (docs/cognition.md §9.4.10); the replay judgement
+    /// reads it, `ask --json` does not print it.
+    #[serde(skip)]
+    pub graph: Option<crate::memory::graph::GraphTurnStats>,
 }

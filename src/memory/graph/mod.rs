@@ -8,13 +8,16 @@ pub mod cache;
 pub mod context;
 pub mod grow;
 pub mod learn;
+pub mod mode;
 pub mod routed;
 pub mod router;
 pub mod run;
+pub mod suggest;
 pub mod turn;
 
 pub use activate::{Activation, Edge, Firing, Graph, Node, Params, Seed, Via, seeds_from_similarity};
 pub use cache::{GraphCache, GraphHandle};
+pub use mode::{GraphMode, GraphTurnStats};
 
 use crate::store::{ConceptsRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
 use rusqlite::Connection;

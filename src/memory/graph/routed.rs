@@ -5,7 +5,7 @@
 //! rest of the call mechanical and counts toward the breaker.
 
 use super::activate::{Activation, Graph, Params, Seed};
-use super::router::{self, Breaker, Verdict};
+use super::router::{self, Breaker, NodeSuggestion, PruneSuggestion, Verdict};
 use super::run::Run;
 use crate::config::Role;
 use crate::llm::{Llm, LlmError};
@@ -22,6 +22,10 @@ pub struct Routed {
     pub report: GraphRouting,
     /// The verdict each routed edge was given, by edge id, for learning.
     pub verdicts: HashMap<i64, Verdict>,
+    /// The model's checked suggestions, within the per-turn budgets; applied with the turn's
+    /// persistence ([`super::suggest::apply`]).
+    pub new_nodes: Vec<NodeSuggestion>,
+    pub prunes: Vec<PruneSuggestion>,
 }
 
 /// How the router calls its model.
@@ -68,8 +72,13 @@ pub async fn activate_routed(
                 lock().answered();
                 out.report.tokens_in += c.tokens_in;
                 out.report.tokens_out += c.tokens_out;
-                match router::parse(&c.text, &cands) {
-                    Ok(p) => p.verdicts,
+                match router::parse(&c.text, &cands, graph) {
+                    Ok(p) => {
+                        out.new_nodes.extend(p.new_nodes);
+                        out.prunes.extend(p.prunes);
+                        out.report.refused.extend(p.refused);
+                        p.verdicts
+                    }
                     Err(why) => {
                         out.report.fallback = Some(format!("junk: {}", clip(&why)));
                         HashMap::new()
@@ -97,11 +106,41 @@ pub async fn activate_routed(
         run.spread(|t, w| verdicts.get(&(t.source, t.target)).map_or(w, |v| router::effective(w, *v)));
     }
     out.activation = run.finish();
+    budget(&mut out);
     out.report.off_turns = call.breaker.lock().unwrap_or_else(PoisonError::into_inner).off_turns_left();
     if out.report.off_turns > 0 {
         out.report.mode = "off".into();
     }
     out
+}
+
+/// One suggestion per node name and per pruned concept (the first step's wins), at most
+/// [`router::MAX_NEW_NODES_PER_TURN`] and [`router::MAX_PRUNES_PER_TURN`]; the rest are refused.
+fn budget(out: &mut Routed) {
+    let mut nodes: Vec<NodeSuggestion> = Vec::new();
+    for n in std::mem::take(&mut out.new_nodes) {
+        if nodes.iter().any(|k| k.name == n.name) {
+            continue;
+        }
+        if nodes.len() == router::MAX_NEW_NODES_PER_TURN {
+            out.report.refused.push(format!("new node {:?}: over the budget of 2 a turn", n.name));
+            continue;
+        }
+        nodes.push(n);
+    }
+    out.new_nodes = nodes;
+    let mut prunes: Vec<PruneSuggestion> = Vec::new();
+    for p in std::mem::take(&mut out.prunes) {
+        if prunes.iter().any(|k| k.node == p.node) {
+            continue;
+        }
+        if prunes.len() == router::MAX_PRUNES_PER_TURN {
+            out.report.refused.push(format!("prune {}: over the budget of 2 a turn", p.node));
+            continue;
+        }
+        prunes.push(p);
+    }
+    out.prunes = prunes;
 }
 
 fn clip(s: &str) -> String {

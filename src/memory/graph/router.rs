@@ -31,6 +31,18 @@ pub const MAX_CANDIDATES: usize = 24;
 pub const MAX_FIRED_SENT: usize = 8;
 /// Output tokens per call (parameters §12.4: ≤ 220).
 pub const MAX_OUTPUT_TOKENS: u32 = 220;
+/// New nodes the model's suggestions may create per turn (parameters §12.4: ≤ 2); per day they
+/// count against deterministic growth's [`super::grow::MAX_GROWN_PER_DAY`] (60), so the two
+/// together never pass the seed's 60 a day.
+pub const MAX_NEW_NODES_PER_TURN: usize = 2;
+/// Concepts a turn's prune suggestions may weaken.
+pub const MAX_PRUNES_PER_TURN: usize = 2;
+/// A prune suggestion with confidence g takes `PRUNE_WEAKEN·g` of each edge into the concept
+/// (toward zero): a learned edge named again and again falls below the decay pass's pruning
+/// line, and nothing is deleted on one suggestion (docs/cognition.md §9.4.11).
+pub const PRUNE_WEAKEN: f64 = 0.5;
+/// A suggested node's content, in characters (parameters §12.4: 8–220).
+pub const NODE_CONTENT_CHARS: std::ops::RangeInclusive<usize> = 8..=220;
 /// Consecutive hard timeouts that switch the model tier off, and for how many turns.
 pub const TIMEOUTS_TO_TRIP: u8 = 3;
 pub const OFF_TURNS: u64 = 25;
@@ -157,6 +169,26 @@ pub fn schema() -> Value {
     })
 }
 
+/// A node the model suggests, checked: every id names a concept of the graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeSuggestion {
+    /// The normalised content ([`super::grow::normalise`]): the node's name.
+    pub name: String,
+    /// Concepts it gets an edge from (`from_source_ids` and `initial_in_edges_from`).
+    pub from: Vec<i64>,
+    /// Concepts it gets an edge to (`proposed_out_edges_to`).
+    pub to: Vec<i64>,
+    pub confidence: f64,
+}
+
+/// A concept the model suggests is superseded, contradicted or stale.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PruneSuggestion {
+    pub node: i64,
+    pub reason: String,
+    pub confidence: f64,
+}
+
 /// A checked answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Parsed {
@@ -164,12 +196,16 @@ pub struct Parsed {
     pub verdicts: HashMap<(i64, i64), Verdict>,
     /// Rows dropped: unknown or repeated pairs, a multiplier outside [−1, 1], a null target.
     pub dropped: usize,
+    pub new_nodes: Vec<NodeSuggestion>,
+    pub prunes: Vec<PruneSuggestion>,
+    /// Suggestions dropped, each with why (for the report).
+    pub refused: Vec<String>,
 }
 
 /// One JSON decode of the trimmed text, checked against [`schema`]; `Err` (with why) is junk and
 /// the step is routed mechanically. Rows for pairs that are not candidates are dropped, as are
 /// out-of-range multipliers; confidence is clamped to [0, 1].
-pub fn parse(text: &str, cands: &[Transfer]) -> Result<Parsed, String> {
+pub fn parse(text: &str, cands: &[Transfer], graph: &Graph) -> Result<Parsed, String> {
     let v: Value = serde_json::from_str(text.trim()).map_err(|e| format!("not JSON: {e}"))?;
     crate::llm::schema::validate(&v, &schema())?;
     let mut out = Parsed::default();
@@ -188,7 +224,70 @@ pub fn parse(text: &str, cands: &[Transfer]) -> Result<Parsed, String> {
             _ => out.dropped += 1,
         }
     }
+    suggestions(&v, graph, &mut out);
     Ok(out)
+}
+
+/// The answer's `new_nodes` and `prune_candidates`, checked against the graph: ids that name
+/// no concept are dropped, a node with no existing concept to hang from is refused, as is
+/// content out of [`NODE_CONTENT_CHARS`], all punctuation, or a filler neurogenesis blocks.
+fn suggestions(v: &Value, graph: &Graph, out: &mut Parsed) {
+    let rows = |k: &str| v.get(k).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let ids = |r: &Value, k: &str| -> (Vec<i64>, Vec<String>) {
+        let mut known = Vec::new();
+        let mut missing = Vec::new();
+        for x in r.get(k).and_then(Value::as_array).into_iter().flatten() {
+            let raw = x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string());
+            match raw.trim().parse::<i64>().ok().filter(|&id| graph.node(id).is_some()) {
+                Some(id) if !known.contains(&id) => known.push(id),
+                Some(_) => {}
+                None => missing.push(raw),
+            }
+        }
+        (known, missing)
+    };
+    let confidence = |r: &Value| r.get("confidence").and_then(Value::as_f64).filter(|g| g.is_finite());
+    for r in rows("new_nodes") {
+        let content = r.get("content").and_then(Value::as_str).unwrap_or_default().trim();
+        let shown: String = content.chars().take(40).collect();
+        if !NODE_CONTENT_CHARS.contains(&content.chars().count()) {
+            out.refused.push(format!("new node {shown:?}: content of {} characters", content.chars().count()));
+            continue;
+        }
+        let name = super::grow::normalise(content);
+        // Neurogenesis's filler list; its three-token floor is for messages, not names.
+        if name.is_empty() || super::grow::BLOCKED.contains(&name.as_str()) {
+            out.refused.push(format!("new node {shown:?}: blocked content"));
+            continue;
+        }
+        let (mut from, mut missing) = ids(r, "from_source_ids");
+        let (more, gone) = ids(r, "initial_in_edges_from");
+        from.extend(more.into_iter().filter(|id| !from.contains(id)).collect::<Vec<_>>());
+        missing.extend(gone);
+        let (to, gone) = ids(r, "proposed_out_edges_to");
+        missing.extend(gone);
+        if from.is_empty() {
+            out.refused.push(format!("new node {shown:?}: no existing concept to connect from"));
+            continue;
+        }
+        if !missing.is_empty() {
+            out.refused.push(format!("new node {shown:?}: unknown concept(s) {} left out", missing.join(", ")));
+        }
+        let confidence = confidence(r).unwrap_or(0.0).clamp(0.0, 1.0);
+        out.new_nodes.push(NodeSuggestion { name, from, to, confidence });
+    }
+    for r in rows("prune_candidates") {
+        let raw = r.get("node_id").map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string()));
+        let raw = raw.unwrap_or_default();
+        match raw.trim().parse::<i64>().ok().filter(|&id| graph.node(id).is_some()) {
+            Some(node) => out.prunes.push(PruneSuggestion {
+                node,
+                reason: r.get("reason").and_then(Value::as_str).unwrap_or("stale").chars().take(24).collect(),
+                confidence: confidence(r).unwrap_or(0.0).clamp(0.0, 1.0),
+            }),
+            None => out.refused.push(format!("prune {raw}: no such concept")),
+        }
+    }
 }
 
 /// The model's part of a learning step on an edge it routed (parameters §12.4):

@@ -74,6 +74,8 @@ pub fn finish(
     now: i64,
 ) -> Result<TurnGraph, StoreError> {
     persist(c, &activated.activation, now)?;
+    let mut routed = routed;
+    super::suggest::apply(c, &activated, &mut routed, embedding, now)?;
     let concepts = ConceptsRepo(c);
     for p in concepts.probationers()? {
         if activated.activation.steps_of.contains_key(&p.id) && grow::confirmed(p.fired_count, false) {

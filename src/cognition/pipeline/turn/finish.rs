@@ -150,6 +150,7 @@ impl Turn<'_> {
             tokens_out: g.tokens_out,
             timings_ms: self.timings,
             uncertainty: self.uncertainty,
+            graph: topic.graph_stats,
         }
     }
 }

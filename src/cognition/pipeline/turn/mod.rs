@@ -69,6 +69,8 @@ pub struct Topic {
     pub memories: Vec<Hit>,
     /// What the concept graph fired for the message (docs/cognition.md §9.4.3).
     pub graph: Option<crate::memory::graph::turn::TurnGraph>,
+    /// What the graph did and cost, for the replay judgement (docs/cognition.md §9.4.10).
+    pub graph_stats: Option<crate::memory::graph::GraphTurnStats>,
 }
 
 /// Phase B step 1: the context signals, the intent and the router's inputs.
@@ -157,6 +159,8 @@ impl<'t> Turn<'t> {
         let (thread, body, now) = (self.thread_id.to_string(), self.msg.text.to_string(), self.now);
         let params = (self.engine.topic_params.clone(), self.engine.boundary_params.clone());
         let social = self.msg.social.is_some();
+        // A mode that does not grow treats every message as one that never grows a node.
+        let no_growth = social || !self.engine.graph_mode.grows();
         let cache = self.engine.graph_cache.clone();
         // With the v2 router on, the activation runs here, between two database calls, because
         // its steps wait on the model.
@@ -176,21 +180,29 @@ impl<'t> Turn<'t> {
                 } else {
                     phases::recalled_for_context(c, &body, emb.as_deref(), now)?
                 };
+                let graph_clock = Instant::now();
                 let (graph, prepared) = match emb.as_deref() {
                     Some(e) if !stage.report.contentless && routed => {
                         (None, crate::memory::graph::turn::prepare(c, &cache, e)?)
                     }
                     Some(e) if !stage.report.contentless => {
-                        (Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, social, now)?), None)
+                        (Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, no_growth, now)?), None)
                     }
                     _ => (None, None),
                 };
-                Ok((Topic { stage, memories, graph }, prepared))
+                let graph_ms = ms(graph_clock);
+                Ok((Topic { stage, memories, graph, graph_stats: None }, prepared, graph_ms))
             })
             .await?;
+        let mut graph_ms = topic.2;
         if let (Some((graph, seeds)), Some(e)) = (topic.1.take(), embedding) {
-            topic.0.graph = self.route_graph(graph, seeds, e).await?;
+            let graph_clock = Instant::now();
+            topic.0.graph = self.route_graph(graph, seeds, e, no_growth).await?;
+            graph_ms += ms(graph_clock);
         }
+        let mode = self.engine.graph_mode;
+        topic.0.graph_stats =
+            topic.0.graph.as_ref().map(|g| crate::memory::graph::GraphTurnStats::of(mode, g, graph_ms));
         self.timings.topic = ms(clock);
         Ok(topic.0)
     }
@@ -202,19 +214,20 @@ impl<'t> Turn<'t> {
         graph: std::sync::Arc<crate::memory::graph::Graph>,
         seeds: Vec<crate::memory::graph::Seed>,
         embedding: Vec<f32>,
+        no_growth: bool,
     ) -> Result<Option<crate::memory::graph::turn::TurnGraph>, EngineError> {
         use crate::memory::graph::{Activated, Params, routed};
         let Some(timeout) = self.engine.graph_router else { return Ok(None) };
         let enabled = self.engine.graph_breaker.lock().unwrap_or_else(std::sync::PoisonError::into_inner).begin_turn();
         let call = routed::RouterCall {
-            llm: &self.engine.llm,
+            llm: self.engine.graph_llm.as_deref().unwrap_or(&self.engine.llm),
             timeout,
             breaker: &self.engine.graph_breaker,
             cancel: self.cancel,
         };
         let mut r = routed::activate_routed(&call, enabled, &graph, &seeds, &Params::default(), self.msg.text).await;
         let activated = Activated { graph, seeds, activation: std::mem::take(&mut r.activation) };
-        let (body, now, social) = (self.msg.text.to_string(), self.now, self.msg.social.is_some());
+        let (body, now, social) = (self.msg.text.to_string(), self.now, no_growth);
         let t = self
             .engine
             .db

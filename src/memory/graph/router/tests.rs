@@ -48,7 +48,8 @@ fn parse_keeps_good_rows_drops_bad_ones_and_rejects_junk() {
         {"source_id": "1", "target_id": null, "multiplier": 0.5, "confidence": 0.9},
         {"source_id": "1", "target_id": "2", "multiplier": 0.8, "confidence": 0.9}
     ], "new_nodes": [], "prune_candidates": []} "#;
-    let p = parse(text, &cands).unwrap();
+    let g = Graph::new((1..=3).map(|i| Node::new(i, "x")).collect(), &[]);
+    let p = parse(text, &cands, &g).unwrap();
     assert_eq!(p.verdicts.len(), 1);
     assert_eq!(
         p.verdicts[&(1, 2)],
@@ -56,10 +57,10 @@ fn parse_keeps_good_rows_drops_bad_ones_and_rejects_junk() {
         "confidence clamped, first row wins"
     );
     assert_eq!(p.dropped, 4, "unknown target, multiplier out of range, null target, repeat");
-    assert!(parse("```json\n{}\n```", &cands).is_err(), "no markdown stripping");
-    assert!(parse(r#"{"routes": []}"#, &cands).unwrap_err().contains("step"));
-    assert!(parse(r#"{"step": 0, "routes": [{"source_id": 1}]}"#, &cands).is_err());
-    assert!(parse("sure! here you go", &cands).is_err());
+    assert!(parse("```json\n{}\n```", &cands, &g).is_err(), "no markdown stripping");
+    assert!(parse(r#"{"routes": []}"#, &cands, &g).unwrap_err().contains("step"));
+    assert!(parse(r#"{"step": 0, "routes": [{"source_id": 1}]}"#, &cands, &g).is_err());
+    assert!(parse("sure! here you go", &cands, &g).is_err());
 }
 
 #[test]
@@ -147,4 +148,34 @@ fn a_run_with_every_weight_as_stored_is_activate() {
     assert!(a.fired.iter().all(|f| f.node != 2));
     assert_eq!(a.inhibited.first().map(|x| x.0), Some(2));
     let _ = Routed::default();
+}
+
+#[test]
+fn suggestions_keep_known_ids_and_refuse_the_rest() {
+    let g = Graph::new(vec![Node::new(1, "coffee"), Node::new(2, "morning")], &[]);
+    let text = r#"{"step": 1, "routes": [], "new_nodes": [
+        {"content": "espresso machine", "from_source_ids": ["1", "99"], "initial_in_edges_from": ["2"],
+         "proposed_out_edges_to": ["2", "77"], "confidence": 0.8},
+        {"content": "latte art", "from_source_ids": ["42"], "confidence": 0.9},
+        {"content": "ok", "from_source_ids": ["1"]},
+        {"content": "thanks a lot!!", "from_source_ids": ["1"], "confidence": 2}
+    ], "prune_candidates": [
+        {"node_id": "2", "reason": "stale", "confidence": 0.6},
+        {"node_id": "404", "reason": "superseded", "confidence": 0.9}
+    ]}"#;
+    let p = parse(text, &[], &g).unwrap();
+    assert_eq!(p.new_nodes.len(), 2, "{p:?}");
+    let n = &p.new_nodes[0];
+    assert_eq!(
+        (n.name.as_str(), n.from.clone(), n.to.clone(), n.confidence),
+        ("espresso machine", vec![1, 2], vec![2], 0.8)
+    );
+    assert_eq!((p.new_nodes[1].name.as_str(), p.new_nodes[1].confidence), ("thanks a lot", 1.0));
+    assert_eq!(p.prunes, vec![PruneSuggestion { node: 2, reason: "stale".into(), confidence: 0.6 }]);
+    let refused = p.refused.join("; ");
+    for why in
+        ["99, 77 left out", "\"latte art\": no existing concept", "\"ok\": content of 2", "prune 404: no such concept"]
+    {
+        assert!(refused.contains(why), "{why} in {refused}");
+    }
 }
