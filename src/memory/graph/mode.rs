@@ -96,7 +96,7 @@ impl GraphTurnStats {
             tokens_in: routing.tokens_in,
             tokens_out: routing.tokens_out,
             fallback: routing.fallback,
-            grown: t.grown.map(|id| a.name(id).to_string()).filter(|n| !n.is_empty()),
+            grown: t.grown_name.clone(),
             used: Vec::new(),
         }
     }
