@@ -107,6 +107,12 @@ impl VectorRepo<'_> {
         Ok(self.0.query_row(&format!("SELECT COUNT(*) FROM {}", table.name()), [], |r| r.get(0))?)
     }
 
+    /// Whether `table` holds no embedding: one row read, where [`VectorRepo::count`] walks them all.
+    pub fn is_empty(&self, table: VecTable) -> Result<bool, StoreError> {
+        let sql = format!("SELECT NOT EXISTS (SELECT 1 FROM {})", table.name());
+        Ok(self.0.prepare_cached(&sql)?.query_row([], |r| r.get(0))?)
+    }
+
     /// The stored vector of row `id` as a unit vector ([`dequantize`]).
     pub fn get(&self, table: VecTable, id: i64) -> Result<Option<Vec<f32>>, StoreError> {
         let sql = format!("SELECT embedding FROM {} WHERE id = ?1", table.name());
