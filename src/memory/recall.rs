@@ -285,13 +285,15 @@ fn vector_source(
         if !wants(filter) {
             continue;
         }
-        for (id, distance) in repo.search(table, embedding, KNN_K)? {
+        // Too far to keep: dropped before its row is read.
+        let near =
+            repo.search(table, embedding, KNN_K)?.into_iter().filter(|(_, d)| 1.0 - f64::from(*d) >= MIN_SIMILARITY);
+        for (id, distance) in near {
             if let Some(row) = rows.embedded(table, id)? {
                 found.push((distance, layer, row_of(row)));
             }
         }
     }
-    found.retain(|f| 1.0 - f64::from(f.0) >= MIN_SIMILARITY);
     found.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (i, (distance, layer, row)) in found.into_iter().enumerate() {
         let similarity = (1.0 - f64::from(distance)).clamp(0.0, 1.0);
