@@ -92,7 +92,7 @@ fn exact_top(real: &[Vec<f32>], queries: &[&Vec<f32>], k: usize) -> Vec<Vec<i64>
 }
 
 fn main() {
-    let (texts, real, queries) = minilm_real::split();
+    let minilm_real::Split { texts, real, queries } = minilm_real::split();
     eprintln!("{} real sentences stored, {} held out as queries", real.len(), queries.len());
     let path = cache_dir().join(format!("recall-1m-v{SEED_VERSION}-s{}.db", chalie::store::latest_version()));
     if !path.exists() {

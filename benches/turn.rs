@@ -572,7 +572,7 @@ fn real_vectors() -> Option<RealVectors> {
     };
     let msgs = messages();
     let vectors = embedder.embed(&msgs).ok()?;
-    let (_, pool, _) = minilm_real::split();
+    let pool = minilm_real::split().real;
     Some(RealVectors { pool: Arc::new(pool), messages: msgs.iter().map(|m| m.to_string()).zip(vectors).collect() })
 }
 

@@ -114,17 +114,23 @@ pub fn embedder() -> Result<Embedder, String> {
     Embedder::load(&fetch::model_dir(&models, "all-minilm-l6-v2")).map_err(|e| e.to_string())
 }
 
-/// The real pool (held-out sentences removed) and the held-out queries, texts with vectors.
-pub fn split() -> (Vec<String>, Vec<Vec<f32>>, Vec<(String, Vec<f32>)>) {
+/// The real pool (held-out sentences removed, texts beside vectors) and the held-out queries.
+pub struct Split {
+    pub texts: Vec<String>,
+    pub real: Vec<Vec<f32>>,
+    pub queries: Vec<(String, Vec<f32>)>,
+}
+
+pub fn split() -> Split {
     let (sentences, vectors) = embedded_sentences();
-    let (mut texts, mut real, mut queries) = (Vec::new(), Vec::new(), Vec::new());
+    let mut out = Split { texts: Vec::new(), real: Vec::new(), queries: Vec::new() };
     for (i, (t, v)) in sentences.into_iter().zip(vectors).enumerate() {
         if i % HOLD_OUT_EVERY == 0 {
-            queries.push((t, v));
+            out.queries.push((t, v));
         } else {
-            texts.push(t);
-            real.push(v);
+            out.texts.push(t);
+            out.real.push(v);
         }
     }
-    (texts, real, queries)
+    out
 }
