@@ -12,6 +12,11 @@
 //!   the ACT loop (planning, skills such as `recall` over the vector tables) is outside the
 //!   deterministic path measured here (they route RESPOND or ACKNOWLEDGE; the printed
 //!   delivered-mode line would show an ACT if routing changes).
+//! - `turn/deterministic/1m`: the same over 1M memories whose vectors are real all-MiniLM-L6-v2
+//!   embeddings of the shared data's sentences and mixtures of them (`benches/recall_1m.rs`
+//!   says exactly how; `support/minilm_real.rs`), with the 20 messages embedded by the same
+//!   model. Built once under `target/bench-cache/` (set `CHALIE_BENCH_1M=1` the first time;
+//!   later runs find the cached store and copy it), skipped without the built-in model.
 //! - `turn/stages_pure`: the pure stages alone for one message (`signals::extract` +
 //!   `classify_intent` + `social_match` + `route`), no database.
 //!
@@ -20,6 +25,9 @@
 //! `chat` streams one fixed short completion. Triage is `heuristic`, so no triage or tie-break
 //! call happens. After each database group the median per-stage timings (`TurnReport::timings_ms`)
 //! are printed.
+//!
+//! At the end of each database group one `BENCHFIG name=turn/{1k,100k}` line gives the median and
+//! p99 of the whole turn (`outer`) over every measured turn.
 //!
 //! `cargo bench --bench turn` (seeding 100k memories takes a few seconds first).
 
@@ -43,6 +51,11 @@ use chalie::store::{ChatRepo, Db, EMBEDDING_DIM, StoreError, VecTable, VectorRep
 use criterion::{Criterion, criterion_group, criterion_main};
 use rusqlite::params;
 use tokio_util::sync::CancellationToken;
+
+#[path = "support/benchfig.rs"]
+mod benchfig;
+#[path = "support/minilm_real.rs"]
+mod minilm_real;
 
 const THREAD: &str = "bench-thread";
 
@@ -220,9 +233,18 @@ const WORDS: &[&str] = &[
 ];
 
 /// Seed `n` stored memories in one transaction, plus the warm bench thread. Returns the seeding time.
-fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>) -> Result<Duration, StoreError> {
+fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>, real: Option<Arc<Vec<Vec<f32>>>>) -> Result<Duration, StoreError> {
     let started = Instant::now();
     db.call_blocking(move |c| {
+        // A stored memory's vector: a random unit vector, or the next of the real mixtures.
+        let mut stored = 0usize;
+        let mut memory_vector = |rng: &mut Rng| -> Vec<f32> {
+            stored += 1;
+            match &real {
+                Some(r) => minilm_real::generated(r, stored - 1).0,
+                None => rng.unit(),
+            }
+        };
         let now = now_ts();
         let mut rng = Rng::new(n as u64);
         let tx = c.transaction()?;
@@ -301,7 +323,7 @@ fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>) -> Result<Duration, StoreError>
                     at,
                     1.0,
                 ])?;
-                vec.upsert(VecTable::Episodes, tx.last_insert_rowid(), &rng.unit())?;
+                vec.upsert(VecTable::Episodes, tx.last_insert_rowid(), &memory_vector(&mut rng))?;
             }
         }
 
@@ -328,7 +350,7 @@ fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>) -> Result<Duration, StoreError>
                     at
                 ])?;
                 let id = tx.last_insert_rowid();
-                vec.upsert(VecTable::Concepts, id, &rng.unit())?;
+                vec.upsert(VecTable::Concepts, id, &memory_vector(&mut rng))?;
                 if id > 1 {
                     let other = 1 + rng.below(id as usize - 1) as i64;
                     rel.execute(params![id, other, (rng.below(200) as f64 / 100.0) - 1.0, at])?;
@@ -379,7 +401,7 @@ fn seed(db: &Db, n: usize, bases: Vec<Vec<f32>>) -> Result<Duration, StoreError>
                     source,
                     at
                 ])?;
-                vec.upsert(VecTable::Traits, tx.last_insert_rowid(), &rng.unit())?;
+                vec.upsert(VecTable::Traits, tx.last_insert_rowid(), &memory_vector(&mut rng))?;
             }
             tx.execute(
                 "INSERT INTO world_state (key, value, updated_at, expires_at) VALUES
@@ -533,18 +555,66 @@ fn print_stages(label: &str, turns: &[(Timings, f64)], modes: &HashMap<Mode, usi
     println!("{label}: delivered modes {}", m.join(" "));
 }
 
-fn bench_db(c: &mut Criterion, label: &str, n: usize) {
+/// Real vectors for the 1M store: the mixture pool, and the bench messages embedded by the
+/// built-in model (so context recall meets real neighbours). `None` when the model is missing.
+struct RealVectors {
+    pool: Arc<Vec<Vec<f32>>>,
+    messages: HashMap<String, Vec<f32>>,
+}
+
+fn real_vectors() -> Option<RealVectors> {
+    let embedder = match minilm_real::embedder() {
+        Ok(e) => e,
+        Err(e) => {
+            println!("turn/1m skipped: no built-in embedding model ({e})");
+            return None;
+        }
+    };
+    let msgs = messages();
+    let vectors = embedder.embed(&msgs).ok()?;
+    let pool = minilm_real::split().real;
+    Some(RealVectors { pool: Arc::new(pool), messages: msgs.iter().map(|m| m.to_string()).zip(vectors).collect() })
+}
+
+fn bench_db(c: &mut Criterion, label: &str, n: usize, real: Option<RealVectors>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("chalie.db");
-    let db = Db::open(&path).expect("open db");
     let bases = topic_bases();
-    let took = seed(&db, n, bases.clone()).expect("seed");
-    println!("seeded {n} memories in {:.2} s ({:.1} MB on disk)", took.as_secs_f64(), file_mb(&path));
+    let message_vecs = match &real {
+        Some(r) => r.messages.clone(),
+        None => message_vectors(&bases),
+    };
+    let db = match real {
+        // Seeded once into the bench cache, then copied: every run starts from the same store.
+        Some(r) => {
+            let cached =
+                minilm_real::cache_dir().join(format!("turn-{label}-v1-s{}.db", chalie::store::latest_version()));
+            if !cached.exists() {
+                let partial = cached.with_extension("partial.db");
+                let _ = std::fs::create_dir_all(minilm_real::cache_dir());
+                for p in [&partial, &partial.with_extension("db-wal"), &partial.with_extension("db-shm")] {
+                    let _ = std::fs::remove_file(p);
+                }
+                let db = Db::open(&partial).expect("open db");
+                let took = seed(&db, n, bases.clone(), Some(r.pool)).expect("seed");
+                drop(db);
+                std::fs::rename(&partial, &cached).expect("cache the seeded store");
+                println!("seeded {n} memories in {:.2} s ({:.1} MB on disk)", took.as_secs_f64(), file_mb(&cached));
+            }
+            std::fs::copy(&cached, &path).expect("copy the cached store");
+            Db::open(&path).expect("open db")
+        }
+        None => {
+            let db = Db::open(&path).expect("open db");
+            let took = seed(&db, n, bases.clone(), None).expect("seed");
+            println!("seeded {n} memories in {:.2} s ({:.1} MB on disk)", took.as_secs_f64(), file_mb(&path));
+            db
+        }
+    };
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let bus = EventBus::new();
-    let engine =
-        rt.block_on(Engine::start(db.clone(), llm(message_vectors(&bases), bus.clone()), bus)).expect("engine");
+    let engine = rt.block_on(Engine::start(db.clone(), llm(message_vecs, bus.clone()), bus)).expect("engine");
     let cancel = CancellationToken::new();
     let msgs = messages();
     let mut i = 0usize;
@@ -576,6 +646,15 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize) {
     });
     group.finish();
     print_stages(&format!("turn/deterministic/{label}"), &timings.lock().unwrap(), &modes.lock().unwrap());
+    let outer: Vec<f64> = timings.lock().unwrap().iter().map(|(_, o)| *o).collect();
+    if !outer.is_empty() {
+        let target = match n {
+            1_000_000.. => "<4ms_p99",
+            100_000.. => "<1ms_median,<2ms_p99",
+            _ => "report",
+        };
+        benchfig::print(&format!("turn/{label}"), &outer, None, target);
+    }
     drop(engine);
     drop(db);
     bench_skills(c, label, &path);
@@ -677,8 +756,15 @@ fn bench_pure(c: &mut Criterion) {
 
 fn bench(c: &mut Criterion) {
     bench_pure(c);
-    bench_db(c, "1k", 1_000);
-    bench_db(c, "100k", 100_000);
+    bench_db(c, "1k", 1_000, None);
+    bench_db(c, "100k", 100_000, None);
+    // The 1M store takes minutes to build the first time: built when asked, then kept.
+    let cached_1m = minilm_real::cache_dir().join(format!("turn-1m-v1-s{}.db", chalie::store::latest_version()));
+    if (std::env::var_os("CHALIE_BENCH_1M").is_some() || cached_1m.exists())
+        && let Some(real) = real_vectors()
+    {
+        bench_db(c, "1m", 1_000_000, Some(real));
+    }
 }
 
 criterion_group!(benches, bench);

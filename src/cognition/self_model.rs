@@ -16,6 +16,8 @@ pub const COLD_MEMORY_BELOW: i64 = 5;
 /// has, and warmth already tells the router so (§4.1); after it, memory that stays cold
 /// means learning is not keeping up, which the assistant should know about itself.
 pub const COLD_AFTER_MESSAGES: i64 = 20;
+// The store counts durable memories only up to its cap; the cold test must sit below it.
+const _: () = assert!(COLD_MEMORY_BELOW < crate::store::DURABLE_COUNT_CAP);
 pub const COLD_MEMORY_SEVERITY: f64 = 0.3;
 /// The routing regulator's break (issue 17's regulator supplies it).
 pub const REGULATOR_BREAK_SEVERITY: f64 = 0.5;

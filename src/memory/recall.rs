@@ -8,7 +8,8 @@
 //!   neighbours below [`MIN_SIMILARITY`] dropped;
 //! - `fts`: FTS5 over `episodes_fts` (gist, action), each content word as a quoted term joined
 //!   by OR (operators stripped), a prefix term unless that multiplies the rows bm25 must score
-//!   (see [`PREFIX_EXTRA_ROWS`]), ranked by bm25;
+//!   (see [`PREFIX_EXTRA_ROWS`]), the rarest terms only once their rows pass
+//!   [`FTS_ROW_BUDGET`], ranked by bm25;
 //! - `keyword`: the substring search over traits, facts, gists, concepts and the user's chat
 //!   lines that the `recall` skill has always done, ranked by the share of query words matched;
 //!   trigram indexes (migration 0002) narrow each LIKE to the rows that can match.
@@ -285,13 +286,15 @@ fn vector_source(
         if !wants(filter) {
             continue;
         }
-        for (id, distance) in repo.search(table, embedding, KNN_K)? {
+        // Too far to keep: dropped before its row is read.
+        let near =
+            repo.search(table, embedding, KNN_K)?.into_iter().filter(|(_, d)| 1.0 - f64::from(*d) >= MIN_SIMILARITY);
+        for (id, distance) in near {
             if let Some(row) = rows.embedded(table, id)? {
                 found.push((distance, layer, row_of(row)));
             }
         }
     }
-    found.retain(|f| 1.0 - f64::from(f.0) >= MIN_SIMILARITY);
     found.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (i, (distance, layer, row)) in found.into_iter().enumerate() {
         let similarity = (1.0 - f64::from(distance)).clamp(0.0, 1.0);
@@ -359,7 +362,7 @@ fn score(c: Candidate, terms: &[String], now: i64) -> Hit {
 
 mod text;
 
-pub use text::PREFIX_EXTRA_ROWS;
+pub use text::{FTS_ROW_BUDGET, PREFIX_EXTRA_ROWS};
 use text::{fts_source, keyword_source};
 
 #[cfg(test)]

@@ -136,7 +136,7 @@ pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
 pub use routing_adjustments::{AdjustmentLog, AdjustmentRow, RoutingAdjustmentsRepo};
-pub use self_state::{FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
+pub use self_state::{DURABLE_COUNT_CAP, FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
 pub use topic_adjustments::TopicAdjustmentsRepo;
 pub use topic_params::{TopicParamsRepo, TopicParamsVersion};
@@ -294,6 +294,12 @@ pub fn open_in_memory() -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// See `configure`: larger than the 1M-memory store's file (SQLite caps it at its compiled
+/// maximum, 2 GB).
+const MMAP_BYTES: i64 = 4 << 30;
+/// See `configure`.
+const STATEMENT_CACHE: usize = 256;
+
 fn configure(conn: &Connection) -> Result<(), StoreError> {
     // WAL lets readers proceed while a turn commits; NORMAL is durable at each
     // checkpoint and crash-consistent, which is what a chat history needs.
@@ -302,6 +308,13 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // A forget must not leave the words in freed pages: deleted cells and pages are zeroed.
     conn.pragma_update(None, "secure_delete", "ON")?;
+    // Pages read through a memory map instead of a pread copy each: a turn at 100k+ memories
+    // touches a few hundred pages (recall's re-scoring rows, the graph, the thread), and the
+    // copies were half its time (docs/architecture.md §9). Address space only; the OS shares it.
+    conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+    // A turn runs a few dozen distinct statements; rusqlite's default cache of 16 evicted them
+    // in turn, so every turn parsed them all again (14 % of a turn at 100k memories).
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(())
 }

@@ -8,7 +8,8 @@
 //!
 //! [`VectorRepo::search`], which recall uses, scans the rows' binary codes first
 //! ([`super::vector_codes`], kept in process) and re-scores only the nearest candidates
-//! against the int8 rows, each a rowid lookup of a few µs. [`VectorRepo::knn`] is the exact
+//! against the int8 rows, which the same in-process cache holds (a rowid lookup each cost a
+//! few µs, and a turn re-scored over a thousand). [`VectorRepo::knn`] is the exact
 //! reference it is measured against: sqlite-vec's `vec_distance_cosine` over every row.
 
 use super::StoreError;
@@ -107,6 +108,12 @@ impl VectorRepo<'_> {
         Ok(self.0.query_row(&format!("SELECT COUNT(*) FROM {}", table.name()), [], |r| r.get(0))?)
     }
 
+    /// Whether `table` holds no embedding: one row read, where [`VectorRepo::count`] walks them all.
+    pub fn is_empty(&self, table: VecTable) -> Result<bool, StoreError> {
+        let sql = format!("SELECT NOT EXISTS (SELECT 1 FROM {})", table.name());
+        Ok(self.0.prepare_cached(&sql)?.query_row([], |r| r.get(0))?)
+    }
+
     /// The stored vector of row `id` as a unit vector ([`dequantize`]).
     pub fn get(&self, table: VecTable, id: i64) -> Result<Option<Vec<f32>>, StoreError> {
         let sql = format!("SELECT embedding FROM {} WHERE id = ?1", table.name());
@@ -144,25 +151,10 @@ impl VectorRepo<'_> {
     ) -> Result<Vec<(i64, f32)>, StoreError> {
         check_dim(self.0, query)?;
         let n = candidates.max(k);
-        let Some(mut ids) = vector_codes::candidates(self.0, table.code_table(), &binary_code(query), n)? else {
-            return self.knn(table, query, k);
-        };
-        // In id order the lookups walk the b-tree forwards, mostly through pages just read.
-        ids.sort_unstable();
-        let query_norm = norm(query);
-        let mut stmt = self.0.prepare_cached(&format!("SELECT embedding FROM {} WHERE id = ?1", table.name()))?;
-        let mut scored = Vec::with_capacity(ids.len());
-        for id in ids {
-            let mut rows = stmt.query(params![id])?;
-            // A code without a vector (written around the repository) is skipped.
-            if let Some(row) = rows.next()? {
-                let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
-                scored.push((id, cosine_distance(query, query_norm, blob)));
-            }
+        match vector_codes::nearest(self.0, table.code_table(), table.name(), query, k, n)? {
+            Some(found) => Ok(found),
+            None => self.knn(table, query, k),
         }
-        scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        scored.truncate(k);
-        Ok(scored)
     }
 }
 
@@ -183,18 +175,6 @@ pub const MIN_CANDIDATES: usize = 400;
 
 fn norm(v: &[f32]) -> f32 {
     v.iter().map(|x| x * x).sum::<f32>().sqrt()
-}
-
-/// `1 − cos` between `query` and a stored int8 row.
-fn cosine_distance(query: &[f32], query_norm: f32, blob: &[u8]) -> f32 {
-    let (mut dot, mut sq) = (0f32, 0f32);
-    for (q, &b) in query.iter().zip(blob) {
-        let x = f32::from(b as i8);
-        dot += q * x;
-        sq += x * x;
-    }
-    let denom = query_norm * sq.sqrt();
-    if denom > 0.0 { 1.0 - dot / denom } else { 1.0 }
 }
 
 /// The tables hold vectors of the recorded size only; anything else is refused before it is stored.

@@ -82,7 +82,7 @@ pub fn load(c: &Connection) -> Result<Graph, StoreError> {
 /// Seeds for a message: its nearest concepts by cosine similarity.
 pub fn nearest_seeds(c: &Connection, embedding: &[f32]) -> Result<Vec<Seed>, StoreError> {
     let v = VectorRepo(c);
-    if v.count(VecTable::Concepts)? == 0 {
+    if v.is_empty(VecTable::Concepts)? {
         return Ok(Vec::new());
     }
     let near = v.search(VecTable::Concepts, embedding, activate::MAX_SEEDS)?;

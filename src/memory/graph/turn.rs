@@ -120,7 +120,7 @@ impl TurnGraph {
 fn grow_node(c: &Connection, text: &str, embedding: &[f32], t: &mut TurnGraph, now: i64) -> Result<(), StoreError> {
     let normalised = grow::normalise(text);
     let v = VectorRepo(c);
-    let top1 = if v.count(VecTable::Concepts)? == 0 {
+    let top1 = if v.is_empty(VecTable::Concepts)? {
         None
     } else {
         v.search(VecTable::Concepts, embedding, 1)?.first().map(|(_, d)| 1.0 - f64::from(*d))

@@ -234,3 +234,15 @@ fn quantised_rows_keep_the_direction() {
     assert_eq!(quantize(&[0.0; 4]), [0; 4]);
     assert_eq!(dequantize(&[0; 4]), [0.0; 4]);
 }
+
+#[test]
+fn is_empty_follows_inserts_and_deletes() {
+    let c = open_in_memory().unwrap();
+    let repo = VectorRepo(&c);
+    assert!(repo.is_empty(VecTable::Concepts).unwrap());
+    repo.upsert(VecTable::Concepts, 7, &unit(noise(&mut SplitMix64(1), 1.0))).unwrap();
+    assert!(!repo.is_empty(VecTable::Concepts).unwrap());
+    assert!(repo.is_empty(VecTable::Episodes).unwrap(), "another table stays empty");
+    repo.delete(VecTable::Concepts, 7).unwrap();
+    assert!(repo.is_empty(VecTable::Concepts).unwrap());
+}

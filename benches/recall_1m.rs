@@ -1,0 +1,133 @@
+//! Hybrid recall (`chalie::memory::hybrid_recall`, top 10) over one million stored episodes
+//! whose vectors are real all-MiniLM-L6-v2 embeddings of real sentences, and how much of the
+//! exact top 10 the vector search finds there.
+//!
+//! The data, built once and cached under `target/bench-cache/` (delete it to rebuild):
+//! - sentences: every distinct sentence of the shared data (`CHALIE_DATA_DIR`, default
+//!   /work/shared/data: SNLI premises and hypotheses, chatterbot lines, chitchat utterances), in
+//!   file order; every 97th is held out as a query and is never stored nor mixed into a stored
+//!   vector. The rest (S of them, ~19.4k) are the real pool.
+//! - embeddings: the built-in all-MiniLM-L6-v2 (`CHALIE_MODELS_DIR`), batches of 64, cached as
+//!   f32 (`minilm-real-v1.f32`, one 384-d vector per line of `minilm-real-v1.txt`).
+//! - episode i (1-based id i + 1): for i < S the real sentence i, its own vector and text; for
+//!   i ≥ S a mixture of two real vectors with a little noise, `unit(a + 0.35·b + g)` where
+//!   a = real[i mod S], b = real[j] with j drawn by `SplitMix64(i)`, and g has components
+//!   uniform in ±0.03 from the same generator; its text is a's sentence. So every real sentence
+//!   has ~50 close variants (cosine to a ≈ 0.9), the hard case for a prefilter: many
+//!   near-duplicates to tell apart.
+//!
+//! Figures (the BENCHFIG lines at the end):
+//! - `recall/1m`: `hybrid_recall` top 10 with the held-out sentence's text and vector, cycling
+//!   over the queries, median and p99 of 400 calls after 20 warm-up calls;
+//! - `recall@10`: printed beside it, the share of the exact f32 top 10 (cosine over the
+//!   generated vectors, before quantisation) that `VectorRepo::search` returns for k = 10, and
+//!   for k = 50 cut to its first 10 (what the vector source of recall asks for).
+//!
+//! `cargo bench --bench recall_1m` (the first run embeds ~20k sentences and seeds 1M
+//! episodes: several minutes and ~1.5 GB of disk).
+
+use std::path::Path;
+use std::time::Instant;
+
+use chalie::memory::episodic::{build_episode, insert_episode};
+use chalie::memory::hybrid_recall;
+use chalie::store::{VecTable, VectorRepo, now_ts};
+use rusqlite::Connection;
+use serde_json::json;
+
+#[path = "support/benchfig.rs"]
+mod benchfig;
+#[path = "support/minilm_real.rs"]
+mod minilm_real;
+use minilm_real::{cache_dir, generated};
+
+const N: usize = 1_000_000;
+/// Queries whose exact top 10 is computed (each is a full pass over the 1M vectors).
+const RECALL_QUERIES: usize = 100;
+const SEED_VERSION: u32 = 1;
+
+fn seed(path: &Path, texts: &[String], real: &[Vec<f32>]) {
+    let partial = path.with_extension("partial.db");
+    for p in [&partial, &partial.with_extension("db-wal"), &partial.with_extension("db-shm")] {
+        let _ = std::fs::remove_file(p);
+    }
+    let mut conn = chalie::store::open(&partial).expect("open");
+    let started = Instant::now();
+    let now = now_ts();
+    for chunk in (0..N).collect::<Vec<_>>().chunks(50_000) {
+        let tx = conn.transaction().expect("tx");
+        for &i in chunk {
+            let (v, t) = generated(real, i);
+            let payload = json!({
+                "thread_id": "bench", "exchange_id": format!("x{i}"), "topic": format!("topic-{}", i % 500),
+                "user_text": texts[t], "response": "Okay.", "mode": "RESPOND",
+                "created_at": now - (i as i64 * 31) % (365 * 86_400),
+            });
+            let draft = build_episode(&payload).expect("draft");
+            insert_episode(&tx, &draft, Some(&v)).expect("insert");
+        }
+        tx.commit().expect("commit");
+    }
+    conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").expect("checkpoint");
+    drop(conn);
+    std::fs::rename(&partial, path).expect("rename");
+    eprintln!("seeded {N} episodes in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The ids of the exact top `k` by f32 cosine for each query, in one pass over the vectors.
+fn exact_top(real: &[Vec<f32>], queries: &[&Vec<f32>], k: usize) -> Vec<Vec<i64>> {
+    let mut best: Vec<Vec<(f32, i64)>> = vec![Vec::with_capacity(k + 1); queries.len()];
+    for i in 0..N {
+        let (v, _) = generated(real, i);
+        for (q, top) in queries.iter().zip(best.iter_mut()) {
+            let sim: f32 = q.iter().zip(&v).map(|(a, b)| a * b).sum();
+            if top.len() < k || sim > top[top.len() - 1].0 {
+                let at = top.partition_point(|e| e.0 >= sim);
+                top.insert(at, (sim, i as i64 + 1));
+                top.truncate(k);
+            }
+        }
+    }
+    best.into_iter().map(|t| t.into_iter().map(|e| e.1).collect()).collect()
+}
+
+fn main() {
+    let minilm_real::Split { texts, real, queries } = minilm_real::split();
+    eprintln!("{} real sentences stored, {} held out as queries", real.len(), queries.len());
+    let path = cache_dir().join(format!("recall-1m-v{SEED_VERSION}-s{}.db", chalie::store::latest_version()));
+    if !path.exists() {
+        seed(&path, &texts, &real);
+    }
+    let conn: Connection = chalie::store::open(&path).expect("open");
+    let now = now_ts();
+    let started = Instant::now();
+    let repo = VectorRepo(&conn);
+    repo.search(VecTable::Episodes, &queries[0].1, 10).expect("first search");
+    eprintln!("first search (loads the code cache) {:.2} s", started.elapsed().as_secs_f64());
+
+    let mut q = 0usize;
+    let timings = benchfig::samples(20, 400, || {
+        let (text, v) = &queries[q % queries.len()];
+        q += 1;
+        hybrid_recall(&conn, text, Some(v), 10, now).expect("recall")
+    });
+
+    let picked: Vec<&Vec<f32>> = queries.iter().take(RECALL_QUERIES).map(|(_, v)| v).collect();
+    let started = Instant::now();
+    let exact = exact_top(&real, &picked, 10);
+    eprintln!("exact f32 top 10 of {} queries in {:.1} s", picked.len(), started.elapsed().as_secs_f64());
+    let share = |k: usize| -> f64 {
+        let found: usize = picked
+            .iter()
+            .zip(&exact)
+            .map(|(v, want)| {
+                let got = repo.search(VecTable::Episodes, v, k).expect("search");
+                got.iter().take(10).filter(|(id, _)| want.contains(id)).count()
+            })
+            .sum();
+        found as f64 / (10 * picked.len()) as f64
+    };
+    let (r10, r50) = (share(10), share(50));
+    println!("recall@10 vs exact f32 over {} held-out queries: k=10 {r10:.3}, k=50 cut to 10 {r50:.3}", picked.len());
+    benchfig::print("recall/1m", &timings, None, &format!("<10ms_median,recall@10>=0.95(k10={r10:.3},k50={r50:.3})"));
+}
