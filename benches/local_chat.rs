@@ -3,26 +3,151 @@
 //!
 //! Decode tok/s = 64 / median(decode_64); prefill tok/s ≈ prompt tokens /
 //! median(ttft_600_cold). Run: `cargo bench --bench local_chat`.
+//!
+//! The BENCHFIG figures set `LocalChat` beside a reference loop written straight on
+//! llama.cpp's C API (what its `simple` example does: one batch for the prompt, then greedy
+//! sample → decode one token), on the same file, threads, context and batch size, with the
+//! two measured call for call in the same run.
+
+#[path = "support/benchfig.rs"]
+mod benchfig;
 
 use chalie::llm::local::fetch::Fetcher;
-use chalie::llm::local::{CHAT_MODEL, LocalChat};
+use chalie::llm::local::{CHAT_MODEL, LocalChat, N_BATCH, N_CTX, llama_backend};
 use chalie::llm::{ChatRequest, Message};
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::path::PathBuf;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-fn load() -> LocalChat {
+fn gguf() -> PathBuf {
     let dir = std::env::var_os("CHALIE_MODELS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"));
     if let Err(e) = Fetcher::default().fetch(&dir, &mut |_| {}) {
         panic!("cannot fetch the built-in models: {e}");
     }
-    match LocalChat::load(&dir.join(CHAT_MODEL).join("SmolLM2-135M-Instruct.Q4_1.gguf")) {
+    dir.join(CHAT_MODEL).join("SmolLM2-135M-Instruct.Q4_1.gguf")
+}
+
+fn load(gguf: &Path) -> LocalChat {
+    match LocalChat::load(gguf) {
         Ok(c) => c,
         Err(e) => panic!("cannot load SmolLM2: {e}"),
     }
+}
+
+/// The prompt `LocalChat` builds for a system + user message (SmolLM2's ChatML), as one string.
+fn chatml(system: &str, user: &str) -> String {
+    format!("<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
+}
+
+/// llama.cpp driven directly, no wrapper of ours in between.
+struct Reference<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+}
+
+impl<'m> Reference<'m> {
+    fn new(model: &'m LlamaModel) -> Reference<'m> {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(N_CTX))
+            .with_n_batch(N_BATCH)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let backend = llama_backend().expect("llama.cpp backend");
+        Reference { model, ctx: model.new_context(backend, params).expect("reference context") }
+    }
+
+    fn tokens(&self, prompt: &str) -> Vec<LlamaToken> {
+        self.model.vocab().tokenize(prompt.as_bytes(), false, true)
+    }
+
+    /// Decode `prompt[from..]` (positions `from..`) in batches of N_BATCH, then greedy-sample
+    /// and decode until `n` tokens are sampled, ignoring end-of-generation.
+    fn generate(&mut self, prompt: &[LlamaToken], from: usize, n: usize) -> usize {
+        self.ctx.clear_kv_cache_seq(Some(0), Some(from as u32), None).expect("clear cache");
+        let mut pos = from;
+        let mut last = 0;
+        for chunk in prompt[from..].chunks(N_BATCH as usize) {
+            let mut batch = LlamaBatch::new(chunk.len(), 1);
+            for (i, t) in chunk.iter().enumerate() {
+                batch.add(*t, (pos + i) as i32, &[0], i + 1 == chunk.len()).expect("batch");
+            }
+            self.ctx.decode(&mut batch).expect("prompt decode");
+            pos += chunk.len();
+            last = chunk.len() as i32 - 1;
+        }
+        let mut sampler = LlamaSampler::greedy();
+        let mut bytes = 0;
+        for i in 0..n {
+            let token = sampler.sample(&self.ctx, last);
+            bytes += self.model.vocab().token_to_piece(token, false, None).len();
+            if i + 1 == n {
+                break;
+            }
+            let mut batch = LlamaBatch::new(1, 1);
+            batch.add(token, pos as i32, &[0], true).expect("batch");
+            self.ctx.decode(&mut batch).expect("decode");
+            pos += 1;
+            last = 0;
+        }
+        bytes
+    }
+}
+
+/// Prefill (a cold ~600-token prompt to its first token) and decode (64 tokens after a
+/// cached short prompt), ours against the reference, interleaved call for call.
+fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
+    let backend = llama_backend().expect("llama.cpp backend");
+    let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default()).expect("reference model");
+    let mut reference = Reference::new(&model);
+
+    let (ours_salt, ref_salt) = (AtomicUsize::new(1_000), AtomicUsize::new(2_000));
+    let (ours, theirs) = benchfig::paired(
+        2,
+        15,
+        || {
+            let r = req(persona(ours_salt.fetch_add(1, Ordering::Relaxed)), "What should I cook tonight?", 1);
+            rt.block_on(chat.generate_exact(&r, 1)).expect("prefill")
+        },
+        || {
+            let system = persona(ref_salt.fetch_add(1, Ordering::Relaxed));
+            let prompt = reference.tokens(&chatml(&system, "What should I cook tonight?"));
+            reference.generate(&prompt, 0, 1)
+        },
+    );
+    let s = chat.last_stats();
+    eprintln!("prefill: {} prompt tokens, {} reused", s.prompt_tokens, s.reused_tokens);
+    benchfig::print("chat_prefill_600_cold", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+
+    let decode_req = req("Be brief.".into(), "Count to one hundred.", 64);
+    let prompt = reference.tokens(&chatml("Be brief.", "Count to one hundred."));
+    reference.generate(&prompt, 0, 1);
+    let (ours, theirs) = benchfig::paired(
+        2,
+        15,
+        || rt.block_on(chat.generate_exact(&decode_req, 64)).expect("decode"),
+        // Like LocalChat: the prompt's last token is decoded again for fresh logits.
+        || reference.generate(&prompt, prompt.len() - 1, 64),
+    );
+    let s = chat.last_stats();
+    eprintln!(
+        "decode: {} prompt tokens, {} reused, {} generated",
+        s.prompt_tokens, s.reused_tokens, s.generated_tokens
+    );
+    let tps = |v: &[f64]| 64.0 / benchfig::quantile(v, 0.5) * 1e3;
+    eprintln!("decode tok/s: LocalChat {:.1}, llama.cpp {:.1}", tps(&ours), tps(&theirs));
+    benchfig::print("chat_decode_64", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
 }
 
 /// A system prompt that makes a prompt of about 600 tokens, like the persona + context part of a turn.
@@ -43,7 +168,9 @@ fn req(system: String, user: &str, max_tokens: u32) -> ChatRequest {
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
-    let chat = load();
+    let gguf = gguf();
+    let chat = load(&gguf);
+    figures(&rt, &chat, &gguf);
     let mut g = c.benchmark_group("local_chat");
     g.sample_size(10).measurement_time(Duration::from_secs(20));
 

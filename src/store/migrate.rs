@@ -47,7 +47,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0016_one_vector_store",
         sql: include_str!("../../migrations/0016_one_vector_store.sql"),
     },
-    Migration { version: 17, name: "0017_i22a", sql: include_str!("../../migrations/0017_i22a.sql") },
+    Migration { version: 17, name: "0017_turn_indexes", sql: include_str!("../../migrations/0017_turn_indexes.sql") },
 ];
 
 pub fn latest_version() -> u32 {

@@ -9,7 +9,7 @@ pub mod fetch;
 mod int8;
 mod minilm;
 
-pub use chat::{ChatStats, LocalChat};
+pub use chat::{ChatStats, LocalChat, N_BATCH, N_CTX, backend as llama_backend};
 
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::{ChatRequest, Completion, LlmError, Provider, Token};
