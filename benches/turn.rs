@@ -668,13 +668,7 @@ fn bench_skills(c: &mut Criterion, label: &str, path: &Path) {
     use chalie::cognition::act::plan::Action;
     use chalie::cognition::act::skill::SkillContext;
     let conn = chalie::store::open(path).expect("open db");
-    let ctx = SkillContext {
-        thread_id: THREAD.into(),
-        exchange_id: "bench".into(),
-        topic: "bench".into(),
-        now: chrono::Local::now(),
-        graph: Default::default(),
-    };
+    let ctx = SkillContext::new(THREAD, "bench", "bench", chrono::Local::now());
     let setup = [
         Action::new("list", serde_json::json!({"action": "add", "name": "shopping", "items": ["eggs", "milk"]})),
         Action::new("focus", serde_json::json!({"action": "set", "description": "the report", "minutes": 45})),

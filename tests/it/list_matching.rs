@@ -22,13 +22,7 @@ fn store() -> Store {
 
 /// What one sentence does: its single planned action, dispatched.
 fn say(s: &Store, text: &str) -> ActionResult {
-    let ctx = SkillContext {
-        thread_id: "t".into(),
-        exchange_id: "x".into(),
-        topic: "t".into(),
-        now: Local::now(),
-        graph: Default::default(),
-    };
+    let ctx = SkillContext::new("t", "x", "t", Local::now());
     let plan = planner::plan(text, ctx.now).unwrap_or_else(|| panic!("no plan for {text:?}"));
     assert_eq!(plan.len(), 1, "{text:?}");
     dispatch(&s.conn, &plan[0], &ctx, None)

@@ -238,13 +238,7 @@ mod tests {
     #[test]
     fn chains_and_reports_errors() {
         let c = crate::store::open_in_memory().unwrap();
-        let ctx = SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "t".into(),
-            now: Local::now(),
-            graph: Default::default(),
-        };
+        let ctx = SkillContext::new("t", "x", "t", Local::now());
         let r = dispatch(
             &c,
             &Action::new("list", json!({"action": "add", "name": "x", "items": "$previous"})),
@@ -263,13 +257,7 @@ mod tests {
     #[test]
     fn actions_leave_their_topic_world_state() {
         let c = crate::store::open_in_memory().unwrap();
-        let ctx = SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "shopping".into(),
-            now: Local::now(),
-            graph: Default::default(),
-        };
+        let ctx = SkillContext::new("t", "x", "shopping", Local::now());
         let now = ctx.now.timestamp();
         let ws = |topic: &str| crate::store::WorldStateRepo(&c).live_for(topic, now, 10).unwrap();
         dispatch(
@@ -292,13 +280,7 @@ mod tests {
     #[test]
     fn doubtful_memories_gate_consequential_actions() {
         let c = crate::store::open_in_memory().unwrap();
-        let ctx = SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "t".into(),
-            now: Local::now(),
-            graph: Default::default(),
-        };
+        let ctx = SkillContext::new("t", "x", "t", Local::now());
         crate::store::TurnRepo(&c).set_explicit_trait("dentist", "Tuesday at 10", "general").unwrap();
         let recall = Action::new("recall", json!({"query": "dentist"}));
         let reliable = dispatch(&c, &recall, &ctx, None);

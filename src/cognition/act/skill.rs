@@ -21,6 +21,25 @@ pub struct SkillContext {
     pub graph: crate::memory::graph::GraphHandle,
 }
 
+impl SkillContext {
+    /// A context that loads the concept graph on each call (no shared cache): what a one-off
+    /// caller such as the task worker or a test wants. The engine sets `graph` to its cache.
+    pub fn new(
+        thread_id: impl Into<String>,
+        exchange_id: impl Into<String>,
+        topic: impl Into<String>,
+        now: DateTime<Local>,
+    ) -> SkillContext {
+        SkillContext {
+            thread_id: thread_id.into(),
+            exchange_id: exchange_id.into(),
+            topic: topic.into(),
+            now,
+            graph: Default::default(),
+        }
+    }
+}
+
 /// A skill's result: a short summary for the planner, the reply and the ACT pane, and the
 /// structured data for `ask --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

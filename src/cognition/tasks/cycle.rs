@@ -279,13 +279,12 @@ async fn run_step(
     let limits = step_limits();
     let skills = step_skills(step);
     let text = format!("Background task: {}\nThis step: {}", task.goal, step.description);
-    let ctx = SkillContext {
-        thread_id: task.thread_id.clone().unwrap_or_else(|| "tasks".into()),
-        exchange_id: format!("task-{}", task.id),
-        topic: "tasks".into(),
-        now: chrono::Local::now(),
-        graph: Default::default(),
-    };
+    let ctx = SkillContext::new(
+        task.thread_id.clone().unwrap_or_else(|| "tasks".into()),
+        format!("task-{}", task.id),
+        "tasks",
+        chrono::Local::now(),
+    );
     let started = Instant::now();
     let (mut state, mut history) = (LoopState::default(), earlier.to_vec());
     let mut ours: Vec<ActionResult> = Vec::new();

@@ -22,13 +22,7 @@ fn the_chat_line_shows_the_redaction_and_f3_shows_nothing() {
     assert!(before.iter().any(|r| r.text.contains("4921")), "the test is void: {before:?}");
 
     // The skill resolves the request; the engine purges once the turn is committed.
-    let ctx = SkillContext {
-        thread_id: "t".into(),
-        exchange_id: "x2".into(),
-        topic: "pin".into(),
-        now: chrono::Local::now(),
-        graph: Default::default(),
-    };
+    let ctx = SkillContext::new("t", "x2", "pin", chrono::Local::now());
     let params = json!({"about": "PIN", "all": false});
     let out = forget::run(&c, params.as_object().unwrap(), &ctx).unwrap();
     let plan = forget::take_pending("x2").expect("a clear-cut plan");

@@ -4,13 +4,7 @@ use crate::cognition::act::skill::SkillContext;
 use chrono::Local;
 
 fn ctx() -> SkillContext {
-    SkillContext {
-        thread_id: "t".into(),
-        exchange_id: "x".into(),
-        topic: "t".into(),
-        now: Local::now(),
-        graph: Default::default(),
-    }
+    SkillContext::new("t", "x", "t", Local::now())
 }
 
 fn result(kind: &str, data: Value) -> ActionResult {

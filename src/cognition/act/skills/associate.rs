@@ -76,13 +76,7 @@ mod tests {
         {
             f.edge(source, target, rel_type, weight, false);
         }
-        let ctx = SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "t".into(),
-            now: chrono::Local::now(),
-            graph: Default::default(),
-        };
+        let ctx = SkillContext::new("t", "x", "t", chrono::Local::now());
         let out = run(&c, json!({"seeds": ["Coffee"]}).as_object().unwrap(), &ctx).unwrap();
         assert_eq!(
             out.summary, "Coffee brings to mind: morning. It argues against: sleep.",

@@ -68,13 +68,7 @@ mod tests {
     use chrono::{Duration, Local};
 
     fn ctx(offset_min: i64) -> SkillContext {
-        SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "t".into(),
-            now: Local::now() + Duration::minutes(offset_min),
-            graph: Default::default(),
-        }
+        SkillContext::new("t", "x", "t", Local::now() + Duration::minutes(offset_min))
     }
 
     fn call(c: &Connection, v: Value, at: i64) -> Result<SkillOutput, SkillError> {

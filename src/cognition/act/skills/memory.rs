@@ -97,13 +97,7 @@ mod tests {
     use chrono::Local;
 
     fn ctx() -> SkillContext {
-        SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "family".into(),
-            now: Local::now(),
-            graph: Default::default(),
-        }
+        SkillContext::new("t", "x", "family", Local::now())
     }
 
     fn call(f: crate::cognition::act::skill::SkillFn, c: &Connection, v: Value) -> Result<SkillOutput, SkillError> {

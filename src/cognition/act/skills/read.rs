@@ -86,13 +86,7 @@ mod tests {
 
     fn call(v: Value) -> Result<SkillOutput, SkillError> {
         let c = crate::store::open_in_memory().unwrap();
-        let ctx = SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "t".into(),
-            now: chrono::Local::now(),
-            graph: Default::default(),
-        };
+        let ctx = SkillContext::new("t", "x", "t", chrono::Local::now());
         run(&c, v.as_object().unwrap(), &ctx)
     }
 

@@ -109,13 +109,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> SkillContext {
-        SkillContext {
-            thread_id: "t".into(),
-            exchange_id: "x".into(),
-            topic: "t".into(),
-            now: chrono::Local::now(),
-            graph: Default::default(),
-        }
+        SkillContext::new("t", "x", "t", chrono::Local::now())
     }
 
     fn call(c: &Connection, v: Value) -> Result<SkillOutput, SkillError> {

@@ -4,13 +4,7 @@ use crate::store::{RoutingRecord, RoutingRepo, WorldStateRepo};
 use chrono::Local;
 
 fn ctx() -> SkillContext {
-    SkillContext {
-        thread_id: "t".into(),
-        exchange_id: "x".into(),
-        topic: "family".into(),
-        now: Local::now(),
-        graph: Default::default(),
-    }
+    SkillContext::new("t", "x", "family", Local::now())
 }
 
 fn ask(c: &Connection, about: Option<&str>) -> SkillOutput {

@@ -2,13 +2,7 @@ use super::*;
 use chrono::Local;
 
 fn ctx() -> SkillContext {
-    SkillContext {
-        thread_id: "t".into(),
-        exchange_id: "x".into(),
-        topic: "t".into(),
-        now: Local::now(),
-        graph: Default::default(),
-    }
+    SkillContext::new("t", "x", "t", Local::now())
 }
 
 fn call(c: &Connection, v: Value) -> Result<SkillOutput, SkillError> {

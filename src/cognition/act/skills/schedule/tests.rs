@@ -10,13 +10,7 @@ fn ctx() -> SkillContext {
 
 fn ctx_at(s: &str) -> SkillContext {
     let n = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M").unwrap();
-    SkillContext {
-        thread_id: "t1".into(),
-        exchange_id: "e1".into(),
-        topic: "general".into(),
-        now: Local.from_local_datetime(&n).earliest().unwrap(),
-        graph: Default::default(),
-    }
+    SkillContext::new("t1", "e1", "general", Local.from_local_datetime(&n).earliest().unwrap())
 }
 
 fn p(v: Value) -> Map<String, Value> {
