@@ -42,7 +42,7 @@ fn topics_regulate_moves_the_boundary_base_once_and_audits_it() {
     let params: Value = serde_json::from_str(&v.params).unwrap();
     let old = action["old"].as_f64().unwrap();
     assert!((params["boundary.base"].as_f64().unwrap() - (old + 0.025)).abs() < 1e-6, "{params}");
-    let rows = TopicAdjustmentsRepo(&conn).since(0).unwrap();
+    let rows = TopicAdjustmentsRepo(&conn).log().since(0).unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].parameter, "boundary.base");
 

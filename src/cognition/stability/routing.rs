@@ -262,7 +262,7 @@ pub fn run_cycle(
         metrics.insert(progress_key("misroute_rate"), p);
     }
     let (version, mut weights) = current(c, dry_run)?;
-    let past = history(RoutingAdjustmentsRepo(c).since(now - 30 * DAY_S)?);
+    let past = history(RoutingAdjustmentsRepo(c).log().since(now - 30 * DAY_S)?);
     // A move that routes the labelled set worse is refused: the regulator never trades the
     // set it was calibrated on for the window's few turns.
     let set = labelled_set();

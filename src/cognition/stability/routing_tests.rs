@@ -47,7 +47,7 @@ fn missed_clarifies_raise_cold_boost_once_then_cool_down_then_revert_when_nothin
     let (v, w, _) = latest(&c);
     assert_eq!(v, 4);
     assert_eq!(w.clarify.cold_boost, d.clarify.cold_boost);
-    let rows = RoutingAdjustmentsRepo(&c).since(0).unwrap();
+    let rows = RoutingAdjustmentsRepo(&c).log().since(0).unwrap();
     let cold: Vec<_> = rows.iter().filter(|a| a.parameter == "clarify.cold_boost").collect();
     assert_eq!(cold.len(), 1, "a revert closes the change it takes back: {rows:?}");
     assert_eq!(cold[0].reverted_at, Some(T0 + DAY_S + 3600 * 20));
@@ -65,7 +65,7 @@ fn a_change_that_helped_is_kept() {
     let r = run_cycle(&c, &BTreeSet::new(), T0 + DAY_S + 3600 * 20, false).unwrap();
     assert!(matches!(&r.plan.actions[..], [Action::Keep { .. }]), "{r:?}");
     assert_eq!(r.new_version, None);
-    let rows = RoutingAdjustmentsRepo(&c).since(0).unwrap();
+    let rows = RoutingAdjustmentsRepo(&c).log().since(0).unwrap();
     assert_eq!(rows[0].metrics.as_ref().and_then(|m| m.get("verdict")), Some(&json!("kept")));
     assert_eq!(rows[0].reverted_at, None);
 }

@@ -162,7 +162,7 @@ pub fn run_cycle(
 ) -> Result<TopicCycleReport, TopicRegulateError> {
     let days = last_days(c, now)?;
     let (version, mut values) = stored_values(c)?;
-    let raw = TopicAdjustmentsRepo(c).since(now - 30 * DAY_S)?;
+    let raw = TopicAdjustmentsRepo(c).log().since(now - 30 * DAY_S)?;
     let (planned, metrics) = plan_cycle(&days, &values, pinned, history(raw), now);
     let mut report = TopicCycleReport {
         at: now,
@@ -254,7 +254,7 @@ mod tests {
             later.plan.actions.iter().any(|a| matches!(a, Action::Revert { param, .. } if param == BASE)),
             "{later:?}"
         );
-        let rows = TopicAdjustmentsRepo(&c).since(0).unwrap();
+        let rows = TopicAdjustmentsRepo(&c).log().since(0).unwrap();
         assert!(rows[0].reverted_at.is_some(), "{rows:?}");
         let (_, values) = stored_values(&c).unwrap();
         assert!((values[BASE] - topics::defaults()[BASE]).abs() < 1e-6, "back where it was: {values:?}");
