@@ -4,30 +4,22 @@
 //! reported in `routed.graph.router`, and a prune suggestion only weakens the edges into a concept.
 
 use crate::support::harness::{Harness, drain, settings, start_custom};
-use crate::support::openai_double::{Reply, embedding_of_size};
+use crate::support::openai_double::Reply;
 use chalie::config::ModelUse;
 use chalie::events::EngineEvent;
 use chalie::memory::graph::grow::graph_key;
-use chalie::store::{ConceptFields, ConceptsRepo, RelationshipsRepo, VecTable, VectorRepo};
+use chalie::store::ConceptsRepo;
 use serde_json::json;
 
-/// Two concepts joined by a habitual edge (0.7); their ids and the edge's.
+/// Two concepts joined by a habitual edge (0.7) (`memory_graph`'s setup); their ids and the edge's.
 async fn coffee_and_morning(h: &Harness) -> (i64, i64, i64) {
-    let dim = chalie::store::EMBEDDING_DIM;
-    h.double.set_embedding_dim(dim);
-    h.read(move |c| {
-        let mut ids = Vec::new();
-        for name in ["coffee", "morning"] {
-            let f = ConceptFields { name, concept_type: "topic", definition: name, abstraction_level: 1, domain: None };
-            let id = ConceptsRepo(c).insert(&f, "[]", 1)?;
-            VectorRepo(c).upsert(VecTable::Concepts, id, &embedding_of_size(name, dim))?;
-            ids.push(id);
-        }
-        RelationshipsRepo(c).insert_learned(ids[0], ids[1], 0.7, 1)?;
-        let edge = chalie::memory::graph::load(c)?.outgoing(ids[0]).find(|e| e.0 == ids[1]).map_or(-1, |e| e.2);
-        Ok((ids[0], ids[1], edge))
-    })
-    .await
+    let (coffee, morning) = crate::memory_graph::coffee_and_morning(h).await;
+    let edge = h
+        .read(move |c| {
+            Ok(chalie::memory::graph::load(c)?.outgoing(coffee).find(|e| e.0 == morning).map_or(-1, |e| e.2))
+        })
+        .await;
+    (coffee, morning, edge)
 }
 
 #[tokio::test]

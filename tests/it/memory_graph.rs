@@ -53,7 +53,7 @@ async fn a_turn_fires_the_graph_and_the_next_message_teaches_it() {
 }
 
 /// Two concepts joined by a habitual edge (0.7), at the store's dimension; their ids.
-async fn coffee_and_morning(h: &crate::support::harness::Harness) -> (i64, i64) {
+pub(crate) async fn coffee_and_morning(h: &crate::support::harness::Harness) -> (i64, i64) {
     let dim = chalie::store::EMBEDDING_DIM;
     h.double.set_embedding_dim(dim);
     h.read(move |c| {
