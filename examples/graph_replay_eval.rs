@@ -14,8 +14,11 @@
 //! cost 0 $; its calls, tokens and latency are in the table. `--router-timeout-ms` sets the
 //! per-call cap (the config's default is 800 ms).
 //!
+//! `--max-wall-s S` starts no new session once S seconds have passed (the table is over the
+//! sessions finished, every mode run on each).
+//!
 //! `cargo run --example graph_replay_eval -- [--calibration] [--sessions N] [--turns N]
-//!  [--modes mechanical,novelty,v2] [--router-timeout-ms MS] [PATH]`
+//!  [--modes mechanical,novelty,v2] [--router-timeout-ms MS] [--max-wall-s S] [PATH]`
 //! Needs the built-in models in `CHALIE_MODELS_DIR` (default target/models).
 
 use async_trait::async_trait;
@@ -64,6 +67,7 @@ struct Args {
     turns: usize,
     modes: Vec<GraphMode>,
     router_timeout_ms: Option<u64>,
+    max_wall_s: Option<f64>,
     path: PathBuf,
 }
 
@@ -74,6 +78,7 @@ fn args() -> anyhow::Result<Args> {
         turns: 30,
         modes: GraphMode::ALL.to_vec(),
         router_timeout_ms: None,
+        max_wall_s: None,
         path: PathBuf::from("/work/shared/data/chitchat/topic_shift_dev.jsonl"),
     };
     let mut it = std::env::args().skip(1);
@@ -84,6 +89,7 @@ fn args() -> anyhow::Result<Args> {
             "--sessions" => a.sessions = value()?.parse()?,
             "--turns" => a.turns = value()?.parse()?,
             "--router-timeout-ms" => a.router_timeout_ms = Some(value()?.parse()?),
+            "--max-wall-s" => a.max_wall_s = Some(value()?.parse()?),
             "--modes" => {
                 a.modes = value()?.split(',').map(str::parse).collect::<Result<_, _>>()?;
             }
@@ -221,7 +227,12 @@ fn main() -> anyhow::Result<()> {
     let scratch = tempfile::tempdir()?;
     let mut by_mode: Vec<(GraphMode, Vec<GraphTurnStats>)> = a.modes.iter().map(|&m| (m, Vec::new())).collect();
     let mut messages = 0;
+    let (started, mut done) = (std::time::Instant::now(), 0);
     for (k, s) in sessions.iter().enumerate() {
+        if a.max_wall_s.is_some_and(|max| started.elapsed().as_secs_f64() >= max) {
+            eprintln!("wall-time budget spent after {done} of {} sessions", sessions.len());
+            break;
+        }
         let dir = scratch.path().join(format!("recorded-{k}"));
         std::fs::create_dir_all(&dir)?;
         let log = record(&tok, s, &config, &dir, &models)?;
@@ -232,13 +243,15 @@ fn main() -> anyhow::Result<()> {
             eprintln!("{} {mode}: {} turn(s) with the graph, {:.1} s", s.0, got.len(), clock.elapsed().as_secs_f64());
             stats.extend(got);
         }
+        done += 1;
     }
     let half = if a.calibration { "even (calibration)" } else { "odd (report)" };
     println!(
-        "{} sessions, {half} half, {messages} messages ({} turns at most each); router timeout {} ms",
+        "{done} of {} sessions, {half} half, {messages} messages ({} turns at most each); router timeout {} ms; {:.0} s",
         sessions.len(),
         a.turns,
-        config.llm.graph_router_timeout_ms
+        config.llm.graph_router_timeout_ms,
+        started.elapsed().as_secs_f64()
     );
     println!(
         "{:<10} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>8} {:>5} {:>7} {:>7} {:>5} {:>5} {:>6}",
