@@ -17,7 +17,7 @@
 //! Criterion groups (skipped by `scripts/bench.sh --figures`): `graph/load/10k_100k` (reading
 //! the graph from SQLite) and `graph/cached/10k_100k` (a turn's graph when nothing wrote to it).
 //!
-//! `/work/notes/c bench --bench graph` (2-core shared machine; figures in docs/cognition.md §9.4.9).
+//! `/work/notes/c bench --bench graph` (2-core shared machine; figures in docs/cognition.md §9.4.12).
 
 use std::hint::black_box;
 use std::path::Path;
