@@ -220,7 +220,7 @@ async fn the_audit_stats_tab_shows_what_audit_stats_json_prints() {
         let row = format!(
             "{:<13}{:>6}{:>7.1} %  {}",
             m["mode"].as_str().unwrap(),
-            m["count"],
+            m["count"].as_u64().unwrap(),
             m["percent"].as_f64().unwrap(),
             m["verdict"].as_str().unwrap()
         );

@@ -29,7 +29,7 @@ fn the_stats_tab_shows_the_distribution_with_red_flags() {
     let mut a = populated();
     assert_eq!(a.on_terminal(key(KeyCode::F(2))), Some(Action::LoadAudit(None)));
     a.on_view(ViewAnswer::Audit { mode: None, rows: audit_rows() });
-    assert!(draw(&mut a, 120, 40).contains("decisions / stats tab"), "the key is in F2's hints");
+    assert!(draw(&mut a, 120, 40).contains("Tab  stats tab"), "the key is in F2's hints");
     assert_eq!(a.on_terminal(key(KeyCode::Tab)), Some(Action::LoadRoutingStats));
     assert!(draw(&mut a, 120, 40).contains("Reading the routing statistics"));
     a.on_view(ViewAnswer::RoutingStats { stats: Box::new(stats()) });
