@@ -42,6 +42,9 @@ struct Routed {
     /// The five scores (`{}` for a social exit).
     scores: Value,
     label: Option<FeedbackLabel>,
+    /// The router's signals and the topic's previous mode, stored so the regulator's
+    /// distribution veto can route the day again (`None` for a social exit: pre-routed).
+    signals: Option<(Value, Option<Mode>)>,
 }
 
 fn route_threads(threads: &[Vec<&Turn>], w: &RouterWeights) -> Vec<Vec<Routed>> {
@@ -51,9 +54,9 @@ fn route_threads(threads: &[Vec<&Turn>], w: &RouterWeights) -> Vec<Vec<Routed>> 
             let mut history = RouterHistory::new();
             let mut out: Vec<Routed> = Vec::new();
             for (i, t) in turns.iter().enumerate() {
-                let (mode, tie, scores) = match social_filter(&t.text) {
-                    Some(SocialExit::Acknowledge) => (Mode::Acknowledge, false, json!({})),
-                    Some(SocialExit::Ignore) => (Mode::Ignore, false, json!({})),
+                let (mode, tie, scores, signals) = match social_filter(&t.text) {
+                    Some(SocialExit::Acknowledge) => (Mode::Acknowledge, false, json!({}), None),
+                    Some(SocialExit::Ignore) => (Mode::Ignore, false, json!({}), None),
                     Some(SocialExit::Cancel) | None => {
                         let ctx = ContextSignals {
                             working_memory_turns: i.min(4),
@@ -66,12 +69,19 @@ fn route_threads(threads: &[Vec<&Turn>], w: &RouterWeights) -> Vec<Vec<Routed>> 
                             ..ContextSignals::default()
                         };
                         let signals = RouterSignals::from_text(&t.text, &ctx);
-                        let d = route(&signals, w, &history.state("topic"), true);
+                        let state = history.state("topic");
+                        let d = route(&signals, w, &state, true);
                         history.record("topic", &d);
-                        (d.mode, d.tiebreak.is_some(), serde_json::to_value(d.scores).unwrap_or(Value::Null))
+                        let stored = serde_json::to_value(&signals).unwrap_or(Value::Null);
+                        (
+                            d.mode,
+                            d.tiebreak.is_some(),
+                            serde_json::to_value(d.scores).unwrap_or(Value::Null),
+                            Some((stored, state.previous_mode)),
+                        )
                     }
                 };
-                out.push(Routed { mode, tie, scores, label: None });
+                out.push(Routed { mode, tie, scores, label: None, signals });
             }
             for i in 0..turns.len().saturating_sub(1) {
                 let fb =
@@ -256,7 +266,7 @@ fn main() -> anyhow::Result<()> {
                                 let label = ts.get(j + 1).map(|&(n, _)| {
                                     detect_feedback(Exchange { user: &turns[k].text, mode, next: &turns[n].text }).label
                                 });
-                                Routed { mode, tie: false, scores: Value::Null, label }
+                                Routed { mode, tie: false, scores: Value::Null, label, signals: None }
                             })
                             .collect()
                     })
@@ -293,12 +303,12 @@ fn main() -> anyhow::Result<()> {
                 selected_mode: r.mode.as_str().into(),
                 router_confidence: None,
                 scores: r.scores.clone(),
-                pre_routed: false,
+                pre_routed: r.signals.is_none(),
                 tiebreaker_used: false,
                 tiebreaker_candidates: r.tie.then(|| json!(["RESPOND", "CLARIFY"])),
                 margin: None,
                 effective_margin: None,
-                signal_snapshot: Value::Null,
+                signal_snapshot: r.signals.as_ref().map_or(Value::Null, |(s, _)| s.clone()),
                 weight_snapshot: None,
                 weights_version: Some(i64::from(weights.version)),
                 routing_time_ms: None,
@@ -306,7 +316,7 @@ fn main() -> anyhow::Result<()> {
                 reasoning: None,
                 feedback: r.label.map(|l| json!({"label": l.as_str()})),
                 reflection: None,
-                previous_mode: None,
+                previous_mode: r.signals.as_ref().and_then(|(_, p)| p.map(|m| m.as_str().to_string())),
                 created_at: start + 60 * k as i64,
                 regulator: None,
                 adaptive: None,

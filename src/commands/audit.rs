@@ -24,9 +24,7 @@ pub fn run(paths: &Paths, config: &Config, args: AuditArgs) -> anyhow::Result<Ex
     if args.stats {
         // The routing statistics of the last 24 h (docs/cognition.md §15.1) and the money spent
         // per role over every session log, as one report.
-        let now = store::now_ts();
-        let rows = RoutingRepo(&conn).between(now - crate::cognition::stability::routing::DAY_S, now + 1)?;
-        let stats = crate::cognition::router::stats::routing_stats(&rows);
+        let stats = crate::cognition::router::stats::last_day(&conn, store::now_ts())?;
         let costs = super::audit_costs::logged_totals(paths, config)?;
         if args.json {
             let mut v = serde_json::to_value(&stats)?;

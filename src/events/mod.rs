@@ -150,6 +150,23 @@ pub enum EngineEvent {
     /// The router's weights gained a version (the routing stability regulator's cycle or a
     /// revert); a running engine routes with it from its next turn.
     RouterWeightsChanged { version: u32, author: String, reason: String },
+    /// The next message judged a routed turn (docs/cognition.md §15.1): which turn, the mode it
+    /// was given, the verdict's label (`missed_clarify`, `missed_act`, `under_engagement`,
+    /// `correct_route`, …) and the cue that decided it. The live misroute rate and a replay read
+    /// these, so nothing runs the detector a second time (schema 6).
+    RouteJudged {
+        /// The judged turn.
+        exchange_id: String,
+        mode: Mode,
+        /// The turn whose message did the judging.
+        by_exchange_id: String,
+        label: String,
+        /// The evidence: the phrase or score that decided the label.
+        cue: String,
+        quality: f64,
+        /// The label says the route itself was wrong.
+        misroute: bool,
+    },
     /// A persistent task told the user how it is going (docs/cognition.md §17): the message
     /// is in `thread_id`'s history already; this puts it in an open chat as it happens.
     TaskMessage { task_id: i64, thread_id: Option<String>, text: String },

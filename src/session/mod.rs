@@ -26,7 +26,9 @@ use serde::{Deserialize, Serialize};
 /// 5: `routed` carries what the concept graph fired (`graph`: seeds, firings with step and the
 /// edge that brought them, inhibited, the grown node), and a new router weights version is
 /// logged (`router_weights_changed`); older logs have neither, read as absent.
-pub const LOG_SCHEMA: u32 = 5;
+/// 6: the next message's verdict on a routed turn is logged (`route_judged`: judged turn, label,
+/// cue); older logs have none, so a replay of them shows no misroute rate.
+pub const LOG_SCHEMA: u32 = 6;
 
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

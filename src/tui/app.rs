@@ -14,7 +14,7 @@ use super::keymap::{Command, Context, Focus, Keymap};
 use super::memory::{self, MemoryBrowser};
 use super::panes::act::{ActPane, Iteration};
 use super::panes::drift::DriftPane;
-use super::panes::routing::{Decision, RoutingPane};
+use super::panes::routing::{Decision, Judged, RoutingPane};
 use super::panes::uncertainties::UncertaintiesPane;
 use super::query::ViewAnswer;
 use super::scroll;
@@ -40,6 +40,8 @@ pub enum Action {
     LoadAudit(Option<Mode>),
     /// Read one routing decision in full.
     LoadDecision(String),
+    /// Read the last 24 h's routing statistics (the audit's stats tab).
+    LoadRoutingStats,
     /// Fetch the built-in model files that are missing.
     FetchModels,
     /// Read one memory layer's rows for the browser, optionally only those matching a search.
@@ -391,23 +393,28 @@ impl App {
             Command::PageUp | Command::PageDown | Command::Up | Command::Down | Command::Top | Command::Bottom => {
                 self.scroll(cmd, ctx);
             }
-            Command::Open | Command::Filter | Command::Reload | Command::Left | Command::Right
+            Command::Open
+            | Command::Filter
+            | Command::Reload
+            | Command::Left
+            | Command::Right
+            | Command::NextLayer
+            | Command::PrevLayer
                 if matches!(ctx, Context::Audit | Context::Detail) =>
             {
                 let a = self.audit.as_mut()?;
                 let req = match cmd {
                     Command::Open => a.open_selected(),
                     Command::Filter => Some(a.cycle_filter()),
-                    Command::Reload => {
-                        a.loading = true;
-                        Some(audit::Request::Load(a.filter))
-                    }
+                    Command::Reload => Some(a.reload()),
+                    Command::NextLayer | Command::PrevLayer => a.switch_tab(),
                     Command::Left => a.step(-1),
                     _ => a.step(1),
                 };
                 return match req? {
                     audit::Request::Load(m) => Some(Action::LoadAudit(m)),
                     audit::Request::Detail(id) => Some(Action::LoadDecision(id)),
+                    audit::Request::Stats => Some(Action::LoadRoutingStats),
                     audit::Request::Close => {
                         self.audit = None;
                         None
@@ -441,7 +448,8 @@ impl App {
         if self.audit.take().is_some() || self.setup.visible() {
             return None;
         }
-        let audit = Audit::open(None);
+        let mut audit = Audit::open(None);
+        audit.reflection_off = self.status.models.iter().any(|m| m.role == crate::config::Role::Strong && m.builtin);
         let filter = audit.filter;
         self.audit = Some(audit);
         Some(Action::LoadAudit(filter))
@@ -600,7 +608,6 @@ impl App {
                 self.thread = Some(thread_id.clone());
                 self.chat.push_user(exchange_id, text, at);
                 self.status.pending += 1;
-                self.routing.message(text);
             }
             EngineEvent::Notice { level, message } => self.status.notice(*level, message),
             EngineEvent::Routed { exchange_id, mode, router, topic, fallbacks, graph, .. } => {
@@ -698,6 +705,14 @@ impl App {
             EngineEvent::DriftThought { thought } => self.drift.thought(thought),
             EngineEvent::DriftCycle { cycle } => self.drift.cycle(cycle),
             EngineEvent::TaskMessage { text, .. } => self.chat.push(ChatRole::Assistant, text, at),
+            EngineEvent::RouteJudged { mode, label, cue, misroute, .. } => {
+                self.routing.judged(Judged {
+                    mode: *mode,
+                    label: label.clone(),
+                    cue: cue.clone(),
+                    misroute: *misroute,
+                });
+            }
             EngineEvent::RouterWeightsChanged { version, author, reason } => {
                 self.status.notice(NoticeLevel::Info, &format!("router weights v{version} by {author}: {reason}"));
             }
@@ -738,6 +753,11 @@ impl App {
             ViewAnswer::Audit { mode, rows } => {
                 if let Some(a) = &mut self.audit {
                     a.loaded(mode, &rows);
+                }
+            }
+            ViewAnswer::RoutingStats { stats } => {
+                if let Some(a) = &mut self.audit {
+                    a.stats_loaded(*stats);
                 }
             }
             ViewAnswer::AuditDetail { id, record } => {
@@ -797,8 +817,10 @@ impl App {
         let a = self.audit.as_mut()?;
         if a.stale && a.detail.is_none() {
             a.stale = false;
-            a.loading = true;
-            return Some(Action::LoadAudit(a.filter));
+            return Some(match a.reload() {
+                audit::Request::Stats => Action::LoadRoutingStats,
+                _ => Action::LoadAudit(a.filter),
+            });
         }
         None
     }

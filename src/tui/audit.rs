@@ -17,6 +17,9 @@ use serde_json::Value;
 use std::str::FromStr;
 
 mod adaptive;
+mod stats;
+
+pub use stats::{Tab, text as stats_text};
 
 /// Decisions listed per load (the rows also go to the session log, so not thousands).
 pub const LIMIT: usize = 200;
@@ -27,6 +30,8 @@ pub enum Request {
     Close,
     Load(Option<Mode>),
     Detail(String),
+    /// The routing statistics, for the stats tab.
+    Stats,
 }
 
 #[derive(Debug)]
@@ -48,6 +53,11 @@ pub struct Audit {
     pub detail: Option<Detail>,
     /// New decisions were routed since the rows were read.
     pub stale: bool,
+    pub tab: Tab,
+    /// The stats tab's numbers, once read.
+    pub stats: Option<crate::cognition::router::stats::RoutingStats>,
+    /// The strong model is the built-in one: reflection is skipped (said on the stats tab).
+    pub reflection_off: bool,
 }
 
 impl Audit {
@@ -61,6 +71,9 @@ impl Audit {
             visible: 1,
             detail: None,
             stale: false,
+            tab: Tab::Decisions,
+            stats: None,
+            reflection_off: false,
         }
     }
 
@@ -172,6 +185,9 @@ impl Audit {
     }
 
     pub fn render(&self, frame: &mut Frame, area: Rect, offset: FixedOffset) {
+        if self.tab == Tab::Stats && self.detail.is_none() {
+            return self.render_stats(frame, area);
+        }
         frame.render_widget(Clear, area);
         let filter = self.filter.map_or("all modes".to_string(), |m| format!("{} only", m.as_str()));
         if let Some(d) = &self.detail {

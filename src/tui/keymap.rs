@@ -287,6 +287,8 @@ pub const BINDINGS: &[Binding] = &[
     b("audit_open", Only(C::Audit), Command::Open, &["enter"], "details", true),
     b("audit_filter", Only(C::Audit), Command::Filter, &["m"], "filter by mode", true),
     b("audit_reload", Only(C::Audit), Command::Reload, &["r"], "reload", true),
+    b("audit_tab", Only(C::Audit), Command::NextLayer, &["tab", "right"], "stats tab", true),
+    b("audit_tab_back", Only(C::Audit), Command::PrevLayer, &["backtab", "left"], "the other tab", false),
     b("audit_close", Only(C::Audit), Command::Close, &["esc", "q"], "close", true),
     // Audit detail.
     b("detail_up", Only(C::Detail), Command::Up, &["up", "k"], "scroll", true),

@@ -24,6 +24,8 @@ pub enum ViewAnswer {
     Audit { mode: Option<Mode>, rows: Vec<AuditRow> },
     /// One routing decision in full; `None` when it is not stored.
     AuditDetail { id: String, record: Option<Box<RoutingRecord>> },
+    /// The last 24 h's routing statistics, for the audit's stats tab.
+    RoutingStats { stats: Box<crate::cognition::router::stats::RoutingStats> },
     /// Rows of one memory layer; `search` is the filter they answer, so an answer to a search
     /// the user has since changed can be told apart.
     Memory { layer: MemoryLayer, search: Option<String>, rows: Vec<MemoryRow> },
@@ -49,6 +51,7 @@ pub enum ViewAnswer {
 pub struct Queries {
     audit: watch::Sender<Option<Option<Mode>>>,
     decision: watch::Sender<Option<String>>,
+    stats: watch::Sender<Option<()>>,
     memory: watch::Sender<Option<(MemoryLayer, Option<String>)>>,
     texts: watch::Sender<Option<Vec<String>>>,
     tasks: watch::Sender<Option<()>>,
@@ -64,6 +67,12 @@ impl Queries {
         let (answers, rx) = mpsc::unbounded_channel();
         let (audit, audit_rx) = watch::channel(None);
         let (decision, decision_rx) = watch::channel(None);
+        let (stats, stats_rx) = watch::channel(None);
+        // The same read as `audit --stats` (docs/cognition.md §15.1).
+        serve(stats_rx, answers.clone(), db.clone(), |db, ()| async move {
+            let read = db.call(|c| crate::cognition::router::stats::last_day(c, store::now_ts())).await;
+            answer("the routing statistics", read.map(|s| ViewAnswer::RoutingStats { stats: Box::new(s) }))
+        });
         let (memory, memory_rx) = watch::channel(None);
         let (texts, texts_rx) = watch::channel(None);
         let (tasks, tasks_rx) = watch::channel(None);
@@ -130,7 +139,8 @@ impl Queries {
                 }
             }
         });
-        let queries = Queries { audit, decision, memory, texts, tasks, conversations, conversation, answers: kept };
+        let queries =
+            Queries { audit, decision, stats, memory, texts, tasks, conversations, conversation, answers: kept };
         (queries, rx)
     }
 
@@ -141,6 +151,10 @@ impl Queries {
 
     pub fn audit(&self, mode: Option<Mode>) {
         self.audit.send_replace(Some(mode));
+    }
+
+    pub fn routing_stats(&self) {
+        self.stats.send_replace(Some(()));
     }
 
     pub fn decision(&self, id: String) {

@@ -27,6 +27,7 @@ mod graph;
 mod memory;
 mod regulator;
 mod resume;
+mod routing_stats;
 mod tasks;
 
 const T0: i64 = 1_763_726_400; // 2025-11-21 12:00:00 UTC

@@ -155,6 +155,7 @@ impl Worker {
             }
             Action::LoadAudit(mode) => self.queries.audit(mode),
             Action::LoadDecision(id) => self.queries.decision(id),
+            Action::LoadRoutingStats => self.queries.routing_stats(),
             Action::FetchModels => self.fetch_models(),
             Action::DriftNow => self.drift_now(),
             Action::Copy(seq) => {

@@ -22,7 +22,23 @@ async fn a_new_weights_version_routes_the_next_turn_and_feedback_fills_the_triag
     let text = serde_json::to_string(&w).unwrap();
     h.read(move |c| RouterWeightsRepo(c).insert(w.version, &text, "regulator", "test", 1)).await;
 
+    let mut events = h.bus.subscribe();
     let second = h.say("t", "I meant the capital of the region around Lyon, not the country").await;
+    // The verdict is logged once, naming the judged turn, its label and the cue.
+    let judged: Vec<_> = drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e {
+            chalie::events::EngineEvent::RouteJudged { exchange_id, by_exchange_id, label, cue, misroute, .. } => {
+                Some((exchange_id, by_exchange_id, label, cue, misroute))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(judged.len(), 1, "{judged:?}");
+    let (xid, by, label, cue, misroute) = &judged[0];
+    assert_eq!((xid, by), (&first.exchange_id, &second.exchange_id));
+    assert_eq!((label.as_str(), *misroute), ("missed_clarify", true));
+    assert!(!cue.is_empty());
     let d = h.decision(&second.exchange_id).await;
     assert_eq!(d.weights_version, Some(i64::from(DEFAULT_WEIGHTS_VERSION + 1)), "picked up at the next turn");
     let snap = d.weight_snapshot.unwrap_or(Value::Null);
@@ -37,6 +53,44 @@ async fn a_new_weights_version_routes_the_next_turn_and_feedback_fills_the_triag
     assert_eq!(outcomes[0].outcome["label"], "missed_clarify");
 }
 
+/// A day of 20 decisions (one in five ACT, the rest RESPOND), the first 8 judged `missed_clarify`.
+fn seed(dir: &std::path::Path) {
+    use chalie::store::{RoutingRecord, RoutingRepo};
+    let conn = chalie::store::open(&dir.join("chalie.db")).unwrap();
+    let now = chalie::store::now_ts();
+    for i in 0..20 {
+        let label = if i < 8 { "missed_clarify" } else { "correct_route" };
+        RoutingRepo(&conn)
+            .insert(&RoutingRecord {
+                id: format!("r{i}"),
+                thread_id: Some("t".into()),
+                topic: "t".into(),
+                exchange_id: Some(format!("x{i}")),
+                selected_mode: if i % 5 == 4 { "ACT" } else { "RESPOND" }.into(),
+                router_confidence: Some(0.4),
+                scores: serde_json::json!({}),
+                pre_routed: false,
+                tiebreaker_used: false,
+                tiebreaker_candidates: None,
+                margin: None,
+                effective_margin: None,
+                signal_snapshot: Value::Null,
+                weight_snapshot: None,
+                weights_version: Some(2),
+                routing_time_ms: None,
+                fallback: None,
+                reasoning: None,
+                feedback: Some(serde_json::json!({"label": label})),
+                reflection: None,
+                previous_mode: None,
+                created_at: now - 3600 + i,
+                regulator: None,
+                adaptive: None,
+            })
+            .unwrap();
+    }
+}
+
 /// `router regulate` over a day of decisions whose RESPOND turns the user kept re-explaining:
 /// `--dry-run` says what it would move and stores nothing, the real cycle stores version 3 by
 /// `regulator`, a config pin keeps the parameter still, and `audit --stats --json` reports the
@@ -44,42 +98,6 @@ async fn a_new_weights_version_routes_the_next_turn_and_feedback_fills_the_triag
 #[test]
 fn router_regulate_and_audit_stats_on_the_command_line() {
     use crate::support::bin::{chalie, chalie_with, json_lines, text};
-    use chalie::store::{RoutingRecord, RoutingRepo};
-    let seed = |dir: &std::path::Path| {
-        let conn = chalie::store::open(&dir.join("chalie.db")).unwrap();
-        let now = chalie::store::now_ts();
-        for i in 0..20 {
-            let label = if i < 8 { "missed_clarify" } else { "correct_route" };
-            RoutingRepo(&conn)
-                .insert(&RoutingRecord {
-                    id: format!("r{i}"),
-                    thread_id: Some("t".into()),
-                    topic: "t".into(),
-                    exchange_id: Some(format!("x{i}")),
-                    selected_mode: if i % 5 == 4 { "ACT" } else { "RESPOND" }.into(),
-                    router_confidence: Some(0.4),
-                    scores: serde_json::json!({}),
-                    pre_routed: false,
-                    tiebreaker_used: false,
-                    tiebreaker_candidates: None,
-                    margin: None,
-                    effective_margin: None,
-                    signal_snapshot: Value::Null,
-                    weight_snapshot: None,
-                    weights_version: Some(2),
-                    routing_time_ms: None,
-                    fallback: None,
-                    reasoning: None,
-                    feedback: Some(serde_json::json!({"label": label})),
-                    reflection: None,
-                    previous_mode: None,
-                    created_at: now - 3600 + i,
-                    regulator: None,
-                    adaptive: None,
-                })
-                .unwrap();
-        }
-    };
     let dir = tempfile::tempdir().unwrap();
     seed(dir.path());
     let stats = json_lines(&chalie(dir.path(), &["audit", "--stats", "--json"]));
@@ -161,4 +179,56 @@ fn a_rerun_with_a_regulator_version_routes_a_recorded_turn_differently() {
     assert_eq!(question(&plain), "RESPOND", "{plain:?}");
     assert_ne!(question(&regulated), "RESPOND", "{regulated:?}");
     assert_eq!(plain.len(), regulated.len(), "every recorded turn is rerun");
+}
+
+/// The F2 audit's stats tab and `audit --stats --json` read one function over the same
+/// database, so the tab shows the figures the command prints.
+#[tokio::test]
+async fn the_audit_stats_tab_shows_what_audit_stats_json_prints() {
+    use chalie::events::{EngineEvent, Stamped};
+    use chalie::tui::app::{Action, App, Settings};
+    use chalie::tui::query::{Queries, ViewAnswer};
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    let dir = tempfile::tempdir().unwrap();
+    seed(dir.path());
+    let json =
+        crate::support::bin::json_lines(&crate::support::bin::chalie(dir.path(), &["audit", "--stats", "--json"]))
+            .remove(0);
+
+    let db = chalie::store::Db::spawn(chalie::store::open(&dir.path().join("chalie.db")).unwrap());
+    let (queries, mut answers) = Queries::spawn(&db);
+    let mut app = App::new(Settings::default());
+    let resolved = EngineEvent::ModelsResolved { roles: vec![], missing_builtin: vec![], missing_builtin_bytes: 0 };
+    app.on_engine(&Stamped { ts: chrono::Utc::now(), event: resolved });
+    let key = |c| Event::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    app.on_terminal(key(KeyCode::F(2)));
+    assert_eq!(app.on_terminal(key(KeyCode::Tab)), Some(Action::LoadRoutingStats));
+    queries.routing_stats();
+    loop {
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(30), answers.recv()).await.unwrap().unwrap();
+        if let ViewAnswer::RoutingStats { .. } = answer {
+            app.on_view(answer);
+            break;
+        }
+    }
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    chalie::tui::draw(&mut terminal, &mut app).unwrap();
+    let screen = terminal.backend().to_string();
+    let f = |k: &str| json[k].as_f64().unwrap();
+    assert!(screen.contains(&format!("{} decisions, {} judged", json["decisions"], json["labelled"])), "{screen}");
+    for m in json["modes"].as_array().unwrap() {
+        let row = format!(
+            "{:<13}{:>6}{:>7.1} %  {}",
+            m["mode"].as_str().unwrap(),
+            m["count"].as_u64().unwrap(),
+            m["percent"].as_f64().unwrap(),
+            m["verdict"].as_str().unwrap()
+        );
+        assert!(screen.contains(&row), "{row}\n{screen}");
+    }
+    assert!(screen.contains(&format!("entropy      {:.2}", f("entropy"))), "{screen}");
+    assert!(screen.contains(&format!("tie-break    {:.1} %", 100.0 * f("tie_break_rate"))), "{screen}");
+    assert!(screen.contains(&format!("misroute     {:.1} %", 100.0 * f("misroute_rate"))), "{screen}");
+    assert!(screen.contains(&format!("misroutes {:.1} %", 100.0 * f("respond_misroute_rate"))), "{screen}");
+    assert_eq!(f("misroute_rate"), 0.4, "the seeded day");
 }

@@ -94,6 +94,15 @@ impl Turn<'_> {
             reg.on_feedback(&fb, self.msg.text, self.now);
             let value = serde_json::to_value(&fb).unwrap_or_default();
             let (xid, quality) = (prev.exchange_id.clone(), fb.quality);
+            let judged = xid.clone().map(|exchange_id| EngineEvent::RouteJudged {
+                exchange_id,
+                mode,
+                by_exchange_id: self.exchange_id.to_string(),
+                label: fb.label.as_str().to_string(),
+                cue: fb.cue.clone(),
+                quality,
+                misroute: crate::cognition::router::stats::MISROUTE_LABELS.contains(&fb.label.as_str()),
+            });
             // The same verdict is the triage's outcome (docs/cognition.md §15.1): whether the
             // turn it pre-routed was a misroute.
             engine
@@ -106,6 +115,10 @@ impl Turn<'_> {
                     Ok(())
                 })
                 .await?;
+            // Logged once the verdict is stored: the live misroute rate and a replay read it.
+            if let Some(e) = judged {
+                engine.bus.emit(e);
+            }
             if let Some(xid) = xid {
                 self.graph_feedback(xid, quality).await;
             }

@@ -133,6 +133,13 @@ pub fn routing_stats(rows: &[RoutingRecord]) -> RoutingStats {
     }
 }
 
+/// The statistics of the 24 h before `now` (unix seconds): the one window `audit --stats`, the
+/// F2 audit's stats tab and the regulator's cycle read, so they cannot disagree.
+pub fn last_day(conn: &rusqlite::Connection, now: i64) -> Result<RoutingStats, crate::store::StoreError> {
+    let day = crate::cognition::stability::routing::DAY_S;
+    Ok(routing_stats(&crate::store::RoutingRepo(conn).between(now - day, now + 1)?))
+}
+
 /// The statistics as a few aligned lines (for `audit --stats`).
 pub fn describe(s: &RoutingStats) -> String {
     let mut out = format!("{} routing decisions, {} with feedback\n", s.decisions, s.labelled);

@@ -9,6 +9,7 @@
 //! drop. The routing regulator ([`routing`]) applies a plan to the router weights; any other
 //! stage can reuse the same law with its own parameters and signals.
 
+pub mod distribution;
 pub mod reflection;
 pub mod routing;
 pub mod topics;

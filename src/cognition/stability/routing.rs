@@ -264,14 +264,19 @@ pub fn run_cycle(
     let (version, mut weights) = current(c, dry_run)?;
     let past = history(RoutingAdjustmentsRepo(c).log().since(now - 30 * DAY_S)?);
     // A move that routes the labelled set worse is refused: the regulator never trades the
-    // set it was calibrated on for the window's few turns.
+    // set it was calibrated on for the window's few turns. Nor one that, the window's own
+    // decisions routed again, pushes a mode out of its healthy range (§15.3).
     let set = labelled_set();
     let (base, n, _) = agreement(&weights, &set);
+    let window = super::distribution::replayable(&rows);
     let veto = |name: &str, value: f64| {
         let mut w = weights;
         w.set(name, value).ok()?;
         let (got, _, _) = agreement(&w, &set);
-        (got < base).then(|| format!("labelled agreement {base}/{n} → {got}/{n}"))
+        if got < base {
+            return Some(format!("labelled agreement {base}/{n} → {got}/{n}"));
+        }
+        super::distribution::veto(&window, &weights, &w)
     };
     let planned = plan_with(&POLICY, &params(&weights, pinned), &ps, &metrics, &past, stats.decisions, now, &veto);
     let mut report =

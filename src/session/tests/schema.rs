@@ -9,8 +9,13 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// `(schema, shape digest)` for every schema whose shape was pinned.
-const PINNED: &[(u32, &str)] =
-    &[(2, "5f7ac39d6801f0df"), (3, "a1fd94fc26fcbc2e"), (4, "bd815abf21e133d6"), (5, "e6d0e009f0770d7a")];
+const PINNED: &[(u32, &str)] = &[
+    (2, "5f7ac39d6801f0df"),
+    (3, "a1fd94fc26fcbc2e"),
+    (4, "bd815abf21e133d6"),
+    (5, "e6d0e009f0770d7a"),
+    (6, "d9ee3c4b2b10ac88"),
+];
 
 /// The recorded fixture session gives real examples of the events a turn emits; the rest are
 /// written here, every optional field present.
@@ -51,6 +56,7 @@ fn samples() -> Vec<EngineEvent> {
         r#""type":"memory_forgotten","id":"episode:2","error":"already forgotten""#,
         r#""type":"forgotten","exchanges":["x"],"rows":3"#,
         r#""type":"task_message","task_id":1,"thread_id":"t","text":"Task #1: 2 of 4 steps done""#,
+        r#""type":"route_judged","exchange_id":"x","mode":"RESPOND","by_exchange_id":"y","label":"missed_clarify","cue":"i meant","quality":0.3,"misroute":true"#,
         r#""type":"llm_start","call_id":"c","role":"primary","provider":"p","model":"m","prompt_chars":3,"prompt_digest":"d","origin":"exchange:x""#,
         r#""type":"regulated","exchange_id":"x","report":{"decision":"circuit_break","confidence":0.4,"low_confidence_spans":[{"start":1,"end":3,"text":"ab","mean_logprob":-2.5}],"scope_drift":{"score":0.6,"terms":["cake"]},"cost":{"tokens_in":1,"tokens_out":2,"wall_ms":3},"procedural_warning":{"cluster":"a+b","corrections":["no"]},"breaks":[{"reason":"cost_cap_reached","tokens_spent":2,"tokens_cap":1,"mean_quality":0.2,"message":"Stopped."}]}"#,
         r#""type":"drift_cycle","cycle":{"at":1,"skipped":"s","seed":"coffee","strategy":"recent","fired":[{"name":"tea","energy":0.6}],"energy":0.6,"gate":0.4,"kind":"question","thought":"t","author":"template","action":"REFLECT","scores":[{"action":"REFLECT","score":0.5,"rejected_by":"g"}],"effect":"e","thought_id":1}"#,
@@ -90,9 +96,10 @@ fn variant(e: &EngineEvent) -> usize {
         EngineEvent::DriftCycle { .. } => 23,
         EngineEvent::RouterWeightsChanged { .. } => 24,
         EngineEvent::TaskMessage { .. } => 25,
+        EngineEvent::RouteJudged { .. } => 26,
     }
 }
-const VARIANTS: usize = 26;
+const VARIANTS: usize = 27;
 
 /// Every key path with its JSON kind ("routed.router.scores.ACT: number"), arrays by their
 /// first element.

@@ -35,11 +35,20 @@ pub struct RoutingPane {
     /// This session's recent delivered modes and whether each asked for a tie-break, newest
     /// last (at most [`RECENT`]): the live distribution line.
     pub recent: std::collections::VecDeque<(Mode, bool)>,
-    /// Whether each recent judged decision was a misroute, newest last (at most [`RECENT`]).
+    /// Whether each recent judged decision was a misroute, newest last (at most [`RECENT`]),
+    /// as the engine's `route_judged` events said.
     pub judged: std::collections::VecDeque<bool>,
-    /// The latest message of the conversation and the mode it was given, waiting for the next
-    /// message to judge it.
-    pending: Option<(String, Option<Mode>)>,
+    /// The latest verdict: the judged turn's mode, the label and its cue.
+    pub last_judged: Option<Judged>,
+}
+
+/// The next message's verdict on a routed turn, as logged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub mode: Mode,
+    pub label: String,
+    pub cue: String,
+    pub misroute: bool,
 }
 
 /// How many decisions the live distribution covers.
@@ -54,27 +63,29 @@ impl RoutingPane {
             self.recent.pop_front();
         }
         self.recent.push_back((mode, tie));
-        if let Some((_, m)) = &mut self.pending {
-            *m = Some(mode);
-        }
     }
 
-    /// A new message judges the last routed one with the engine's own detector
-    /// (`regulator::detect_feedback`, the verdict stored on the decision's row), so the live
-    /// misroute rate is the one `audit --stats` reads (docs/cognition.md §15.1).
-    pub fn message(&mut self, text: &str) {
-        if let Some((user, Some(mode))) = self.pending.take() {
-            let fb = crate::cognition::regulator::detect_feedback(crate::cognition::regulator::Exchange {
-                user: &user,
-                mode,
-                next: text,
-            });
-            if self.judged.len() == RECENT {
-                self.judged.pop_front();
-            }
-            self.judged.push_back(crate::cognition::router::stats::MISROUTE_LABELS.contains(&fb.label.as_str()));
+    /// A `route_judged` event: the engine's verdict on the last route (the one stored on the
+    /// decision's row that `audit --stats` reads), counted into the live misroute rate without
+    /// running the detector again (docs/cognition.md §15.1).
+    pub fn judged(&mut self, verdict: Judged) {
+        if self.judged.len() == RECENT {
+            self.judged.pop_front();
         }
-        self.pending = Some((text.to_string(), None));
+        self.judged.push_back(verdict.misroute);
+        self.last_judged = Some(verdict);
+    }
+
+    /// The latest verdict on a route, the misroute ones in the warning colour.
+    pub fn judged_line(&self) -> Option<Line<'static>> {
+        let j = self.last_judged.as_ref()?;
+        let style = if j.misroute { theme::warn() } else { theme::dim() };
+        let cue = if j.cue.is_empty() { String::new() } else { format!(" ({})", j.cue) };
+        Some(Line::from(vec![
+            Span::styled("last route ", theme::dim()),
+            Span::styled(j.mode.as_str(), theme::mode(j.mode)),
+            Span::styled(format!(" judged {}{cue}", j.label), style),
+        ]))
     }
 
     /// The recent mode distribution against the healthy ranges (a red-flag mode in the warning
@@ -121,6 +132,7 @@ impl RoutingPane {
                     + d.regulator.as_ref().map_or(0, |r| 1 + (r.breaks.len() + r.low_confidence_spans.len()) as u16)
                     + d.graph.as_ref().map_or(0, |g| graph_lines(g).len() as u16)
                     + u16::from(self.recent.len() >= 2)
+                    + u16::from(self.last_judged.is_some())
             }
             None => 5,
         }
@@ -163,6 +175,9 @@ impl RoutingPane {
             text.extend(graph_lines(g));
         }
         if let Some(line) = self.distribution_line() {
+            text.push_line(line);
+        }
+        if let Some(line) = self.judged_line() {
             text.push_line(line);
         }
         text
@@ -305,21 +320,25 @@ mod distribution_tests {
     }
 
     #[test]
-    fn the_router_pane_judges_the_last_route_by_the_next_message() {
+    fn the_misroute_rate_counts_the_logged_verdicts() {
         let mut pane = RoutingPane::default();
-        // An under-asked question the user then explains, and a question answered and thanked.
-        for (text, mode) in [
-            ("Is it worth it?", Mode::Respond),
-            ("I meant the upgrade to the bigger phone plan, sorry", Mode::Respond),
-            ("thanks", Mode::Acknowledge),
-        ] {
-            pane.message(text);
+        let verdict = |label: &str, misroute| Judged {
+            mode: Mode::Respond,
+            label: label.into(),
+            cue: "i meant".into(),
+            misroute,
+        };
+        for mode in [Mode::Respond, Mode::Respond, Mode::Acknowledge] {
             pane.record(mode, false);
         }
-        assert_eq!(pane.judged, [true, false], "the last message is not judged yet");
+        pane.judged(verdict("missed_clarify", true));
+        pane.judged(verdict("thanks", false));
+        assert_eq!(pane.judged, [true, false]);
         let line = pane.distribution_line().unwrap();
         let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
         assert!(text.ends_with("· misroute 50%"), "{text}");
         assert_eq!(line.spans.last().unwrap().style, theme::warn(), "over the 10 % threshold");
+        let last: String = pane.judged_line().unwrap().spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(last, "last route RESPOND judged thanks (i meant)");
     }
 }

@@ -134,3 +134,32 @@ async fn the_loop_steps_to_the_end_and_quits() {
     assert!(s.contains("REPLAY ■ end") && s.contains("turn 2/2"), "{s}");
     assert!(s.contains("shopping: milk"), "the ACT pane shows the iteration:\n{s}");
 }
+
+/// A logged verdict on a route plays into the Routing pane: the misroute rate and the verdict
+/// line come from the `route_judged` event, not from running the detector over the messages.
+#[test]
+fn a_replayed_verdict_shows_in_the_routing_pane() {
+    let fixture = include_str!("../../../tests/data/replay_session.jsonl");
+    let mut lines: Vec<String> = fixture.lines().map(str::to_string).collect();
+    let first: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
+    let second: serde_json::Value = serde_json::from_str(&lines[29]).unwrap();
+    let judged = format!(
+        r#"{{"ts":{},"type":"route_judged","exchange_id":{},"mode":"RESPOND","by_exchange_id":{},"label":"missed_clarify","cue":"i meant","quality":0.3,"misroute":true}}"#,
+        second["ts"], first["exchange_id"], second["exchange_id"]
+    );
+    lines.insert(30, judged);
+    let settings = Settings::default();
+    let mut app = fresh(&settings);
+    let mut p = Player::new(parse_log(&(lines.join("\n") + "\n")).unwrap(), "log");
+    while p.step(&mut app) {}
+    assert_eq!(app.routing.judged, [true]);
+    let text: String = app
+        .routing
+        .text(100)
+        .lines
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>() + "\n")
+        .collect();
+    assert!(text.contains("misroute 100%"), "{text}");
+    assert!(text.contains("last route RESPOND judged missed_clarify (i meant)"), "{text}");
+}
