@@ -24,7 +24,8 @@
 //! per message (messages of one topic share a direction, cosine ≈ 0.8, topics ≈ 0 apart) and
 //! `chat` streams one fixed short completion. Triage is `heuristic`, so no triage or tie-break
 //! call happens. After each database group the median per-stage timings (`TurnReport::timings_ms`)
-//! are printed.
+//! are printed. As in the app, the `checkpoint` worker owns the WAL's checkpoints
+//! (`store::wal`): its PASSIVE checkpoint runs in the untimed pause before each message.
 //!
 //! At the end of each database group one `BENCHFIG name=turn/{1k,100k}` line gives the median and
 //! p99 of the whole turn (`outer`) over every measured turn.
@@ -491,7 +492,7 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
 /// Median per-stage timings of every measured turn (`TurnReport::timings_ms`), then the spread of
 /// the whole turn: `outer` is the wall time around `block_on(engine.turn)` (what criterion sees),
 /// `total` the engine's own measurement. Their means sit above the medians because of rare slow
-/// turns (WAL auto-checkpoints, a busy machine).
+/// turns (a busy machine).
 fn print_stages(label: &str, turns: &[(Timings, f64)], modes: &HashMap<Mode, usize>) {
     if turns.is_empty() {
         return;
@@ -615,6 +616,8 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, real: Option<RealVectors>)
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let bus = EventBus::new();
     let engine = rt.block_on(Engine::start(db.clone(), llm(message_vecs, bus.clone()), bus)).expect("engine");
+    // As in the app: the `checkpoint` worker owns the WAL's checkpoints, and runs between turns.
+    db.call_blocking(|c| chalie::store::wal::hand_checkpoints_to_worker(c)).expect("wal");
     let cancel = CancellationToken::new();
     let msgs = messages();
     let mut i = 0usize;
@@ -634,6 +637,8 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, real: Option<RealVectors>)
                 let (x, body) = (xid.clone(), text.to_string());
                 rt.block_on(db.call(move |c| ChatRepo(c).append(THREAD, &x, "user", &body, None, None)))
                     .expect("intake");
+                // The checkpoint worker's run in the pause before this message (untimed).
+                rt.block_on(db.call(|c| chalie::store::wal::checkpoint_passive(c))).expect("checkpoint");
                 let t = Instant::now();
                 let report = rt.block_on(engine.turn(THREAD, &xid, text, &cancel)).expect("turn");
                 let took = t.elapsed();

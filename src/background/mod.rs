@@ -9,6 +9,7 @@
 //! more [`WorkerId`] and one entry in their group.
 
 pub mod board;
+pub mod checkpoint;
 pub mod registry;
 pub mod scheduler;
 pub mod status;

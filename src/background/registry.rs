@@ -42,10 +42,12 @@ pub enum WorkerId {
     Topics,
     /// The strong model's review of past routing decisions at idle (`cognition::stability::reflection`).
     Reflection,
+    /// Copies the write-ahead log back into the database between turns (`background::checkpoint`).
+    Checkpoint,
 }
 
 impl WorkerId {
-    pub const ALL: [WorkerId; 11] = [
+    pub const ALL: [WorkerId; 12] = [
         WorkerId::Reembed,
         WorkerId::Episodic,
         WorkerId::Chunker,
@@ -57,6 +59,7 @@ impl WorkerId {
         WorkerId::Router,
         WorkerId::Topics,
         WorkerId::Reflection,
+        WorkerId::Checkpoint,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -72,6 +75,7 @@ impl WorkerId {
             WorkerId::Router => "router",
             WorkerId::Topics => "topics",
             WorkerId::Reflection => "reflection",
+            WorkerId::Checkpoint => "checkpoint",
         }
     }
 
@@ -88,7 +92,8 @@ impl WorkerId {
             | WorkerId::Tasks
             | WorkerId::Router
             | WorkerId::Topics
-            | WorkerId::Reflection => None,
+            | WorkerId::Reflection
+            | WorkerId::Checkpoint => None,
         }
     }
 }

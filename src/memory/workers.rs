@@ -334,6 +334,7 @@ mod tests {
                             | WorkerId::Router
                             | WorkerId::Topics
                             | WorkerId::Reflection
+                            | WorkerId::Checkpoint
                     )
                 })
                 .all(|w| ids.contains(w)),

@@ -281,7 +281,8 @@ impl Runtime {
         let timers = Registry::new(self.workers.clone())
             .periodic(WorkerId::Scheduler, scheduler)
             .periodic(WorkerId::Router, router)
-            .periodic(WorkerId::Topics, topics);
+            .periodic(WorkerId::Topics, topics)
+            .periodic(WorkerId::Checkpoint, crate::background::checkpoint::CheckpointTask::new(&self.bus));
         if let Err(e) = timers.start(&self.db, &self.bus, &shutdown) {
             tracing::error!("background tasks not started: {e}");
         }

@@ -95,6 +95,7 @@ mod ui;
 mod uncertainties;
 pub mod vector_codes;
 mod vectors;
+pub mod wal;
 mod working_memory;
 mod world_state;
 

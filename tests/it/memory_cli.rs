@@ -160,6 +160,7 @@ fn status_lists_every_worker_with_its_queue_depth() {
             "router",
             "topics",
             "reflection",
+            "checkpoint",
         ],
         "{stdout}"
     );
