@@ -131,6 +131,8 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     benchfig::print("chat_prefill_600_cold", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
 
     let decode_req = req("Be brief.".into(), "Count to one hundred.", 64);
+    let mut with_logprobs = decode_req.clone();
+    with_logprobs.logprobs = true;
     let prompt = reference.tokens(&chatml("Be brief.", "Count to one hundred."));
     reference.generate(&prompt, 0, 1);
     let (ours, theirs) = benchfig::paired(
@@ -148,6 +150,16 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     let tps = |v: &[f64]| 64.0 / benchfig::quantile(v, 0.5) * 1e3;
     eprintln!("decode tok/s: LocalChat {:.1}, llama.cpp {:.1}", tps(&ours), tps(&theirs));
     benchfig::print("chat_decode_64", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+
+    // The same with per-token log-probabilities (what a reply asks for: the regulator reads them).
+    let (ours, theirs) = benchfig::paired(
+        2,
+        15,
+        || rt.block_on(chat.generate_exact(&with_logprobs, 64)).expect("decode"),
+        || reference.generate(&prompt, prompt.len() - 1, 64),
+    );
+    eprintln!("decode tok/s with logprobs: LocalChat {:.1}, llama.cpp {:.1}", tps(&ours), tps(&theirs));
+    benchfig::print("chat_decode_64_logprobs", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
 }
 
 /// A system prompt that makes a prompt of about 600 tokens, like the persona + context part of a turn.
@@ -163,6 +175,8 @@ fn req(system: String, user: &str, max_tokens: u32) -> ChatRequest {
     let mut r = ChatRequest::new(vec![Message::system(system), Message::user(user)]);
     r.max_tokens = max_tokens;
     r.temperature = 0.0;
+    // Like the reference loop; `chat_decode_64_logprobs` measures the pass they add.
+    r.logprobs = false;
     r
 }
 

@@ -6,6 +6,7 @@
 #   CHALIE_KILL_ROUNDS kill -9 rounds (default 200); CHALIE_KILL_SEED their timing seed
 #   CHALIE_CHAOS_TURNS turns under model faults (default 2000); CHALIE_CHAOS_SEED the fault draw
 #   CHALIE_LONG_TURNS  turns of the long session (default 10000)
+#   CHALIE_SOAK_TURNS  turns of the TUI memory soak on the built-in models (default 1000)
 #   CHALIE_TEST_BIN    run this chalie-tui instead of cargo's (a copy, so that a build made
 #                      meanwhile by another checkout sharing the target dir cannot swap it)
 set -euo pipefail
@@ -23,3 +24,5 @@ cargo nextest run --locked --no-capture -E 'test(/^chaos::faults/)' 2>&1 | grep 
 echo "==> long session: ${CHALIE_LONG_TURNS:=10000} turns"
 export CHALIE_LONG_TURNS
 cargo nextest run --locked --no-capture -E 'test(/^long_session::a_long/)' 2>&1 | grep -E '^long_session:|PASS|FAIL|panicked'
+echo "==> TUI memory with the built-in models: ${CHALIE_SOAK_TURNS:=1000} turns (issue 22)"
+cargo run --locked --profile bench --example tui_soak -- --turns "$CHALIE_SOAK_TURNS" 2>/dev/null | grep '^tui_soak:'

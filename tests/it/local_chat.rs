@@ -87,3 +87,24 @@ async fn the_provider_rejects_unknown_models_and_missing_files_clearly() {
     let r = p.chat(CHAT_MODEL, &ask("s", "u"), &mut |_| {}, &CancellationToken::new()).await;
     assert!(matches!(&r, Err(LlmError::ModelUnavailable { detail, .. }) if detail.contains("models fetch")), "{r:?}");
 }
+
+/// Log-probabilities come with every piece when asked for, and are not computed otherwise
+/// (then the pieces may arrive merged, and still spell the reply).
+#[tokio::test]
+async fn logprobs_only_when_requested() {
+    let chat = chat().await;
+    let mut with = Vec::new();
+    let c = chat
+        .generate(&ask("Be brief.", "Name three colours."), &mut |t| with.push(t), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(!with.is_empty() && with.iter().all(|t| t.logprob.is_some_and(|l| l <= 0.0)), "{with:?}");
+    assert_eq!(with.iter().map(|t| t.text.as_str()).collect::<String>(), c.text);
+
+    let mut req = ask("Be brief.", "Name three colours.");
+    req.logprobs = false;
+    let mut without = Vec::new();
+    let c = chat.generate(&req, &mut |t| without.push(t), &CancellationToken::new()).await.unwrap();
+    assert!(!without.is_empty() && without.iter().all(|t| t.logprob.is_none()), "{without:?}");
+    assert_eq!(without.iter().map(|t| t.text.as_str()).collect::<String>(), c.text);
+}

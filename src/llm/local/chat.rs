@@ -17,7 +17,7 @@ use llama_cpp_2::token::LlamaToken;
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
-use tokio::sync::{mpsc as tmpsc, oneshot};
+use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// Context window. SmolLM2 was trained at 8k; 4k covers the 4000-token context budget.
@@ -57,9 +57,40 @@ struct Job {
     json: bool,
     /// Benchmarks only: generate exactly `max_tokens`, ignoring end-of-generation.
     ignore_eos: bool,
-    tokens: tmpsc::UnboundedSender<Token>,
+    /// Whether the caller wants per-token log-probabilities: each costs a pass over the
+    /// whole vocabulary's logits, so without them it is skipped.
+    logprobs: bool,
+    tokens: Arc<Outbox>,
     done: oneshot::Sender<Result<Completion, LlmError>>,
     cancel: CancellationToken,
+}
+
+/// Streamed text on its way from the generation thread to the caller.
+///
+/// The thread appends and rings; the caller takes everything waiting at once. Pieces without
+/// a log-probability are merged as they arrive, so a caller that is busy (or a reply that
+/// needs no log-probabilities) gets a few larger pieces instead of one message per token.
+#[derive(Default)]
+struct Outbox {
+    pending: Mutex<Vec<Token>>,
+    ready: Notify,
+}
+
+impl Outbox {
+    fn push(&self, piece: String, logprob: Option<f64>) {
+        if let Ok(mut p) = self.pending.lock() {
+            match p.last_mut() {
+                Some(last) if logprob.is_none() && last.logprob.is_none() => last.text.push_str(&piece),
+                _ => p.push(Token { text: piece, logprob }),
+            }
+        }
+        // A stored permit: a ring while the caller is not waiting is not lost.
+        self.ready.notify_one();
+    }
+
+    fn take(&self) -> Vec<Token> {
+        self.pending.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default()
+    }
 }
 
 /// Tokens the repetition penalty looks back over, and its strength (1.0 = off).
@@ -155,8 +186,8 @@ impl LocalChat {
         on_token: &mut (dyn FnMut(Token) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
-        let (tokens, mut token_rx) = tmpsc::unbounded_channel();
-        let (done, done_rx) = oneshot::channel();
+        let tokens = Arc::new(Outbox::default());
+        let (done, mut done_rx) = oneshot::channel();
         let job = Job {
             prompt: chatml(req),
             max_tokens: req.max_tokens,
@@ -164,15 +195,23 @@ impl LocalChat {
             stop: req.stop.clone(),
             json: !matches!(req.format, ResponseFormat::Text),
             ignore_eos,
-            tokens,
+            logprobs: req.logprobs,
+            tokens: tokens.clone(),
             done,
             cancel: cancel.clone(),
         };
         self.tx.send(job).map_err(|_| LlmError::Local("the generation thread has stopped".into()))?;
-        while let Some(t) = token_rx.recv().await {
-            on_token(t);
+        loop {
+            tokio::select! {
+                biased;
+                // Every piece is in the outbox before the result is sent: take the rest.
+                result = &mut done_rx => {
+                    tokens.take().into_iter().for_each(&mut *on_token);
+                    return result.map_err(|_| LlmError::Local("the generation thread dropped the request".into()))?;
+                }
+                () = tokens.ready.notified() => tokens.take().into_iter().for_each(&mut *on_token),
+            }
         }
-        done_rx.await.map_err(|_| LlmError::Local("the generation thread dropped the request".into()))?
     }
 }
 
@@ -285,7 +324,8 @@ impl Engine<'_> {
                 finish = FinishReason::Stop;
                 break;
             }
-            let logprob = log_softmax_at(ctx.get_logits_ith(last_idx), token.0 as usize);
+            let logprob =
+                if job.logprobs { log_softmax_at(ctx.get_logits_ith(last_idx), token.0 as usize) } else { None };
             produced += 1;
             self.stats.generated_tokens = produced as usize;
             utf8.extend(vocab.token_to_piece(token, false, None));
@@ -294,11 +334,10 @@ impl Engine<'_> {
                 Ok(s) => s.len(),
                 Err(e) => e.valid_up_to(),
             };
-            let piece = String::from_utf8_lossy(&utf8[..valid]).into_owned();
+            let (emit, stopped) = out.push(&String::from_utf8_lossy(&utf8[..valid]));
             utf8.drain(..valid);
-            let (emit, stopped) = out.push(&piece);
             if !emit.is_empty() {
-                let _ = job.tokens.send(Token { text: emit, logprob });
+                job.tokens.push(emit, logprob);
             }
             if stopped {
                 finish = FinishReason::Stop;
@@ -317,7 +356,7 @@ impl Engine<'_> {
         }
         let tail = out.finish();
         if !tail.is_empty() {
-            let _ = job.tokens.send(Token { text: tail, logprob: None });
+            job.tokens.push(tail, None);
         }
         Ok(Completion { text: out.text, tokens_in: prompt.len() as u32, tokens_out: produced, finish })
     }
@@ -473,6 +512,21 @@ mod tests {
         assert_eq!(a, "a");
         assert_eq!(f.finish(), "\nU");
         assert_eq!(f.text, "a\nU");
+    }
+
+    #[test]
+    fn the_outbox_merges_pieces_without_logprobs_and_keeps_the_others_apart() {
+        let o = Outbox::default();
+        o.push("Hel".into(), None);
+        o.push("lo".into(), None);
+        o.push(" there".into(), Some(-0.5));
+        o.push("!".into(), Some(-0.1));
+        o.push(" Bye".into(), None);
+        let got = o.take();
+        let want = [("Hello", None), (" there", Some(-0.5)), ("!", Some(-0.1)), (" Bye", None)]
+            .map(|(t, l)| Token { text: t.into(), logprob: l });
+        assert_eq!(got, want);
+        assert!(o.take().is_empty());
     }
 
     #[test]

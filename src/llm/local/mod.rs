@@ -120,6 +120,12 @@ impl LocalProvider {
             .await
     }
 
+    /// What the chat model's most recent generation cost (`None` before it is loaded): lets
+    /// the first-token bench see how much of a turn's prompt the KV cache served.
+    pub fn last_chat_stats(&self) -> Option<ChatStats> {
+        self.chat.get().map(LocalChat::last_stats)
+    }
+
     async fn embed_model(&self, model: &str) -> Result<Arc<Embedder>, LlmError> {
         if model != EMBED_MODEL {
             return Err(self.unavailable(model, format!("the built-in embedding model is `{EMBED_MODEL}`")));

@@ -1,0 +1,221 @@
+//! Enter → first streamed token on the built-in model, through the engine.
+//!
+//! What the TUI does when the user presses Enter: `Runtime::intake` stores and announces the
+//! message, then `Engine::turn` runs Phase A context, topic (with the built-in MiniLM
+//! embedding), intent, routing and the reply prompt, and streams the reply from SmolLM2. The
+//! figure is the time from just before `intake` to the bus stamp of the first `LlmToken` of the
+//! turn's reply call (the first piece the chat pane could draw). The models are what the default
+//! config resolves to with nothing else running (the built-in ones, `auto` settings as they
+//! resolve for them); background workers are not started, so nothing competes between turns.
+//!
+//! Every message carries the same long paragraph of detail, so with the two exchanges working
+//! memory holds the reply prompt is ~600 tokens; two turns run first to load the models and fill
+//! the KV cache, so every measured turn finds the previous reply's prompt already decoded. Per turn the split is printed: up to `Routed`, up to the reply call's
+//! `LlmStart`, and to the first token; and the prompt's size from `LlmCost`.
+//!
+//! `cargo bench --bench first_token`. Needs the built-in models (fetched on first run).
+
+#[path = "support/benchfig.rs"]
+mod benchfig;
+
+use chalie::config::{Config, Paths, Role};
+use chalie::events::{EngineEvent, Stamped};
+use chalie::llm::local::fetch::Fetcher;
+use chalie::llm::local::{CHAT_MODEL, EMBED_MODEL, LocalProvider};
+use chalie::llm::{Llm, Route};
+use chalie::runtime::Runtime;
+use chrono::{DateTime, Utc};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+fn models_dir() -> PathBuf {
+    let dir = std::env::var_os("CHALIE_MODELS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/models"));
+    if let Err(e) = Fetcher::default().fetch(&dir, &mut |_| {}) {
+        panic!("cannot fetch the built-in models: {e}");
+    }
+    dir
+}
+
+/// Earlier exchanges of the thread: enough text that the reply prompt reaches ~600 tokens.
+const HISTORY: &[(&str, &str)] = &[
+    (
+        "I'm planning a trip to Lisbon in October with my sister and we want to eat well without spending too much.",
+        "October is a good month for Lisbon: the summer crowds are gone and it is still warm. For food, look for \
+         tascas in Alfama and Mouraria, where a set lunch with soup, a main and a drink is cheap.",
+    ),
+    (
+        "Which neighbourhoods are nice to stay in if we want to walk everywhere and not take taxis at night?",
+        "Baixa and Chiado are central and flat by Lisbon standards; Príncipe Real is quieter and close to the \
+         viewpoints. Alfama is charming but steep, with narrow streets that are confusing after dark.",
+    ),
+    (
+        "Is October still warm enough for the beaches there, or should we plan a day trip somewhere else instead?",
+        "The sea is cool but the beaches at Cascais and Costa da Caparica are pleasant on sunny days. If the \
+         weather turns, Sintra's palaces and gardens make a good day trip by train from Rossio station.",
+    ),
+    (
+        "How much should we budget per day for food if we eat one proper meal and snack the rest of the time?",
+        "Around thirty to forty euros each a day is comfortable: a set lunch costs twelve to fifteen, pastries \
+         and coffee a few euros, and a simple dinner with wine about twenty.",
+    ),
+];
+
+/// Added to every message: with the two exchanges of working memory, a ~600-token prompt.
+const MESSAGES_DETAIL: &str = "For context: we arrive on a Thursday evening flight, stay five nights in a small \
+    apartment near the river, and my sister does not eat meat but loves fish and sweets. We like walking, old \
+    churches, tiled facades, bookshops and quiet viewpoints more than nightlife, and we would rather take trams \
+    and trains than taxis. Our budget is moderate and we want one or two memorable dinners.";
+/// Turns behind the BENCHFIG figure.
+const MEASURED: usize = 20;
+
+const MESSAGES: &[&str] = &[
+    "What should we see on our first afternoon there?",
+    "Are there any good markets we should visit for lunch?",
+    "Do we need to book the Sintra palaces in advance?",
+    "Which pastries should we try besides the custard tarts?",
+    "Is it easy to get from the airport to the centre by metro?",
+    "What is a good rainy-day plan in the city?",
+];
+
+/// Stamps of one turn, relative to Enter: routed, reply call started, first reply token.
+#[derive(Default, Clone, Copy)]
+struct Split {
+    routed: f64,
+    reply_start: f64,
+    first_token: f64,
+    prompt_tokens: u32,
+    /// Model calls of the turn other than the reply (they share the one KV cache).
+    other_calls: usize,
+}
+
+/// Read the turn's events (all emitted by the time `turn` returns) and place them in time.
+fn split(rx: &mut broadcast::Receiver<Stamped>, enter: DateTime<Utc>) -> Option<Split> {
+    let ms = |ts: DateTime<Utc>| (ts - enter).num_microseconds().unwrap_or(0) as f64 / 1e3;
+    let mut s = Split::default();
+    let mut reply_call = None;
+    let mut got_token = false;
+    while let Ok(e) = rx.try_recv() {
+        match e.event {
+            EngineEvent::Routed { .. } => s.routed = ms(e.ts),
+            EngineEvent::LlmStart { call_id, role: Role::Primary, .. } if reply_call.is_none() => {
+                s.reply_start = ms(e.ts);
+                reply_call = Some(call_id);
+            }
+            EngineEvent::LlmStart { role, .. } if role != Role::Embedding => s.other_calls += 1,
+            EngineEvent::LlmToken { call_id, .. } if !got_token && reply_call.as_ref() == Some(&call_id) => {
+                s.first_token = ms(e.ts);
+                got_token = true;
+            }
+            EngineEvent::LlmCost { call_id, tokens_in, .. } if reply_call.as_ref() == Some(&call_id) => {
+                s.prompt_tokens = tokens_in;
+            }
+            _ => {}
+        }
+    }
+    got_token.then_some(s)
+}
+
+fn bench(c: &mut Criterion) {
+    let models = models_dir();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let paths = Paths {
+        config_file: dir.path().join("config.toml"),
+        config_explicit: false,
+        data_dir: dir.path().to_path_buf(),
+        db_file: dir.path().join("chalie.db"),
+        models_dir: models.clone(),
+    };
+    let tok = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    let rt = Runtime::start(paths, Config::defaults()).expect("runtime");
+    // What the default config resolves to with no Ollama: every role on the built-in models.
+    let local = Arc::new(LocalProvider::new("local", &models));
+    let routes = Role::ALL.map(|role| {
+        let model = if role == Role::Embedding { EMBED_MODEL } else { CHAT_MODEL };
+        (role, Route { provider: local.clone(), model: model.into(), builtin: true })
+    });
+    let llm = Arc::new(Llm::new(rt.bus.clone(), rt.config.llm.clone(), routes));
+    eprintln!("reply model: {}", llm.describe(Role::Primary));
+    let engine =
+        tok.block_on(chalie::cognition::pipeline::Engine::start(rt.db.clone(), llm, rt.bus.clone())).expect("engine");
+    let cancel = CancellationToken::new();
+    let thread = "first-token-bench".to_string();
+
+    // History stored as earlier exchanges, then turns until the prompt is warm in the cache.
+    tok.block_on(async {
+        for (user, reply) in HISTORY {
+            let (t, x) = rt.intake(Some(thread.clone()), user.to_string()).await.expect("intake");
+            let (t2, x2, r) = (t.clone(), x.clone(), reply.to_string());
+            rt.db
+                .call(move |c| chalie::store::ChatRepo(c).append(&t2, &x2, "assistant", &r, None, None))
+                .await
+                .expect("history");
+        }
+    });
+    let mut rx = rt.bus.subscribe();
+    let mut turn = |i: usize| -> Option<Split> {
+        let text = format!("{} {MESSAGES_DETAIL}", MESSAGES[i % MESSAGES.len()]);
+        let text = text.as_str();
+        let enter = Utc::now();
+        tok.block_on(async {
+            let (t, x) = rt.intake(Some(thread.clone()), text.to_string()).await.expect("intake");
+            engine.turn(&t, &x, text, &cancel).await.expect("turn");
+        });
+        let s = split(&mut rx, enter);
+        if let (Some(s), Some(c)) = (&s, local.last_chat_stats()) {
+            eprintln!(
+                "turn {i}: first token {:.1} ms, reply prompt {} tokens, other calls {}; \
+                 last generation: {} prompt tokens, {} reused",
+                s.first_token, s.prompt_tokens, s.other_calls, c.prompt_tokens, c.reused_tokens
+            );
+        }
+        s
+    };
+    for i in 0..2 {
+        let _ = turn(i);
+    }
+
+    // The figure: plain turns, so `--figures` (no criterion group) still measures it.
+    let mut splits: Vec<Split> = (2..2 + MEASURED).filter_map(&mut turn).collect();
+    let mut i = 2 + MEASURED;
+    let mut g = c.benchmark_group("first_token");
+    g.sample_size(10).measurement_time(Duration::from_secs(20)).warm_up_time(Duration::from_secs(1));
+    g.bench_function("enter_to_first_token_600", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                if let Some(s) = turn(i) {
+                    total += Duration::from_secs_f64(s.first_token / 1e3);
+                    splits.push(s);
+                }
+                i += 1;
+            }
+            total
+        })
+    });
+    g.finish();
+
+    let col = |f: fn(&Split) -> f64| -> Vec<f64> { splits.iter().map(f).collect() };
+    let first = col(|s| s.first_token);
+    let med = |v: &[f64]| benchfig::quantile(v, 0.5);
+    let tokens: Vec<f64> = col(|s| f64::from(s.prompt_tokens));
+    eprintln!(
+        "{} turns; medians: routed {:.1} ms, reply call started {:.1} ms, first token {:.1} ms; prompt {:.0} tokens",
+        splits.len(),
+        med(&col(|s| s.routed)),
+        med(&col(|s| s.reply_start)),
+        med(&first),
+        med(&tokens)
+    );
+    benchfig::print("first_token_600_warm", &first, None, "<150ms");
+    drop(engine);
+    rt.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

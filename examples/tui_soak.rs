@@ -1,0 +1,218 @@
+//! Memory of the TUI over a long session with the built-in models loaded (issue 22).
+//!
+//! Drives the real app loop (`tui::run_loop` on a `TestBackend`, every frame drawn as in a
+//! terminal) with typed keys: each message is typed character by character and sent with
+//! Enter; the action goes to a turn task doing what the TUI's worker does (intake, then
+//! `Engine::turn`), with the background tasks of `chalie-tui` running (`start_background`:
+//! memory workers, scheduler, regulators). The models are the built-in ones: MiniLM embeds
+//! every message, SmolLM2 writes every reply, its length capped at `--reply-tokens` (default
+//! 24) so a thousand turns fit in minutes — the model, its KV cache and the prompt path are the
+//! same at any length.
+//!
+//! After each reply it reads this process's resident set (`/proc/self/status`: VmRSS, and
+//! VmHWM for the peak) and prints, at the end, one line:
+//! `tui_soak: turns=… warmup=… rss_kb=<after warm-up>-><end> peak_rss_kb=… rss_slope_kb_per_turn=…`
+//! (least squares over the turns after warm-up, a tenth of the run).
+//!
+//! `cargo run --profile bench --example tui_soak -- [--turns 1000] [--reply-tokens 24]`
+//! (scripts/soak.sh runs it). Linux only (it reads /proc).
+
+use async_trait::async_trait;
+use chalie::config::{Config, Paths, Role};
+use chalie::events::EngineEvent;
+use chalie::llm::local::{CHAT_MODEL, EMBED_MODEL, LocalProvider};
+use chalie::llm::{ChatRequest, Completion, Llm, LlmError, Provider, Route, Token};
+use chalie::runtime::Runtime;
+use chalie::tui::app::{Action, App};
+use chalie::tui::{Sources, run_loop, settings};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The built-in chat model with replies cut at `cap` tokens.
+struct Capped {
+    inner: Arc<LocalProvider>,
+    cap: u32,
+}
+
+#[async_trait]
+impl Provider for Capped {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    async fn chat(
+        &self,
+        model: &str,
+        req: &ChatRequest,
+        on_token: &mut (dyn FnMut(Token) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let mut req = req.clone();
+        req.max_tokens = req.max_tokens.min(self.cap);
+        self.inner.chat(model, &req, on_token, cancel).await
+    }
+
+    async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        self.inner.embed(model, inputs).await
+    }
+}
+
+/// (VmRSS, VmHWM) of this process in kB.
+fn rss_kb() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Least-squares slope of `ys` against their index.
+fn slope(ys: &[f64]) -> f64 {
+    let n = ys.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let (mx, my) = ((n - 1.0) / 2.0, ys.iter().sum::<f64>() / n);
+    let num: f64 = ys.iter().enumerate().map(|(i, y)| (i as f64 - mx) * (y - my)).sum();
+    let den: f64 = (0..ys.len()).map(|i| (i as f64 - mx).powi(2)).sum();
+    num / den
+}
+
+fn message(i: usize) -> String {
+    match i % 5 {
+        0 => format!("I went for walk number {i} by the river today and saw some herons"),
+        1 => format!("what should I cook tonight if I have rice, eggs and {} tomatoes?", i % 7 + 1),
+        2 => format!("remind me what we said about the budget for trip {}", i % 13),
+        3 => format!("note {i}: the meeting moved to Thursday afternoon"),
+        _ => format!("how many minutes are there in {} hours?", i % 24 + 1),
+    }
+}
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(default)
+}
+
+fn main() -> anyhow::Result<()> {
+    let turns = arg("--turns", 1000);
+    let cap = arg("--reply-tokens", 24) as u32;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let models = std::env::var_os("CHALIE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target/models"));
+    chalie::llm::local::fetch::Fetcher::default().fetch(&models, &mut |_| {})?;
+    let dir = tempfile::tempdir()?;
+    let paths = Paths {
+        config_file: dir.path().join("config.toml"),
+        config_explicit: false,
+        data_dir: dir.path().to_path_buf(),
+        db_file: dir.path().join("chalie.db"),
+        models_dir: models.clone(),
+    };
+    let tok = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = Runtime::start(paths, Config::defaults())?;
+    let local = Arc::new(LocalProvider::new("local", &models));
+    let capped: Arc<dyn Provider> = Arc::new(Capped { inner: local.clone(), cap });
+    let routes = Role::ALL.map(|role| {
+        let route = match role {
+            Role::Embedding => Route { provider: local.clone(), model: EMBED_MODEL.into(), builtin: true },
+            _ => Route { provider: capped.clone(), model: CHAT_MODEL.into(), builtin: true },
+        };
+        (role, route)
+    });
+    let llm = Arc::new(Llm::new(rt.bus.clone(), rt.config.llm.clone(), routes));
+
+    let summary = tok.block_on(async {
+        let engine =
+            Arc::new(chalie::cognition::pipeline::Engine::start(rt.db.clone(), llm.clone(), rt.bus.clone()).await?);
+        rt.provide_llm(llm);
+        let background = rt.start_background();
+        let mut app = App::new(settings(&rt));
+        let mut terminal = Terminal::new(TestBackend::new(120, 40))?;
+        let (answers_tx, answers) = mpsc::unbounded_channel();
+        let (input_tx, input) = mpsc::channel(4096);
+        let sources = Sources { input, engine: rt.bus.subscribe(), answers };
+
+        // What the worker does with a sent message: store it, then answer it.
+        let (turn_tx, mut turn_rx) = mpsc::unbounded_channel::<String>();
+        let (rt_turn, engine_turn) = (rt.clone(), engine.clone());
+        tokio::spawn(async move {
+            let mut thread = None;
+            let cancel = CancellationToken::new();
+            while let Some(text) = turn_rx.recv().await {
+                let Ok((t, x)) = rt_turn.intake(thread.clone(), text.clone()).await else { continue };
+                thread = Some(t.clone());
+                if let Err(e) = engine_turn.turn(&t, &x, &text, &cancel).await {
+                    rt_turn.bus.emit(EngineEvent::TurnFailed { exchange_id: x, error: e.to_string() });
+                }
+            }
+        });
+
+        // The user: type a message, press Enter, wait for the reply, note the memory.
+        let mut replies = rt.bus.subscribe();
+        let typist = tokio::spawn(async move {
+            let key = |c| Ok(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+            let mut samples = Vec::with_capacity(turns);
+            let (mut failed, clock) = (0usize, Instant::now());
+            for i in 0..turns {
+                for c in message(i).chars() {
+                    input_tx.send(key(KeyCode::Char(c))).await.ok();
+                }
+                input_tx.send(key(KeyCode::Enter)).await.ok();
+                loop {
+                    match replies.recv().await {
+                        Ok(e) => match e.event {
+                            EngineEvent::ReplyDone { .. } => break,
+                            EngineEvent::TurnFailed { .. } => {
+                                failed += 1;
+                                break;
+                            }
+                            _ => {}
+                        },
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(_) => return (samples, failed, clock.elapsed()),
+                    }
+                }
+                samples.push(rss_kb());
+                if (i + 1) % 100 == 0 {
+                    eprintln!("{} turns, rss {} kB, {:.0} s", i + 1, samples[i].0, clock.elapsed().as_secs_f64());
+                }
+            }
+            (samples, failed, clock.elapsed())
+        });
+        let drawn = run_loop(&mut terminal, &mut app, sources, |action| {
+            if let Action::Send(text) = action {
+                let _ = turn_tx.send(text);
+            }
+            true
+        });
+        // The loop ends when the typist is done and drops its end of the input.
+        drawn.await?;
+        drop(answers_tx);
+        background.cancel();
+        anyhow::Ok(typist.await?)
+    })?;
+
+    let (samples, failed, took) = summary;
+    let warm = (turns / 10).max(1);
+    let after: Vec<f64> = samples.iter().skip(warm - 1).map(|(kb, _)| *kb as f64).collect();
+    let (warm_kb, end_kb) = (after.first().copied().unwrap_or(0.0), after.last().copied().unwrap_or(0.0));
+    let peak = samples.iter().map(|(_, hwm)| *hwm).max().unwrap_or(0);
+    println!(
+        "tui_soak: turns={} failed={failed} reply_tokens<={cap} warmup={warm} rss_kb={warm_kb:.0}->{end_kb:.0} \
+         peak_rss_kb={peak} rss_slope_kb_per_turn={:.3} seconds={:.0}",
+        samples.len(),
+        slope(&after),
+        took.as_secs_f64()
+    );
+    rt.finish();
+    Ok(())
+}
