@@ -60,9 +60,9 @@ fn batch(aim: Aim, round: u64) -> Vec<String> {
         Aim::Turns | Aim::Decay | Aim::Remind => tagged(SAYINGS),
         Aim::Act => tagged(ACTS),
         Aim::Forget => vec![
-            format!("my cousin Zed{round} lives in Town{round}"),
+            format!("my cousin Zed{round}q lives in Town{round}q"),
             "what should I cook tonight?".to_string(),
-            format!("forget everything I told you about Zed{round}"),
+            format!("forget everything I told you about Zed{round}q"),
             "tell me a long story about the sea".to_string(),
         ],
     }
@@ -234,7 +234,8 @@ fn check(db: &Path, reported: &[String], forgets: &[(u64, bool)]) -> (Vec<String
     }
     // A forget is all or nothing: once the stated line is gone, so is every copy of its words.
     for &(round, reported_done) in forgets {
-        let needle = format!("Town{round}");
+        // Ended by a letter: "Town8" would also be found in round 83's "Town83".
+        let needle = format!("Town{round}q");
         let lines = one(&conn, &format!("SELECT COUNT(*) FROM chat_history WHERE content LIKE '%{needle}%'"));
         let elsewhere = anywhere(&conn, &needle);
         if (lines == 0 || reported_done) && !elsewhere.is_empty() {
