@@ -174,7 +174,8 @@ fn reminder_problems(conn: &Connection, all_fired: bool) -> Vec<String> {
     let mut problems = Vec::new();
     for (id, state, lines) in rows {
         let fired = state == "fired";
-        if (fired && lines != 1) || (!fired && lines != 0) || (all_fired && !fired) {
+        let whole = if fired { lines == 1 } else { lines == 0 };
+        if !whole || (all_fired && !fired) {
             problems.push(format!("reminder {id}: state {state}, {lines} chat lines"));
         }
     }
