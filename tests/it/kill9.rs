@@ -60,12 +60,18 @@ fn batch(aim: Aim, round: u64) -> Vec<String> {
         Aim::Turns | Aim::Decay | Aim::Remind => tagged(SAYINGS),
         Aim::Act => tagged(ACTS),
         Aim::Forget => vec![
-            format!("my cousin Zed{round}q lives in Town{round}q"),
+            format!("my cousin Zed{round} lives in Town{round}"),
             "what should I cook tonight?".to_string(),
-            format!("forget everything I told you about Zed{round}q"),
+            format!("forget everything I told you about Zed{round}"),
             "tell me a long story about the sea".to_string(),
         ],
     }
+}
+
+/// Whether `needle` occurs in `text` not followed by a digit: "Town8" is not in round 83's
+/// "Town83" (the first 200-round run reported 118 false leaks for want of this).
+fn has_word(text: &str, needle: &str) -> bool {
+    text.match_indices(needle).any(|(i, _)| !text[i + needle.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Whether any text value in any ordinary table of the database contains `needle`.
@@ -79,7 +85,7 @@ fn anywhere(conn: &Connection, needle: &str) -> Vec<String> {
         let n = stmt.column_count();
         let mut rows = stmt.query([]).unwrap();
         while let Ok(Some(row)) = rows.next() {
-            let hit = (0..n).any(|i| matches!(row.get_ref(i), Ok(rusqlite::types::ValueRef::Text(b)) if String::from_utf8_lossy(b).contains(needle)));
+            let hit = (0..n).any(|i| matches!(row.get_ref(i), Ok(rusqlite::types::ValueRef::Text(b)) if has_word(&String::from_utf8_lossy(b), needle)));
             if hit {
                 found.push(t.clone());
                 break;
@@ -235,9 +241,12 @@ fn check(db: &Path, reported: &[String], forgets: &[(u64, bool)]) -> (Vec<String
     }
     // A forget is all or nothing: once the stated line is gone, so is every copy of its words.
     for &(round, reported_done) in forgets {
-        // Ended by a letter: "Town8" would also be found in round 83's "Town83".
-        let needle = format!("Town{round}q");
-        let lines = one(&conn, &format!("SELECT COUNT(*) FROM chat_history WHERE content LIKE '%{needle}%'"));
+        let needle = format!("Town{round}");
+        let lines = {
+            let mut stmt = conn.prepare("SELECT content FROM chat_history").unwrap();
+            let texts: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+            texts.iter().filter(|t| has_word(t, &needle)).count()
+        };
         let elsewhere = anywhere(&conn, &needle);
         if (lines == 0 || reported_done) && !elsewhere.is_empty() {
             problems.push(format!("{needle} forgotten (reported: {reported_done}) but still in {elsewhere:?}"));
