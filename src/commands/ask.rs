@@ -26,7 +26,9 @@ pub fn run(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCo
         let memory = rt.start_memory_workers();
         let cancel = tokio_util::sync::CancellationToken::new();
         let mut failed = false;
+        let mut log_told = None;
         for text in messages {
+            tell_log_state(&rt, &mut log_told);
             let report = rt.converse(&engine, thread.clone(), text, &cancel).await?;
             failed |= report.failed.is_some();
             if args.json {
@@ -43,12 +45,27 @@ pub fn run(paths: Paths, config: Config, args: AskArgs) -> anyhow::Result<ExitCo
                 tracing::warn!(exchange_id = %report.exchange_id, %state, "memory encoding not finished at exit");
             }
         }
+        tell_log_state(&rt, &mut log_told);
         memory.cancel();
         anyhow::Ok(failed)
     });
     drop(runtime);
     rt.finish();
     Ok(if result? { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Say on stderr when the session log pauses (the turn goes on without it) and when it is
+/// written again; `told` is what was said last.
+fn tell_log_state(rt: &Runtime, told: &mut Option<String>) {
+    let now = rt.session_log_paused();
+    if now == *told {
+        return;
+    }
+    match &now {
+        Some(why) => crate::errln!("chalie-tui: {}", crate::text::terminal::safe(why)),
+        None => crate::errln!("chalie-tui: the session log is written again"),
+    }
+    *told = now;
 }
 
 /// The messages to send: every non-blank line of the batch, or the one message.

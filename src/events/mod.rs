@@ -246,6 +246,26 @@ impl EventBus {
     pub fn subscribe(&self) -> broadcast::Receiver<Stamped> {
         self.tx.subscribe()
     }
+
+    /// A handle that can speak on the bus without keeping it open.
+    pub fn downgrade(&self) -> WeakBus {
+        WeakBus(self.tx.downgrade())
+    }
+}
+
+/// Speaks on the bus while it is open, without holding it open: for the session log's writer,
+/// which learns that the program is ending from the bus closing.
+#[derive(Clone)]
+pub struct WeakBus(broadcast::WeakSender<Stamped>);
+
+impl WeakBus {
+    /// Whether the bus was still open to take it.
+    pub fn notice(&self, level: NoticeLevel, message: impl Into<String>) -> bool {
+        self.0.upgrade().is_some_and(|tx| {
+            let _ = tx.send(Stamped { ts: Utc::now(), event: EngineEvent::Notice { level, message: message.into() } });
+            true
+        })
+    }
 }
 
 impl Default for EventBus {

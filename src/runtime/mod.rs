@@ -11,7 +11,7 @@ use crate::events::{ActiveModel, EngineEvent, EventBus, NoticeLevel};
 use crate::llm::local::fetch::{self, ModelFile};
 use crate::llm::local::{CHAT_MODEL, EMBED_MODEL};
 use crate::llm::{Llm, resolve};
-use crate::session::{Header, SessionWriter, spawn_writer};
+use crate::session::{Header, LogStatus, SessionWriter, spawn_writer};
 use crate::store::{ChatRepo, Db, JobState, JobsRepo, StoreError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,6 +43,8 @@ pub struct Runtime {
     pub bus: EventBus,
     pub session_log: PathBuf,
     writer: Arc<Mutex<Option<JoinHandle<()>>>>,
+    /// Whether the session log is paused (no room to write it): the front-ends say so.
+    log_status: Arc<LogStatus>,
     /// The engine's models once one has started: the memory workers wait for them.
     engine_llm: Arc<watch::Sender<Option<Arc<Llm>>>>,
     /// What every background task last did (the F1 popup and `status` read it).
@@ -72,8 +74,10 @@ impl Runtime {
         }
         let bus = EventBus::new();
         let header = Header::new(&config.digest());
-        let writer = SessionWriter::create(&paths.sessions_dir(), &header)?;
+        // A log that cannot be written pauses; it is no reason to refuse the session.
+        let writer = SessionWriter::create_or_pause(&paths.sessions_dir(), &header)?.with_bus(bus.downgrade());
         let session_log = writer.path().to_path_buf();
+        let log_status = writer.status();
         let writer = Arc::new(Mutex::new(Some(spawn_writer(writer, bus.subscribe()))));
         tracing::info!(db = %paths.db_file.display(), session_log = %session_log.display(), "runtime started");
 
@@ -94,12 +98,18 @@ impl Runtime {
             bus,
             session_log,
             writer,
+            log_status,
             engine_llm,
             workers: WorkerBoard::new(),
             mcp,
             graph: Arc::default(),
             _instance: instance,
         })
+    }
+
+    /// Why the session log is paused (it cannot be written, e.g. for a full disk), while it is.
+    pub fn session_log_paused(&self) -> Option<String> {
+        self.log_status.paused()
     }
 
     /// Store the config's `[router.weights]` as the weights version the engine will load, or

@@ -4,12 +4,14 @@
 //! one [`Stamped`] event. Lines are flushed as written, so a crash loses at most the
 //! line being written, and the reader skips a torn last line with a warning.
 
+mod pause;
 mod reader;
 pub mod scrub;
 mod turns;
 mod writer;
 
 pub use crate::events::PackedVectors;
+pub use pause::LogStatus;
 pub use reader::{LogEntry, SessionLog, parse_log, read_log};
 pub use turns::{RecordedTurn, recorded_turns};
 pub use writer::{SessionWriter, spawn_writer};
@@ -63,6 +65,8 @@ impl Header {
 pub enum SessionError {
     #[error("cannot write session log {path}")]
     Write { path: std::path::PathBuf, source: std::io::Error },
+    #[error("cannot encode a session log line: {0}")]
+    Encode(String),
     #[error("cannot read {path}")]
     Read { path: std::path::PathBuf, source: std::io::Error },
     #[error("{path} is not a chalie-tui session log: {reason}")]

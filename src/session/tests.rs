@@ -211,4 +211,5 @@ fn turn_timings_travel_through_the_log() {
     assert!(!old.contains("timings_ms"), "{old}");
 }
 
+mod pause;
 mod schema;

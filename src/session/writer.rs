@@ -1,16 +1,28 @@
+use super::pause::{Held, LogStatus, paused_message, resumed_message};
 use super::{Header, SessionError};
-use crate::events::Stamped;
+use crate::events::{EngineEvent, NoticeLevel, Stamped, WeakBus};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-/// Appends events to one session log file, flushing each line.
+/// Appends events to one session log file, one whole line per write. When the file cannot be
+/// written the log pauses instead of stopping (`pause.rs`): lines wait in memory and are
+/// written once it can be again.
 pub struct SessionWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    /// `None` until (re)opened: at a paused start, and after any failure.
+    out: Option<File>,
     /// Kept to start the file again if it is deleted while the program runs.
     header: Header,
+    /// Bytes of whole lines in the file (0: not even the header yet). A line a failed write
+    /// left half-written is cut back to this before anything else is written.
+    good_len: u64,
+    held: Option<Held>,
+    status: Arc<LogStatus>,
+    bus: Option<WeakBus>,
 }
 
 impl SessionWriter {
@@ -18,81 +30,250 @@ impl SessionWriter {
     pub fn create(dir: &Path, header: &Header) -> Result<SessionWriter, SessionError> {
         let err = |source| SessionError::Write { path: dir.to_path_buf(), source };
         crate::files::create_private_dir(dir).map_err(err)?;
-        let stamp = header.ts.format("%Y%m%d-%H%M%S");
-        let short = header.session_id.get(header.session_id.len().saturating_sub(8)..).unwrap_or("session");
-        let path = dir.join(format!("{stamp}-{short}.jsonl"));
+        let mut w = SessionWriter::planned(dir, header);
         let file = crate::files::private_append()
             .create_new(true)
-            .open(&path)
-            .map_err(|source| SessionError::Write { path: path.clone(), source })?;
-        let mut w = SessionWriter { path, out: BufWriter::new(file), header: header.clone() };
-        w.write_json(header)?;
+            .open(&w.path)
+            .map_err(|source| SessionError::Write { path: w.path.clone(), source })?;
+        w.out = Some(file);
+        w.append(&line(header)?).map_err(|source| SessionError::Write { path: w.path.clone(), source })?;
         Ok(w)
+    }
+
+    /// [`SessionWriter::create`], or, when the file cannot be made or written (no room, its
+    /// directory unwritable), a writer that starts paused and makes it later. A read-only file
+    /// system is still an error: that is a setup to fix, and nothing is written there.
+    pub fn create_or_pause(dir: &Path, header: &Header) -> Result<SessionWriter, SessionError> {
+        match SessionWriter::create(dir, header) {
+            Ok(w) => Ok(w),
+            Err(SessionError::Write { source, .. }) if source.kind() != std::io::ErrorKind::ReadOnlyFilesystem => {
+                let mut w = SessionWriter::planned(dir, header);
+                w.out = None;
+                w.pause(&source, None);
+                Ok(w)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn planned(dir: &Path, header: &Header) -> SessionWriter {
+        let stamp = header.ts.format("%Y%m%d-%H%M%S");
+        let short = header.session_id.get(header.session_id.len().saturating_sub(8)..).unwrap_or("session");
+        SessionWriter {
+            path: dir.join(format!("{stamp}-{short}.jsonl")),
+            out: None,
+            header: header.clone(),
+            good_len: 0,
+            held: None,
+            status: Arc::default(),
+            bus: None,
+        }
+    }
+
+    /// Say on `bus` when the log pauses and when it is written again (the TUI shows notices).
+    pub fn with_bus(mut self, bus: WeakBus) -> SessionWriter {
+        self.bus = Some(bus);
+        self
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Make the next writes go to `file` (a test's `/dev/full`), as a disk filling up would.
+    #[cfg(test)]
+    pub(super) fn point_at(&mut self, file: File) {
+        self.out = Some(file);
+    }
+
+    /// Shared with the front-ends, which say when the log is paused.
+    pub fn status(&self) -> Arc<LogStatus> {
+        self.status.clone()
+    }
+
+    /// Record one event. Failing to write pauses the log rather than failing the caller; only
+    /// an event that cannot be serialised is an error.
     pub fn write(&mut self, event: &Stamped) -> Result<(), SessionError> {
+        let user = matches!(event.event, EngineEvent::UserMessage { .. });
         // Writing on into a deleted file would lose the rest of the session without a word;
         // a stat per message (not per token) notices it.
-        if matches!(event.event, crate::events::EngineEvent::UserMessage { .. }) && !self.path.exists() {
+        if user && self.held.is_none() && !self.path.exists() {
             self.restart(event.ts)?;
         }
-        self.write_json(event)?;
-        if matches!(event.event, crate::events::EngineEvent::Forgotten { .. }) {
-            self.forget()?;
+        let line = line(event)?;
+        match &mut self.held {
+            Some(held) => {
+                held.push(line);
+                let now = Instant::now();
+                if user || held.due(now) {
+                    held.tried(now);
+                    self.resume();
+                }
+            }
+            None => {
+                if let Err(e) = self.append(&line) {
+                    self.pause(&e, Some(line));
+                }
+            }
+        }
+        if matches!(event.event, EngineEvent::Forgotten { .. }) {
+            self.forget();
         }
         Ok(())
     }
 
+    /// The bus closed: a last try at whatever still waits.
+    fn close(&mut self) {
+        if self.held.is_some() {
+            self.resume();
+        }
+        if let Some(held) = &self.held {
+            tracing::error!(
+                path = %self.path.display(),
+                lost = held.lines.len() as u64 + held.dropped,
+                "the session log could not be written before the end; its last events are lost"
+            );
+        }
+    }
+
+    /// Write one line at the end of the file, opening it (header first when it has none) if
+    /// needed. On failure the file is let go, so the next try opens it afresh.
+    fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
+        let result = self.append_open(line);
+        if result.is_err() {
+            self.out = None;
+        }
+        result
+    }
+
+    fn append_open(&mut self, line: &[u8]) -> std::io::Result<()> {
+        if self.out.is_none() {
+            self.open()?;
+        }
+        let Some(out) = self.out.as_mut() else { return Err(std::io::Error::other("session log not open")) };
+        out.write_all(line)?;
+        self.good_len += line.len() as u64;
+        Ok(())
+    }
+
+    /// Open the file again where the last whole line ended; one that is gone or shorter than
+    /// what was written (deleted, replaced) starts again with the header.
+    fn open(&mut self) -> std::io::Result<()> {
+        if let Some(dir) = self.path.parent() {
+            crate::files::create_private_dir(dir)?;
+        }
+        let file = crate::files::private_append().open(&self.path)?;
+        if file.metadata()?.len() < self.good_len {
+            self.good_len = 0;
+        }
+        file.set_len(self.good_len)?;
+        self.out = Some(file);
+        if self.good_len == 0 {
+            let header = line(&self.header).map_err(std::io::Error::other)?;
+            let out = self.out.as_mut().ok_or_else(|| std::io::Error::other("session log not open"))?;
+            out.write_all(&header)?;
+            self.good_len = header.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Stop writing to the file: `line` (the one that failed) and those after it wait.
+    fn pause(&mut self, error: &std::io::Error, line: Option<Vec<u8>>) {
+        self.out = None;
+        let mut held = Held::new();
+        if let Some(line) = line {
+            held.push(line);
+        }
+        self.held = Some(held);
+        let why = paused_message(&self.path, error);
+        tracing::warn!("{why}");
+        self.status.set(Some(why.clone()));
+        self.announce(NoticeLevel::Warn, why);
+    }
+
+    /// Try to write what waits, oldest first; stays paused at the first line that fails.
+    fn resume(&mut self) {
+        let Some(mut held) = self.held.take() else { return };
+        let mut kept = 0;
+        while let Some(line) = held.shift() {
+            if let Err(e) = self.append(&line) {
+                held.unshift(line);
+                tracing::debug!(path = %self.path.display(), "session log still paused: {e}");
+                self.held = Some(held);
+                return;
+            }
+            kept += 1;
+        }
+        let message = resumed_message(held.since, kept, held.dropped);
+        tracing::info!("{message}");
+        self.status.set(None);
+        self.announce(NoticeLevel::Info, message);
+    }
+
+    /// Tell the person (through the bus while it is open, which also logs it) or, with nobody
+    /// listening, the log itself.
+    fn announce(&mut self, level: NoticeLevel, message: String) {
+        if self.bus.as_ref().is_some_and(|b| b.notice(level, message.clone())) {
+            return;
+        }
+        let notice = Stamped { ts: chrono::Utc::now(), event: EngineEvent::Notice { level, message } };
+        if let Ok(line) = line(&notice) {
+            match &mut self.held {
+                Some(held) => held.push(line),
+                None => {
+                    if let Err(e) = self.append(&line) {
+                        self.pause(&e, Some(line));
+                    }
+                }
+            }
+        }
+    }
+
     /// A forget happened: take the strings it removed from the database and remove them from
     /// every session log in this log's directory (this one included, which is then reopened),
-    /// and from the diagnostics log.
-    fn forget(&mut self) -> Result<(), SessionError> {
+    /// from the lines still waiting to be written, and from the diagnostics log.
+    fn forget(&mut self) {
         let needles = crate::text::privacy::take_handed_over();
         if needles.is_empty() {
-            return Ok(());
+            return;
         }
-        let err = |source| SessionError::Write { path: self.path.clone(), source };
-        self.out.flush().map_err(err)?;
-        if let Some(dir) = self.path.parent() {
-            super::scrub::scrub_logs(dir, &needles)?;
+        if let Some(held) = &mut self.held {
+            held.scrub(&needles);
         }
-        let file = crate::files::private_append().open(&self.path).map_err(err)?;
-        self.out = BufWriter::new(file);
+        if let Some(dir) = self.path.parent()
+            && let Err(e) = super::scrub::scrub_logs(dir, &needles)
+        {
+            tracing::error!("the session logs could not be rewritten after a forget: {}", crate::describe(&e));
+        }
+        // The file was replaced by its rewritten copy: append to that one, after its last line.
+        self.out = None;
+        self.good_len = std::fs::metadata(&self.path).map_or(0, |m| m.len());
         if let Err(e) = crate::logging::scrub_current(&needles) {
             tracing::warn!("the diagnostics log could not be rewritten after a forget: {e}");
         }
-        Ok(())
     }
 
     /// The log was deleted under us: create it again at the same path, header first, and say
     /// so in it and in the diagnostics log.
     fn restart(&mut self, ts: chrono::DateTime<chrono::Utc>) -> Result<(), SessionError> {
-        let err = |source| SessionError::Write { path: self.path.clone(), source };
-        if let Some(dir) = self.path.parent() {
-            crate::files::create_private_dir(dir).map_err(err)?;
-        }
-        let file = crate::files::private_append().create(true).open(&self.path).map_err(err)?;
-        self.out = BufWriter::new(file);
-        let header = self.header.clone();
-        self.write_json(&header)?;
+        self.out = None;
+        self.good_len = 0;
         let message = "the session log was deleted while running; it starts again here";
         tracing::warn!(path = %self.path.display(), "{message}");
-        let notice =
-            crate::events::EngineEvent::Notice { level: crate::events::NoticeLevel::Warn, message: message.into() };
-        self.write_json(&Stamped { ts, event: notice })
+        let notice = Stamped { ts, event: EngineEvent::Notice { level: NoticeLevel::Warn, message: message.into() } };
+        let line = line(&notice)?;
+        if let Err(e) = self.append(&line) {
+            self.pause(&e, Some(line));
+        }
+        Ok(())
     }
+}
 
-    fn write_json<T: serde::Serialize>(&mut self, value: &T) -> Result<(), SessionError> {
-        let err = |source| SessionError::Write { path: self.path.clone(), source };
-        let mut line = serde_json::to_vec(value).map_err(|e| err(e.into()))?;
-        line.push(b'\n');
-        self.out.write_all(&line).map_err(err)?;
-        self.out.flush().map_err(err)
-    }
+/// One JSON value as a log line.
+fn line<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, SessionError> {
+    let mut line = serde_json::to_vec(value).map_err(|e| SessionError::Encode(e.to_string()))?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// Record every event from `rx` on a dedicated thread until the bus closes.
@@ -103,22 +284,24 @@ pub fn spawn_writer(mut writer: SessionWriter, mut rx: broadcast::Receiver<Stamp
             match rx.blocking_recv() {
                 Ok(ev) => {
                     if let Err(e) = writer.write(&ev) {
-                        tracing::error!("{}; session logging stops", crate::describe(&e));
-                        return;
+                        tracing::error!("{}; event not logged", crate::describe(&e));
                     }
                 }
                 Err(RecvError::Lagged(n)) => {
                     tracing::warn!(missed = n, "session log fell behind the event bus");
-                    let gap = crate::events::Stamped {
+                    let gap = Stamped {
                         ts: chrono::Utc::now(),
-                        event: crate::events::EngineEvent::Notice {
-                            level: crate::events::NoticeLevel::Warn,
+                        event: EngineEvent::Notice {
+                            level: NoticeLevel::Warn,
                             message: format!("session log missed {n} events"),
                         },
                     };
                     let _ = writer.write(&gap);
                 }
-                Err(RecvError::Closed) => return,
+                Err(RecvError::Closed) => {
+                    writer.close();
+                    return;
+                }
             }
         }
     })

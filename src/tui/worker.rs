@@ -53,6 +53,10 @@ impl Worker {
         let engine: Arc<OnceCell<Arc<Engine>>> = Arc::new(OnceCell::new());
 
         let (rt_init, cell, asks) = (rt.clone(), engine.clone(), queries.answers());
+        // Said at start before anyone listened: say it again where the person sees it.
+        if let Some(why) = rt.session_log_paused() {
+            rt.bus.notice(NoticeLevel::Warn, why);
+        }
         tokio::spawn(async move {
             match cell.get_or_try_init(|| rt_init.start_engine()).await {
                 Ok(engine) => {

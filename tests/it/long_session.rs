@@ -124,10 +124,15 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
     let mut failed = Vec::new();
     let warm = (turns / 10).max(1);
     let mut warm_bytes = (0, 0);
+    // Each turn's own stage timings, to say which stage grows when the whole turn does.
+    let mut stages: Vec<HashMap<String, f64>> = Vec::new();
     for line in BufReader::new(stdout).lines() {
         let Ok(line) = line else { break };
         if let Ok(report) = serde_json::from_str::<Value>(&line) {
             done += 1;
+            if let Some(t) = report["timings_ms"].as_object() {
+                stages.push(t.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect());
+            }
             if let Some(why) = report["failed"].as_str() {
                 failed.push(format!("turn {done}: {why}"));
             }
@@ -165,6 +170,7 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
         median(&after_warm),
         failed.len()
     );
+    println!("long_session stages (median ms, first third -> last third): {}", stage_growth(&stages, warm));
     println!("long_session failed turns: {:?}", failed.iter().take(5).collect::<Vec<_>>());
     assert_eq!((losses, panics), (0, 0), "{stderr}");
     // With a model that always answers, a failed turn is a finding (the long form has met one
@@ -179,6 +185,31 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
     // Time per turn: the last third no slower than three times the first (medians, after
     // warm-up; loose, since other processes share the machine).
     assert!(last <= 3.0 * first + 20.0, "turns slowed down: {first:.1} ms -> {last:.1} ms");
+}
+
+/// Per stage, the median time of the first and last thirds of the turns after warm-up, the
+/// stages that grew most first.
+fn stage_growth(stages: &[HashMap<String, f64>], warm: usize) -> String {
+    let after = stages.get(warm..).unwrap_or_default();
+    let third = after.len() / 3;
+    if third == 0 {
+        return String::new();
+    }
+    let mut names: Vec<&String> = after.iter().flat_map(|m| m.keys()).collect();
+    names.sort();
+    names.dedup();
+    let of = |part: &[HashMap<String, f64>], name: &str| {
+        median(&part.iter().map(|m| m.get(name).copied().unwrap_or(0.0)).collect::<Vec<_>>())
+    };
+    let mut rows: Vec<(f64, String)> = names
+        .into_iter()
+        .map(|n| {
+            let (a, b) = (of(&after[..third], n), of(&after[after.len() - third..], n));
+            (b - a, format!("{n}={a:.2}->{b:.2}"))
+        })
+        .collect();
+    rows.sort_by(|x, y| y.0.total_cmp(&x.0));
+    rows.into_iter().map(|(_, r)| r).collect::<Vec<_>>().join(" ")
 }
 
 fn db_bytes(dir: &Path) -> u64 {
