@@ -4,12 +4,14 @@
 //! one [`Stamped`] event. Lines are flushed as written, so a crash loses at most the
 //! line being written, and the reader skips a torn last line with a warning.
 
+mod index;
 mod reader;
 pub mod scrub;
 mod turns;
 mod writer;
 
 pub use crate::events::PackedVectors;
+pub use index::LogIndex;
 pub use reader::{LogEntry, SessionLog, parse_log, read_log};
 pub use turns::{RecordedTurn, recorded_turns};
 pub use writer::{SessionWriter, spawn_writer};
