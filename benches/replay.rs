@@ -6,23 +6,31 @@
 //! size a real session of that length would be (the bench prints the size).
 //!
 //! - `replay/read_log_10k_turns`: read and parse the file (every line to a typed event).
-//! - `replay/load_for_playback_10k_turns`: that, plus the turn index and the playback state
-//!   the TUI starts from.
-//! - `replay/load_for_rerun_10k_turns`: that, plus the recorded calls a rerun answers from.
+//! - `replay/load_for_playback_10k_turns`: what `--replay` does before its first frame: index
+//!   the file's lines (`session::LogIndex`; each event is parsed when it is played) and build
+//!   the playback state the TUI starts from.
+//! - `replay/load_for_rerun_10k_turns`: the whole read, plus the turn list and the recorded
+//!   calls a rerun answers from.
 //!
-//! `cargo bench --bench replay`
+//! Both loads also print a `BENCHFIG` line (playback against the full read it replaced, in the
+//! same run; benches/support/benchfig.rs), from their own timed runs. `cargo bench --bench replay`
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chalie::llm::replay::ReplayBook;
-use chalie::session::{LogEntry, PackedVectors, read_log, recorded_turns};
+use chalie::session::{LogEntry, LogIndex, PackedVectors, read_log, recorded_turns};
 use chalie::tui::replay::Player;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 
+#[path = "support/benchfig.rs"]
+mod benchfig;
+
 const TURNS: usize = 10_000;
+/// Timed loads per figure (a full read takes about a second).
+const SAMPLES: usize = 10;
 
 /// Write the 10,000-turn log; returns its path.
 fn long_log(dir: &Path) -> PathBuf {
@@ -67,23 +75,31 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
     group.bench_function("read_log_10k_turns", |b| b.iter(|| read_log(black_box(&path))));
-    group.bench_function("load_for_playback_10k_turns", |b| {
-        b.iter(|| {
-            let log = read_log(black_box(&path)).expect("reads");
-            (recorded_turns(&log).len(), Player::new(log, "bench").len())
-        })
-    });
-    group.bench_function("load_for_rerun_10k_turns", |b| {
-        b.iter(|| {
-            let log = read_log(black_box(&path)).expect("reads");
-            let events = log.entries.iter().filter_map(|e| match e {
-                LogEntry::Event(s) => Some(&s.event),
-                LogEntry::Unknown(_) => None,
-            });
-            (recorded_turns(&log).len(), ReplayBook::from_events(events).len())
-        })
-    });
+    let playback = || {
+        let log = LogIndex::read(black_box(&path)).expect("indexes");
+        Player::indexed(log, "bench").len()
+    };
+    let rerun = || {
+        let log = read_log(black_box(&path)).expect("reads");
+        let events = log.entries.iter().filter_map(|e| match e {
+            LogEntry::Event(s) => Some(&s.event),
+            LogEntry::Unknown(_) => None,
+        });
+        (recorded_turns(&log).len(), ReplayBook::from_events(events).len())
+    };
+    group.bench_function("load_for_playback_10k_turns", |b| b.iter(playback));
+    group.bench_function("load_for_rerun_10k_turns", |b| b.iter(rerun));
     group.finish();
+
+    // The reference: playback as it loaded before the index, every event parsed up front.
+    let full_playback = || {
+        let log = read_log(black_box(&path)).expect("reads");
+        (recorded_turns(&log).len(), Player::new(log, "bench").len())
+    };
+    let (playback_ms, full_ms) = benchfig::paired(1, SAMPLES, playback, full_playback);
+    benchfig::print("replay/load_for_playback_10k_turns", &playback_ms, Some(("full_read", &full_ms)), "<150ms");
+    let rerun_ms = benchfig::samples(1, SAMPLES, rerun);
+    benchfig::print("replay/load_for_rerun_10k_turns", &rerun_ms, None, "-");
 }
 
 criterion_group!(benches, bench);

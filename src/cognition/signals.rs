@@ -12,7 +12,7 @@
 //! - A praise word right after a negator ("not good", "never nice") is negative feedback.
 //! - Apostrophe-less spellings ("thats not", "doesnt work") match like the apostrophe ones.
 
-use crate::text::{has_any, is_content_word, normalize, starts_with_any, words};
+use crate::text::{PhraseSet, is_content_word, normalize, words};
 use serde::{Deserialize, Serialize};
 
 pub mod reference;
@@ -84,13 +84,13 @@ impl TextSignals {
 }
 
 /// docs/cognition.md §1.1 interrogative words (whole-word, anywhere).
-pub const INTERROGATIVES: &[&str] = &[
+pub const INTERROGATIVES: &PhraseSet = &PhraseSet::new(&[
     "what", "where", "when", "who", "why", "how", "which", "whose", "whom", "can", "could", "would", "should", "is",
     "are", "do", "does", "did", "will", "shall",
-];
+]);
 
 /// docs/cognition.md §1.1 greetings, matched at the start of the text.
-pub const GREETINGS: &[&str] = &[
+pub const GREETINGS: &PhraseSet = &PhraseSet::new(&[
     "hey",
     "hi",
     "hello",
@@ -105,10 +105,10 @@ pub const GREETINGS: &[&str] = &[
     "good morning",
     "good afternoon",
     "good evening",
-];
+]);
 
 /// docs/cognition.md §1.1 implicit references.
-pub const IMPLICIT_REFERENCES: &[&str] = &[
+pub const IMPLICIT_REFERENCES: &PhraseSet = &PhraseSet::new(&[
     "you remember",
     "we discussed",
     "last time",
@@ -120,10 +120,10 @@ pub const IMPLICIT_REFERENCES: &[&str] = &[
     "you mentioned",
     "what was",
     "what were",
-];
+]);
 
 /// docs/cognition.md §1.1 positive feedback.
-pub const POSITIVE_FEEDBACK: &[&str] = &[
+pub const POSITIVE_FEEDBACK: &PhraseSet = &PhraseSet::new(&[
     "thanks",
     "thank you",
     "great",
@@ -137,10 +137,10 @@ pub const POSITIVE_FEEDBACK: &[&str] = &[
     "helpful",
     "got it",
     "understood",
-];
+]);
 
 /// docs/cognition.md §1.1 negative feedback (tested first, see the module note).
-pub const NEGATIVE_FEEDBACK: &[&str] = &[
+pub const NEGATIVE_FEEDBACK: &PhraseSet = &PhraseSet::new(&[
     "wrong",
     "incorrect",
     "no that",
@@ -154,10 +154,10 @@ pub const NEGATIVE_FEEDBACK: &[&str] = &[
     "still not",
     "misunderstood",
     "not helpful",
-];
+]);
 
 /// Words that point back at something the message does not name.
-const ANAPHORS: &[&str] = &[
+const ANAPHORS: &PhraseSet = &PhraseSet::new(&[
     "it",
     "that",
     "this",
@@ -190,19 +190,22 @@ const ANAPHORS: &[&str] = &[
     "something",
     "anything",
     "stuff",
-];
+]);
 
 /// Bare follow-up questions ("why?", "how so?", "what then?"): the first word.
-const BARE_QUESTION_HEADS: &[&str] = &["why", "how", "what", "which", "where", "when", "who", "huh", "really"];
+const BARE_QUESTION_HEADS: &PhraseSet =
+    &PhraseSet::new(&["why", "how", "what", "which", "where", "when", "who", "huh", "really"]);
 /// ... and what may follow it in a two-word message.
-const BARE_QUESTION_TAILS: &[&str] = &["so", "then", "not", "exactly", "else", "now", "come", "much", "many"];
+const BARE_QUESTION_TAILS: &PhraseSet =
+    &PhraseSet::new(&["so", "then", "not", "exactly", "else", "now", "come", "much", "many"]);
 
 /// Words that negate the praise word right after them ("not good", "never nice").
-const NEGATORS: &[&str] = &["not", "never", "isn't", "wasn't", "aren't", "don't", "doesn't", "hardly"];
+const NEGATORS: &PhraseSet =
+    &PhraseSet::new(&["not", "never", "isn't", "wasn't", "aren't", "don't", "doesn't", "hardly"]);
 
 /// A positive-feedback word right after a negator.
 fn negated_praise(ws: &[&str]) -> bool {
-    ws.windows(2).any(|p| NEGATORS.contains(&p[0]) && POSITIVE_FEEDBACK.iter().any(|f| !f.contains(' ') && *f == p[1]))
+    ws.windows(2).any(|p| NEGATORS.contains(&p[0]) && POSITIVE_FEEDBACK.contains(&p[1]))
 }
 
 /// Compute the signals of `text`.
@@ -226,9 +229,9 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
     let information_density = if total == 0 { 0.0 } else { unique.len() as f64 / total as f64 };
 
     let interrogative_words = ws.iter().any(|w| INTERROGATIVES.contains(w));
-    let explicit_feedback = if has_any(ws, NEGATIVE_FEEDBACK) || negated_praise(ws) {
+    let explicit_feedback = if NEGATIVE_FEEDBACK.any_in(ws) || negated_praise(ws) {
         Feedback::Negative
-    } else if has_any(ws, POSITIVE_FEEDBACK) {
+    } else if POSITIVE_FEEDBACK.any_in(ws) {
         Feedback::Positive
     } else {
         Feedback::None
@@ -250,8 +253,8 @@ pub fn extract_from(text: &str, lower: &str, ws: &[&str]) -> TextSignals {
         prompt_token_count: total,
         has_question_mark: text.contains('?'),
         interrogative_words,
-        greeting_pattern: starts_with_any(ws, GREETINGS).is_some(),
-        implicit_reference: has_any(ws, IMPLICIT_REFERENCES),
+        greeting_pattern: GREETINGS.leading(ws).is_some(),
+        implicit_reference: IMPLICIT_REFERENCES.any_in(ws),
         explicit_feedback,
         information_density,
         content_word_count,

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cognition::router::Mode;
-use crate::text::{normalize, phrase_at, starts_with_any, words};
+use crate::text::{PhraseSet, normalize, words};
 
 /// Which fast exit a social message takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,11 +52,20 @@ impl SocialExit {
 pub const MAX_SOCIAL_WORDS: usize = 8;
 
 /// Cancel phrases (docs/cognition.md §2.1), matched at the start as whole words.
-pub const CANCEL_PHRASES: &[&str] =
-    &["never mind", "nevermind", "forget it", "forget that", "forget about it", "cancel", "stop", "abort", "nvm"];
+pub const CANCEL_PHRASES: &PhraseSet = &PhraseSet::new(&[
+    "never mind",
+    "nevermind",
+    "forget it",
+    "forget that",
+    "forget about it",
+    "cancel",
+    "stop",
+    "abort",
+    "nvm",
+]);
 
 /// Pleasantries that make a message a greeting even without a greeting word ("how are you?").
-pub const PLEASANTRIES: &[&str] = &[
+pub const PLEASANTRIES: &PhraseSet = &PhraseSet::new(&[
     "how are you",
     "how are u",
     "how's it going",
@@ -71,10 +80,10 @@ pub const PLEASANTRIES: &[&str] = &[
     "what's new",
     "nice to meet you",
     "pleasure to meet you",
-];
+]);
 
 /// Self-resolved / topic dropped.
-const SELF_RESOLVED: &[&str] = &[
+const SELF_RESOLVED: &PhraseSet = &PhraseSet::new(&[
     "figured it out",
     "figured it",
     "found it",
@@ -86,22 +95,22 @@ const SELF_RESOLVED: &[&str] = &[
     "no need",
     "all good",
     "no worries",
-];
+]);
 
 /// Interjections allowed before a cancel phrase ("oh never mind", "actually, stop").
-const CANCEL_LEAD: &[&str] =
-    &["oh", "ok", "okay", "actually", "um", "uh", "hmm", "no", "wait", "ah", "ugh", "eh", "sorry"];
+const CANCEL_LEAD: &PhraseSet =
+    &PhraseSet::new(&["oh", "ok", "okay", "actually", "um", "uh", "hmm", "no", "wait", "ah", "ugh", "eh", "sorry"]);
 /// Words allowed after a cancel phrase.
-const CANCEL_TAIL: &[&str] = &[
+const CANCEL_TAIL: &PhraseSet = &PhraseSet::new(&[
     "it", "that", "this", "please", "then", "now", "ok", "okay", "all", "actually", "sorry", "anyway", "anyways",
     "just", "the", "whole", "thing", "last", "one", "request", "question", "i", "mean", "it's", "its", "that's",
     "fine", "no", "worries", "about", "haha", "lol", "thanks", "forget", "mind", "never", "nvm",
-];
+]);
 
 /// An acknowledgement opens with one of these ("ok that makes sense")…
-const ACK_LEADS: &[&str] = &["ok", "okay", "alright", "sure", "right", "kk"];
+const ACK_LEADS: &PhraseSet = &PhraseSet::new(&["ok", "okay", "alright", "sure", "right", "kk"]);
 /// …and says nothing else than these: no request, no new content.
-const ACK_BODY: &[&str] = &[
+const ACK_BODY: &PhraseSet = &PhraseSet::new(&[
     "that",
     "makes",
     "sense",
@@ -128,7 +137,7 @@ const ACK_BODY: &[&str] = &[
     "perfect",
     "that's",
     "clear",
-];
+]);
 
 /// "ok that makes sense", "ok I'll try that": a short acknowledgement with no question.
 fn acknowledgement(ws: &[&str], text: &str) -> Option<SocialMatch> {
@@ -138,7 +147,7 @@ fn acknowledgement(ws: &[&str], text: &str) -> Option<SocialMatch> {
 }
 
 /// Greeting anchors (docs/cognition.md §1.1 list plus common variants).
-const GREETING_ANCHORS: &[&str] = &[
+const GREETING_ANCHORS: &PhraseSet = &PhraseSet::new(&[
     "hey",
     "hi",
     "hello",
@@ -155,9 +164,9 @@ const GREETING_ANCHORS: &[&str] = &[
     "hola",
     "heyy",
     "hii",
-];
+]);
 /// Thanks / praise anchors (docs/cognition.md §1.1 positive feedback plus common variants).
-const THANKS_ANCHORS: &[&str] = &[
+const THANKS_ANCHORS: &PhraseSet = &PhraseSet::new(&[
     "thanks",
     "gracias",
     "merci",
@@ -188,9 +197,9 @@ const THANKS_ANCHORS: &[&str] = &[
     "wonderful",
     "fantastic",
     "lovely",
-];
+]);
 /// Everything else a wholly social message may contain.
-const SOCIAL_FILLER: &[&str] = &[
+const SOCIAL_FILLER: &PhraseSet = &PhraseSet::new(&[
     "there",
     "now",
     "you",
@@ -276,7 +285,7 @@ const SOCIAL_FILLER: &[&str] = &[
     "sir",
     "night",
     "top",
-];
+]);
 
 /// Classify `text`; `None` means "not social, go on to triage".
 pub fn social_filter(text: &str) -> Option<SocialExit> {
@@ -308,7 +317,7 @@ pub fn social_match_in(text: &str, ws: &[&str]) -> Option<SocialMatch> {
     if let Some(m) = acknowledgement(ws, text) {
         return Some(m);
     }
-    let mut greeting = (0..ws.len()).any(|i| PLEASANTRIES.iter().any(|p| phrase_at(ws, i, p)));
+    let mut greeting = PLEASANTRIES.any_in(ws);
     let mut thanks = false;
     for w in ws {
         if GREETING_ANCHORS.contains(w) {
@@ -330,9 +339,9 @@ pub fn social_match_in(text: &str, ws: &[&str]) -> Option<SocialMatch> {
 fn cancel_or_resolved(ws: &[&str]) -> Option<SocialMatch> {
     let lead = ws.iter().take_while(|w| CANCEL_LEAD.contains(w)).count();
     let rest = &ws[lead..];
-    if let Some(n) = starts_with_any(rest, CANCEL_PHRASES) {
+    if let Some(n) = CANCEL_PHRASES.leading(rest) {
         let tail = &rest[n..];
-        if let Some(at) = (0..tail.len()).find(|&i| SELF_RESOLVED.iter().any(|p| phrase_at(tail, i, p))) {
+        if let Some(at) = SELF_RESOLVED.first_in(tail) {
             // "never mind, I figured it out": the words before the resolution may be anything short.
             if at <= 3 {
                 return Some(SocialMatch { exit: SocialExit::Ignore, reason: "self_resolved" });
@@ -345,7 +354,7 @@ fn cancel_or_resolved(ws: &[&str]) -> Option<SocialMatch> {
     }
     // A self-resolution on its own ("found it!", "all good now, figured it out").
     if ws.len() <= 6 {
-        let resolved = (0..ws.len()).any(|i| SELF_RESOLVED.iter().any(|p| phrase_at(ws, i, p)));
+        let resolved = SELF_RESOLVED.any_in(ws);
         let substantive = ws.iter().any(|w| !(CANCEL_TAIL.contains(w) || RESOLVED_FILLER.contains(w)));
         if resolved && !substantive {
             return Some(SocialMatch { exit: SocialExit::Ignore, reason: "self_resolved" });
@@ -355,11 +364,11 @@ fn cancel_or_resolved(ws: &[&str]) -> Option<SocialMatch> {
 }
 
 /// Words of the self-resolved phrases and their usual company.
-const RESOLVED_FILLER: &[&str] = &[
+const RESOLVED_FILLER: &PhraseSet = &PhraseSet::new(&[
     "figured", "found", "solved", "sorted", "got", "working", "works", "need", "good", "out", "myself", "oh", "ok",
     "okay", "i", "actually", "already", "ah", "yeah", "yes", "nope", "so", "now", "out", "it", "it's", "all", "no",
     "worries", "nice", "never", "mind", "nvm",
-];
+]);
 
 #[cfg(test)]
 mod tests {

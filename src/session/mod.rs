@@ -4,6 +4,7 @@
 //! one [`Stamped`] event. Lines are flushed as written, so a crash loses at most the
 //! line being written, and the reader skips a torn last line with a warning.
 
+mod index;
 mod pause;
 mod reader;
 pub mod scrub;
@@ -11,6 +12,7 @@ mod turns;
 mod writer;
 
 pub use crate::events::PackedVectors;
+pub use index::LogIndex;
 pub use pause::LogStatus;
 pub use reader::{LogEntry, SessionLog, parse_log, read_log};
 pub use turns::{RecordedTurn, recorded_turns};

@@ -91,41 +91,48 @@ fn parse_lines(text: &str) -> Chunk {
     let mut c = Chunk::default();
     for (i, raw) in text.split_inclusive('\n').enumerate() {
         c.lines = i + 1;
-        let complete = raw.ends_with('\n');
-        let line = raw.trim_end();
-        if line.is_empty() {
-            continue;
-        }
-        // The common case parses once; only a line that fails is looked at again to say why.
-        if let Some(ev) = parse_event(line) {
-            c.entries.push(LogEntry::Event(ev));
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(value) if value.get("type").and_then(Value::as_str).is_some() => {
-                let kind = value.get("type").and_then(Value::as_str).unwrap_or_default();
-                let why = match serde_json::from_value::<Stamped>(value.clone()) {
-                    Err(e) if e.to_string().starts_with("unknown variant") => "is not known to this version".into(),
-                    Err(e) => format!("has fields this version does not understand ({e})"),
-                    Ok(_) => "could not be read".into(),
-                };
-                c.issues.push((i, format!("event type `{kind}` {why}; kept, not replayed")));
-                c.entries.push(LogEntry::Unknown(value));
-            }
-            Ok(_) => c.issues.push((i, "a JSON value with no `type`, skipped".into())),
-            Err(_) if !complete => {
-                c.issues.push((i, "torn last line skipped (the session ended mid-write)".into()));
-            }
-            Err(e) => c.issues.push((i, format!("not JSON, skipped ({e})"))),
+        let (entry, issue) = read_line(raw);
+        c.entries.extend(entry);
+        if let Some(w) = issue {
+            c.issues.push((i, w));
         }
     }
     c
 }
 
+/// One line with its line end (a last line without one may be torn): what it holds, and what
+/// to warn about it.
+pub(super) fn read_line(raw: &str) -> (Option<LogEntry>, Option<String>) {
+    let complete = raw.ends_with('\n');
+    let line = raw.trim_end();
+    if line.is_empty() {
+        return (None, None);
+    }
+    // The common case parses once; only a line that fails is looked at again to say why.
+    if let Some(ev) = parse_event(line) {
+        return (Some(LogEntry::Event(ev)), None);
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(value) if value.get("type").and_then(Value::as_str).is_some() => {
+            let kind = value.get("type").and_then(Value::as_str).unwrap_or_default();
+            let why = match serde_json::from_value::<Stamped>(value.clone()) {
+                Err(e) if e.to_string().starts_with("unknown variant") => "is not known to this version".into(),
+                Err(e) => format!("has fields this version does not understand ({e})"),
+                Ok(_) => "could not be read".into(),
+            };
+            let issue = format!("event type `{kind}` {why}; kept, not replayed");
+            (Some(LogEntry::Unknown(value)), Some(issue))
+        }
+        Ok(_) => (None, Some("a JSON value with no `type`, skipped".into())),
+        Err(_) if !complete => (None, Some("torn last line skipped (the session ended mid-write)".into())),
+        Err(e) => (None, Some(format!("not JSON, skipped ({e})"))),
+    }
+}
+
 /// One event line. The writer puts `ts` first, so the fast path reads it off the front and
 /// the event from the whole line (the tagged enum ignores `ts`), which skips the buffering
 /// `#[serde(flatten)]` costs; any other shape goes through the derived path.
-fn parse_event(line: &str) -> Option<Stamped> {
+pub(super) fn parse_event(line: &str) -> Option<Stamped> {
     if let Some(rest) = line.strip_prefix("{\"ts\":\"")
         && let Some(end) = rest.find('"')
         && let Ok(ts) = rest[..end].parse::<chrono::DateTime<chrono::Utc>>()
@@ -187,7 +194,7 @@ impl EmbeddedLine {
 }
 
 /// The header, leniently: an older version's header may lack fields this one writes.
-fn parse_header(line: &str) -> Result<(Header, Vec<String>), String> {
+pub(super) fn parse_header(line: &str) -> Result<(Header, Vec<String>), String> {
     let not_header = || "the first line is not a session header".to_string();
     let value: Value = serde_json::from_str(line).map_err(|_| not_header())?;
     if value.get("type").and_then(Value::as_str) != Some(Header::KIND) {

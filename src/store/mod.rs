@@ -295,9 +295,10 @@ pub fn open_in_memory() -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// See `configure`: larger than the 1M-memory store's file (SQLite caps it at its compiled
-/// maximum, 2 GB).
-const MMAP_BYTES: i64 = 4 << 30;
+/// See `configure`: SQLite's compiled ceiling (`SQLITE_MAX_MMAP_SIZE`, 0x7fff0000 bytes, just
+/// under 2 GiB); a larger request is silently cut to it, so asking for more only misstates it.
+/// Above the 1M-memory store's file size.
+pub(crate) const MMAP_BYTES: i64 = 0x7fff_0000;
 /// See `configure`.
 const STATEMENT_CACHE: usize = 256;
 

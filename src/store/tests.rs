@@ -326,3 +326,13 @@ fn graph_migration_keeps_edges_signed_and_widens_the_bound() {
     conn.execute("UPDATE semantic_relationships SET weight = 9.5 WHERE rel_type = 'is-a'", []).unwrap();
     assert!(conn.execute("UPDATE semantic_relationships SET weight = 10.5 WHERE rel_type = 'is-a'", []).is_err());
 }
+
+#[test]
+fn the_memory_map_asked_for_is_the_one_sqlite_grants() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = open(&dir.path().join("mmap.db")).unwrap();
+    let granted: i64 = conn.query_row("PRAGMA mmap_size", [], |r| r.get(0)).unwrap();
+    // SQLite cuts a larger request to its ceiling without a word; asking for exactly that keeps
+    // the constant honest.
+    assert_eq!(granted, MMAP_BYTES);
+}

@@ -5,9 +5,11 @@
 pub mod clip;
 mod content;
 pub mod needles;
+mod phrases;
 pub mod privacy;
 mod scan;
 pub mod terminal;
 
 pub use content::is_content_word;
+pub use phrases::PhraseSet;
 pub use scan::{find_phrase, has_any, normalize, phrase_at, starts_with_any, words};

@@ -115,26 +115,39 @@ pub async fn run(rt: &Runtime, thread: Option<String>, until: Until) -> anyhow::
     let mut terminal = ratatui::init();
     let mut out = std::io::stdout();
     crossterm::execute!(out, crossterm::event::EnableBracketedPaste, crossterm::event::EnableMouseCapture)?;
-    // Where the terminal can tell Shift-Enter from Enter (kitty protocol), ask it to.
+    let (queries, answers) = query::Queries::spawn(&rt.db);
+    let worker = worker::Worker::start(rt, queries, thread);
+    if until == Until::FirstFrame {
+        let drawn = draw(&mut terminal, &mut app).map_err(anyhow::Error::from);
+        restore(&mut out, false);
+        crate::errln!("{FIRST_FRAME_LINE}");
+        return drawn;
+    }
+    // The first frame goes up before the terminal is asked anything: the keyboard query below
+    // waits up to 2 s on a terminal that never answers it.
+    if let Err(e) = draw(&mut terminal, &mut app) {
+        restore(&mut out, false);
+        return Err(e.into());
+    }
+    // Where the terminal can tell Shift-Enter from Enter (kitty protocol), ask it to. Before the
+    // input thread starts: the query reads the terminal's answer from the same input, and keeps
+    // any keys typed meanwhile for that thread.
     let enhanced = crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
         && crossterm::execute!(out, PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES))
             .is_ok();
-    let (queries, answers) = query::Queries::spawn(&rt.db);
-    let worker = worker::Worker::start(rt, queries, thread);
     let sources = Sources { input: terminal_events(), engine, answers };
-    let result = match until {
-        Until::Quit => run_loop(&mut terminal, &mut app, sources, |action| worker.handle(action)).await,
-        Until::FirstFrame => draw(&mut terminal, &mut app).map_err(anyhow::Error::from),
-    };
+    let result = run_loop(&mut terminal, &mut app, sources, |action| worker.handle(action)).await;
+    restore(&mut out, enhanced);
+    result
+}
+
+/// Give the terminal back as it was found.
+fn restore(out: &mut std::io::Stdout, enhanced: bool) {
     if enhanced {
         let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
     }
     let _ = crossterm::execute!(out, crossterm::event::DisableBracketedPaste, crossterm::event::DisableMouseCapture);
     ratatui::restore();
-    if until == Until::FirstFrame {
-        crate::errln!("{FIRST_FRAME_LINE}");
-    }
-    result
 }
 
 /// How much of a resumed conversation the chat pane shows.

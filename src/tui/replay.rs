@@ -8,8 +8,7 @@
 
 use super::app::{App, Settings};
 use super::keymap::{Command, Focus, Keymap};
-use crate::events::{EngineEvent, Stamped};
-use crate::session::{LogEntry, SessionLog};
+use crate::session::{LogIndex, SessionLog};
 use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -28,9 +27,8 @@ const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0];
 
 /// Where playback is. Pure: the loop asks it what is due and tells it what was played.
 pub struct Player {
-    events: Vec<Stamped>,
-    /// Index into `events` of each user message.
-    turns: Vec<usize>,
+    /// The events, each parsed when it is played ([`LogIndex`]).
+    events: LogIndex,
     /// The next event to play.
     pub cursor: usize,
     pub playing: bool,
@@ -39,32 +37,14 @@ pub struct Player {
 }
 
 impl Player {
-    /// The log's events, minus what belongs to the machine it ran on rather than the session
-    /// (model downloads; missing built-in files would put the first-run screen over the replay).
+    /// Play a log already read whole (what [`LogIndex::from_log`] keeps of it).
     pub fn new(log: SessionLog, name: &str) -> Player {
-        let events: Vec<Stamped> = log
-            .entries
-            .into_iter()
-            .filter_map(|e| match e {
-                LogEntry::Event(s) => Some(s),
-                LogEntry::Unknown(_) => None,
-            })
-            .filter(|s| !matches!(s.event, EngineEvent::ModelFetch { .. }))
-            .map(|mut s| {
-                if let EngineEvent::ModelsResolved { missing_builtin, missing_builtin_bytes, .. } = &mut s.event {
-                    missing_builtin.clear();
-                    *missing_builtin_bytes = 0;
-                }
-                s
-            })
-            .collect();
-        let turns = events
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| matches!(s.event, EngineEvent::UserMessage { .. }))
-            .map(|(i, _)| i)
-            .collect();
-        Player { events, turns, cursor: 0, playing: true, speed: 2, name: name.to_string() }
+        Player::indexed(LogIndex::from_log(log), name)
+    }
+
+    /// Play an indexed log.
+    pub fn indexed(events: LogIndex, name: &str) -> Player {
+        Player { events, cursor: 0, playing: true, speed: 2, name: name.to_string() }
     }
 
     pub fn len(&self) -> usize {
@@ -89,23 +69,34 @@ impl Player {
 
     /// How many turns the log has, and how many have started so far.
     pub fn turn(&self) -> (usize, usize) {
-        (self.turns.iter().filter(|&&i| i < self.cursor).count(), self.turns.len())
+        let turns = self.events.turns();
+        (turns.partition_point(|&i| i < self.cursor), turns.len())
     }
 
     /// How long after the previous event the next one is due, at the current speed.
     pub fn gap(&self) -> Option<Duration> {
-        let next = self.events.get(self.cursor)?;
-        let Some(prev) = self.cursor.checked_sub(1).and_then(|i| self.events.get(i)) else {
+        if self.cursor >= self.events.len() {
+            return None;
+        }
+        let Some(prev) = self.cursor.checked_sub(1) else {
             return Some(Duration::ZERO);
         };
-        let real = (next.ts - prev.ts).to_std().unwrap_or_default().min(MAX_GAP);
+        let (Some(next), Some(prev)) = (self.events.ts(self.cursor), self.events.ts(prev)) else {
+            return Some(Duration::ZERO);
+        };
+        let real = (next - prev).to_std().unwrap_or_default().min(MAX_GAP);
         Some(real.div_f64(self.speed()))
     }
 
     /// Play the next event into `app`. False at the end.
     pub fn step(&mut self, app: &mut App) -> bool {
-        let Some(ev) = self.events.get(self.cursor) else { return false };
-        app.on_engine(ev);
+        if self.cursor >= self.events.len() {
+            return false;
+        }
+        // A line this version cannot read plays as nothing.
+        if let Some(ev) = self.events.event(self.cursor) {
+            app.on_engine(&ev);
+        }
         self.cursor += 1;
         true
     }
@@ -130,7 +121,7 @@ impl Player {
             (d, Some(c)) => c.saturating_add_signed(d),
             (_, None) => return 0,
         };
-        self.turns.get(target).copied().unwrap_or(self.events.len())
+        self.events.turns().get(target).copied().unwrap_or(self.events.len())
     }
 }
 
@@ -301,14 +292,14 @@ async fn sleep_until(due: Option<Instant>) {
 }
 
 /// Play `log` in the terminal until the user quits.
-pub async fn run(log: SessionLog, name: &str, key_overrides: &BTreeMap<String, Vec<String>>) -> anyhow::Result<()> {
+pub async fn run(log: LogIndex, name: &str, key_overrides: &BTreeMap<String, Vec<String>>) -> anyhow::Result<()> {
     let settings = Settings {
         keymap: Keymap::new(key_overrides),
         session_log: name.to_string(),
         offset: *chrono::Local::now().offset(),
         ..Settings::default()
     };
-    let mut player = Player::new(log, name);
+    let mut player = Player::indexed(log, name);
     let mut terminal = ratatui::init();
     let result = run_loop(&mut terminal, &settings, &mut player, super::terminal_events()).await;
     ratatui::restore();

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::router::Mode;
 use super::signals::{Feedback, TextSignals};
 use super::social::SocialExit;
-use crate::text::{has_any, normalize, phrase_at, starts_with_any, words};
+use crate::text::{PhraseSet, has_any, normalize, phrase_at, words};
 
 mod analysis;
 mod triage;
@@ -68,7 +68,7 @@ pub struct IntentContext {
 
 /// Leading politeness and discourse words stripped before looking for an imperative verb
 /// ("could you please explain…" → "explain…").
-const POLITE_PREFIXES: &[&str] = &[
+const POLITE_PREFIXES: &PhraseSet = &PhraseSet::new(&[
     "would you mind",
     "i want you to",
     "i need you to",
@@ -100,10 +100,10 @@ const POLITE_PREFIXES: &[&str] = &[
     "thank you",
     "great",
     "cool",
-];
+]);
 
 /// Verbs that ask for words, not actions (a [`IntentType::Command`]).
-const COMMAND_VERBS: &[&str] = &[
+const COMMAND_VERBS: &PhraseSet = &PhraseSet::new(&[
     "tell",
     "explain",
     "write",
@@ -169,10 +169,10 @@ const COMMAND_VERBS: &[&str] = &[
     "count",
     "spell",
     "read",
-];
+]);
 
 /// Follow-up openers (a continuation when there is a conversation to continue).
-const CONTINUATION_OPENERS: &[&str] = &[
+const CONTINUATION_OPENERS: &PhraseSet = &PhraseSet::new(&[
     "what about",
     "how about",
     "what else",
@@ -191,20 +191,29 @@ const CONTINUATION_OPENERS: &[&str] = &[
     "same",
     "ok and",
     "okay and",
-];
+]);
 
 /// Imperative verbs that start a skill request.
-const ACTION_VERBS: &[&str] = &["remind", "schedule", "memorize", "note", "remember", "add", "track", "log", "book"];
+const ACTION_VERBS: &PhraseSet =
+    &PhraseSet::new(&["remind", "schedule", "memorize", "note", "remember", "add", "track", "log", "book"]);
 
 /// Time markers that turn "you said …" into a memory lookup ("you mentioned X last time").
-const MEMORY_TIME_MARKERS: &[&str] =
-    &["last time", "yesterday", "earlier", "before", "the other day", "last week", "last month", "previously"];
+const MEMORY_TIME_MARKERS: &PhraseSet = &PhraseSet::new(&[
+    "last time",
+    "yesterday",
+    "earlier",
+    "before",
+    "the other day",
+    "last week",
+    "last month",
+    "previously",
+]);
 
 /// Innate-skill keyword banks (whole-word phrases), in the order the fallback reports them.
-const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
+const SKILL_KEYWORDS: &[(&str, &PhraseSet)] = &[
     (
         "schedule",
-        &[
+        &PhraseSet::new(&[
             "remind me",
             "remind",
             "reminder",
@@ -221,11 +230,11 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "every evening",
             "every day at",
             "every week",
-        ],
+        ]),
     ),
     (
         "list",
-        &[
+        &PhraseSet::new(&[
             "shopping list",
             "grocery list",
             "groceries list",
@@ -243,11 +252,11 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "reading list",
             "wish list",
             "wishlist",
-        ],
+        ]),
     ),
     (
         "memorize",
-        &[
+        &PhraseSet::new(&[
             "remember that",
             "remember this",
             "remember my",
@@ -263,11 +272,11 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "write down",
             "jot down",
             "my name is",
-        ],
+        ]),
     ),
     (
         "recall",
-        &[
+        &PhraseSet::new(&[
             "do you remember",
             "you remember",
             "what did i",
@@ -295,12 +304,15 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "what are my",
             "recall",
             "remind me what",
-        ],
+        ]),
     ),
-    ("autobiography", &["what do you know about me", "tell me about myself", "my story", "who am i", "about me"]),
+    (
+        "autobiography",
+        &PhraseSet::new(&["what do you know about me", "tell me about myself", "my story", "who am i", "about me"]),
+    ),
     (
         "focus",
-        &[
+        &PhraseSet::new(&[
             "focus session",
             "focus mode",
             "start a focus",
@@ -311,12 +323,15 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "help me focus",
             "i need to focus",
             "am i focused",
-        ],
+        ]),
     ),
-    ("associate", &["remind you of", "reminds you of", "what comes to mind", "associate with", "associations"]),
+    (
+        "associate",
+        &PhraseSet::new(&["remind you of", "reminds you of", "what comes to mind", "associate with", "associations"]),
+    ),
     (
         "introspect",
-        &[
+        &PhraseSet::new(&[
             "introspect",
             "your memory",
             "how confident are you",
@@ -327,11 +342,11 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "why did you say that",
             "what have you been doing",
             "what have you been up to",
-        ],
+        ]),
     ),
     (
         "persistent_task",
-        &[
+        &PhraseSet::new(&[
             "background task",
             "work on this over",
             "research this over",
@@ -345,11 +360,11 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "cancel task",
             "pause task",
             "resume task",
-        ],
+        ]),
     ),
     (
         "document",
-        &[
+        &PhraseSet::new(&[
             "my document",
             "my documents",
             "in the document",
@@ -358,13 +373,13 @@ const SKILL_KEYWORDS: &[(&str, &[&str])] = &[
             "search my documents",
             "document library",
             "my warranty",
-        ],
+        ]),
     ),
-    ("read", &["read this", "read the article", "this link", "this page", "this url"]),
+    ("read", &PhraseSet::new(&["read this", "read the article", "this link", "this page", "this url"])),
 ];
 
 /// Phrases that ask for an external tool (R2b and the fallback's "command words").
-const TOOL_WORDS: &[&str] = &[
+const TOOL_WORDS: &PhraseSet = &PhraseSet::new(&[
     "search for",
     "search the web",
     "search online",
@@ -378,10 +393,10 @@ const TOOL_WORDS: &[&str] = &[
     "open the website",
     "go to",
     "visit",
-];
+]);
 
 /// Real-time words (the fallback's freshness test).
-const REALTIME_WORDS: &[&str] = &[
+const REALTIME_WORDS: &PhraseSet = &PhraseSet::new(&[
     "who won",
     "what happened",
     "latest",
@@ -401,7 +416,7 @@ const REALTIME_WORDS: &[&str] = &[
     "right now",
     "recently",
     "live",
-];
+]);
 
 /// Whether the text holds an http(s) or www URL.
 pub fn contains_url(text: &str) -> bool {
@@ -418,14 +433,14 @@ pub fn detect_skills(text: &str) -> Vec<&'static str> {
 fn detect_skills_in(ws: &[&str], url: bool) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for (skill, phrases) in SKILL_KEYWORDS {
-        if has_any(ws, phrases) {
+        if phrases.any_in(ws) {
             out.push(skill);
         }
     }
     // "you said/mentioned X last time" is a memory lookup; "what you just said" is not.
     if !out.contains(&"recall")
         && has_any(ws, &["you said", "you mentioned", "you told me"])
-        && has_any(ws, MEMORY_TIME_MARKERS)
+        && MEMORY_TIME_MARKERS.any_in(ws)
     {
         out.push("recall");
     }
@@ -458,7 +473,7 @@ fn detect_skills_in(ws: &[&str], url: bool) -> Vec<&'static str> {
 
 /// Strip [`POLITE_PREFIXES`] repeatedly from the front.
 fn strip_polite<'a, 'b>(mut ws: &'b [&'a str]) -> &'b [&'a str] {
-    while let Some(n) = starts_with_any(ws, POLITE_PREFIXES) {
+    while let Some(n) = POLITE_PREFIXES.leading(ws) {
         ws = &ws[n..];
     }
     ws
@@ -467,7 +482,7 @@ fn strip_polite<'a, 'b>(mut ws: &'b [&'a str]) -> &'b [&'a str] {
 /// Whether the message asks for a skill or a tool (the [`IntentType::Action`] test).
 fn is_action(msg: &Analysis) -> bool {
     let ws = msg.words.as_slice();
-    if !msg.skills.is_empty() || has_any(ws, TOOL_WORDS) {
+    if !msg.skills.is_empty() || TOOL_WORDS.any_in(ws) {
         return true;
     }
     let core = strip_polite(ws);
@@ -521,7 +536,7 @@ fn classify_type(msg: &Analysis, ctx: &IntentContext) -> IntentType {
     if core.first().is_some_and(|w| COMMAND_VERBS.contains(w)) && !s.vague_reference {
         return IntentType::Command;
     }
-    if s.vague_reference || (ctx.working_memory_turns > 0 && starts_with_any(ws, CONTINUATION_OPENERS).is_some()) {
+    if s.vague_reference || (ctx.working_memory_turns > 0 && CONTINUATION_OPENERS.leading(ws).is_some()) {
         return IntentType::Continuation;
     }
     if s.has_question_mark || leading_interrogative {

@@ -21,11 +21,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::text::{find_phrase, is_content_word};
+use crate::text::{PhraseSet, find_phrase, is_content_word};
 
 /// Verbs that act on something the user already has (text, code, a file), as opposed to verbs
 /// that create ("write", "draft") or skill verbs ("add", "remind").
-const OBJECT_VERBS: &[&str] = &[
+const OBJECT_VERBS: &PhraseSet = &PhraseSet::new(&[
     "fix",
     "debug",
     "translate",
@@ -53,16 +53,17 @@ const OBJECT_VERBS: &[&str] = &[
     "analyse",
     "format",
     "grade",
-];
+]);
 
 /// Bare pointers that stand for the object.
-const POINTERS: &[&str] = &["it", "this", "that", "these", "those", "them"];
+const POINTERS: &PhraseSet = &PhraseSet::new(&["it", "this", "that", "these", "those", "them"]);
 
 /// Determiners before a generic noun ("my code", "the file", "this paragraph").
-const DETERMINERS: &[&str] = &["my", "the", "this", "that", "our", "these", "those", "his", "her", "their"];
+const DETERMINERS: &PhraseSet =
+    &PhraseSet::new(&["my", "the", "this", "that", "our", "these", "those", "his", "her", "their"]);
 
 /// Nouns that name a kind of material without giving it.
-const GENERIC_OBJECTS: &[&str] = &[
+const GENERIC_OBJECTS: &PhraseSet = &PhraseSet::new(&[
     "code",
     "script",
     "program",
@@ -94,10 +95,11 @@ const GENERIC_OBJECTS: &[&str] = &[
     "homework",
     "answer",
     "sql",
-];
+]);
 
 /// Objects that are code: working memory resolves them only if it holds code.
-const CODE_OBJECTS: &[&str] = &["code", "script", "program", "function", "query", "bug", "error", "sql"];
+const CODE_OBJECTS: &PhraseSet =
+    &PhraseSet::new(&["code", "script", "program", "function", "query", "bug", "error", "sql"]);
 
 /// The words from `at` name the object only by a pointer or a determiner plus a generic noun.
 fn pointer_object(ws: &[&str], at: usize) -> bool {
@@ -209,7 +211,7 @@ pub enum Correction {
 
 /// Phrases that say the answer missed what the user meant (whole words, after
 /// [`crate::text::normalize`]).
-const CORRECTIONS: &[&str] = &[
+const CORRECTIONS: &PhraseSet = &PhraseSet::new(&[
     "not what i meant",
     "not what i mean",
     "not what i asked",
@@ -232,10 +234,10 @@ const CORRECTIONS: &[&str] = &[
     "that's not it",
     "thats not it",
     "not the point",
-];
+]);
 
 /// Words that may surround a correction phrase without saying what was meant.
-const CORRECTION_FILLER: &[&str] = &[
+const CORRECTION_FILLER: &PhraseSet = &PhraseSet::new(&[
     "no",
     "nope",
     "nah",
@@ -273,13 +275,15 @@ const CORRECTION_FILLER: &[&str] = &[
     "entirely",
     "the",
     "not",
-];
+]);
 
 /// Classify a correction ([`Correction`]). A phrase is only "I meant" when it opens the message
 /// (after "no"/"sorry"): "I meant to ask you about X" in the middle of a sentence is a request.
 pub fn correction(ws: &[&str]) -> Correction {
     let mut hit: Option<(usize, usize)> = None;
-    for p in CORRECTIONS {
+    // Most messages hold no correction: one pass over the words says so before the table walk.
+    let candidates: &[&str] = if CORRECTIONS.any_in(ws) { CORRECTIONS } else { &[] };
+    for p in candidates {
         if let Some(i) = find_phrase(ws, p) {
             // "i mean" also covers "i meant".
             if p.starts_with("i mean") {

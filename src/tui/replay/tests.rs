@@ -1,5 +1,5 @@
 use super::*;
-use crate::events::ActStep;
+use crate::events::{ActStep, EngineEvent, Stamped};
 use crate::session::parse_log;
 use chrono::{TimeZone, Utc};
 use crossterm::event::{KeyEvent, KeyModifiers};

@@ -6,27 +6,29 @@
 //! tells what "it" is, and answering means guessing.
 
 use crate::cognition::signals::INTERROGATIVES;
-use crate::text::is_content_word;
+use crate::text::{PhraseSet, is_content_word};
 
 /// Pronouns and deictics that stand for a thing the message does not name.
-const PRONOUNS: &[&str] =
-    &["it", "it's", "it'll", "that", "that's", "this", "they", "them", "they'll", "they're", "those", "these"];
+const PRONOUNS: &PhraseSet = &PhraseSet::new(&[
+    "it", "it's", "it'll", "that", "that's", "this", "they", "them", "they'll", "they're", "those", "these",
+]);
 
 /// "that one", "the other one", "which one", "the thing": a pointer made of a word and a head.
-const POINTING_HEADS: &[&str] = &["that", "this", "which", "other", "the"];
-const POINTED: &[&str] = &["one", "ones", "thing", "things"];
+const POINTING_HEADS: &PhraseSet = &PhraseSet::new(&["that", "this", "which", "other", "the"]);
+const POINTED: &PhraseSet = &PhraseSet::new(&["one", "ones", "thing", "things"]);
 
 /// Words that make "it" impersonal ("what time is it?", "is it raining?", "how is it going?"):
 /// nothing is pointed at.
-const IMPERSONAL: &[&str] = &[
+const IMPERSONAL: &PhraseSet = &PhraseSet::new(&[
     "time", "day", "date", "raining", "rain", "snowing", "snow", "sunny", "weather", "cold", "hot", "windy", "late",
     "early", "going", "o'clock", "today", "tonight", "tomorrow",
-];
+]);
 
 /// Requests that open with their verb ("make it shorter", "change that"): asks without a
 /// question mark.
-const REQUEST_HEADS: &[&str] =
-    &["make", "do", "change", "fix", "send", "compare", "check", "finish", "redo", "move", "turn", "put", "use"];
+const REQUEST_HEADS: &PhraseSet = &PhraseSet::new(&[
+    "make", "do", "change", "fix", "send", "compare", "check", "finish", "redo", "move", "turn", "put", "use",
+]);
 
 /// More content words than this, and the message names its own topic.
 const MAX_CONTENT: usize = 2;
@@ -34,7 +36,7 @@ const MAX_CONTENT: usize = 2;
 const MAX_WORDS: usize = 8;
 
 /// Leading fillers skipped before the first real word.
-const FILLERS: &[&str] = &["so", "and", "but", "ok", "okay", "well", "hmm", "um"];
+const FILLERS: &PhraseSet = &PhraseSet::new(&["so", "and", "but", "ok", "okay", "well", "hmm", "um"]);
 
 /// Whether `ws` (the words of a normalized message; `has_question_mark` from the raw text) is a
 /// short question or request pointing at something it does not name.

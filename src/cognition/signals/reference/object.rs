@@ -4,12 +4,12 @@
 //! "grade my answer", "look over the report"): what matters is that the thing is the user's and
 //! is not in the message.
 
-use crate::text::is_content_word;
+use crate::text::{PhraseSet, is_content_word};
 
 /// Verbs whose object is text the user has, whatever it is called. Not "check", "fix" or
 /// "explain": "check my calendar", "fix my bike" and "explain the rules" name things the
 /// assistant can work with without being handed them.
-pub const MATERIAL_VERBS: &[&str] = &[
+pub const MATERIAL_VERBS: &PhraseSet = &PhraseSet::new(&[
     "translate",
     "proofread",
     "summarize",
@@ -27,22 +27,23 @@ pub const MATERIAL_VERBS: &[&str] = &[
     "critique",
     "review",
     "correct",
-];
+]);
 
 /// Verb + particle pairs that read through the user's text ("look over the report").
 const READ_THROUGH: &[(&str, &str)] =
     &[("look", "over"), ("look", "through"), ("go", "over"), ("go", "through"), ("read", "over"), ("read", "through")];
 
 /// What "check X for …" looks for when X is text ("check my recipe for mistakes").
-const PROOF_TARGETS: &[&str] = &["mistakes", "errors", "typos", "grammar", "spelling", "accuracy"];
+const PROOF_TARGETS: &PhraseSet = &PhraseSet::new(&["mistakes", "errors", "typos", "grammar", "spelling", "accuracy"]);
 
 /// Owner words before the noun. "the" only after a read-through verb: "summarize the French
 /// Revolution" asks for knowledge, "look over the report" for the user's report.
-const OWNERS: &[&str] = &["my", "our", "this", "these", "that", "those", "his", "her", "their"];
+const OWNERS: &PhraseSet = &PhraseSet::new(&["my", "our", "this", "these", "that", "those", "his", "her", "their"]);
 
 /// Words that end the object: an instruction about the material, not more of it.
-const OBJECT_END: &[&str] =
-    &["for", "into", "to", "in", "and", "so", "please", "then", "before", "because", "but", "with", "a", "bit"];
+const OBJECT_END: &PhraseSet = &PhraseSet::new(&[
+    "for", "into", "to", "in", "and", "so", "please", "then", "before", "because", "but", "with", "a", "bit",
+]);
 
 /// Whether the verb at `v` takes an owned noun with nothing attached that could be the text.
 pub fn owned_noun(ws: &[&str], v: usize) -> bool {

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{looks_like_code, names_code, quoted_span, request_object};
-use crate::text::is_content_word;
+use crate::text::{PhraseSet, is_content_word};
 
 /// The kind of thing a message needs the conversation to already hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -30,21 +30,23 @@ pub enum ReferentNeed {
 }
 
 /// Verbs that carry out something proposed, when their object is only a pointer ("do it").
-const PROPOSAL_VERBS: &[&str] = &[
+const PROPOSAL_VERBS: &PhraseSet = &PhraseSet::new(&[
     "do", "set", "make", "start", "run", "book", "handle", "arrange", "schedule", "order", "sort", "organize",
     "organise", "try", "launch", "submit", "buy", "finish",
-];
+]);
 
 /// Words that may open such a message without adding content ("ok, do it", "then just set it up").
-const PROPOSAL_LEAD: &[&str] =
-    &["ok", "okay", "yes", "yeah", "yep", "sure", "great", "alright", "fine", "then", "so", "please", "just", "and"];
+const PROPOSAL_LEAD: &PhraseSet = &PhraseSet::new(&[
+    "ok", "okay", "yes", "yeah", "yep", "sure", "great", "alright", "fine", "then", "so", "please", "just", "and",
+]);
 
 /// Words that may follow the pointer without saying what it is ("set it up for me now").
-const PROPOSAL_TAIL: &[&str] =
-    &["up", "out", "for", "me", "us", "now", "then", "please", "today", "tonight", "already", "happen", "again"];
+const PROPOSAL_TAIL: &PhraseSet = &PhraseSet::new(&[
+    "up", "out", "for", "me", "us", "now", "then", "please", "today", "tonight", "already", "happen", "again",
+]);
 
 /// Content words that judge options without naming any ("which is better?", "which would you pick?").
-const CHOICE_WORDS: &[&str] = &[
+const CHOICE_WORDS: &PhraseSet = &PhraseSet::new(&[
     "better",
     "best",
     "worse",
@@ -64,16 +66,17 @@ const CHOICE_WORDS: &[&str] = &[
     "option",
     "options",
     "choice",
-];
+]);
 
 /// Ordinals that pick from a list ("the second one").
-const ORDINALS: &[&str] = &["first", "second", "third", "fourth", "fifth", "last", "latter", "former"];
+const ORDINALS: &PhraseSet =
+    &PhraseSet::new(&["first", "second", "third", "fourth", "fifth", "last", "latter", "former"]);
 
 /// Words that may surround an ordinal pick ("I'll take the second option, please").
-const PICK_FILLER: &[&str] = &[
+const PICK_FILLER: &PhraseSet = &PhraseSet::new(&[
     "the", "one", "option", "choice", "please", "i'll", "ill", "take", "go", "with", "i", "think", "pick", "choose",
     "then",
-];
+]);
 
 /// "do it", "ok, set it up", "go ahead", "make it happen": carry out something earlier.
 pub fn proposal_pointer(ws: &[&str]) -> bool {
@@ -167,7 +170,7 @@ pub fn holds_options(entry: &str) -> bool {
 /// ("can you", "please", "I'd like to"). Not "should I": the user asking for advice proposes
 /// nothing to carry out.
 pub fn holds_proposal(entry: &str) -> bool {
-    const MARKS: &[&str] = &[
+    const MARKS: &PhraseSet = &PhraseSet::new(&[
         "want me to",
         "shall i",
         "would you like me to",
@@ -186,7 +189,7 @@ pub fn holds_proposal(entry: &str) -> bool {
         "i need to",
         "remind me",
         "set up",
-    ];
+    ]);
     let lower = format!(" {} ", crate::text::normalize(entry));
     MARKS.iter().any(|m| lower.contains(&format!(" {m} ")))
 }
@@ -222,12 +225,12 @@ mod tests {
     }
 
     /// Two exchanges about flights: a full working memory with no options, offer or material.
-    const FLIGHTS: &[&str] = &[
+    const FLIGHTS: &PhraseSet = &PhraseSet::new(&[
         "how long is the flight from London?",
         "About twelve hours direct.",
         "is it cheaper to fly in spring?",
         "Usually a little, outside the holidays.",
-    ];
+    ]);
 
     #[test]
     fn referent_needs_by_kind() {

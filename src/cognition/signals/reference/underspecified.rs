@@ -2,15 +2,16 @@
 //! the user has (see the parent module).
 
 use super::has_inline_material;
-use crate::text::is_content_word;
+use crate::text::{PhraseSet, is_content_word};
 
 /// Verbs that produce something for the user (a plan, a message) rather than act on material
 /// they already have ([`super::OBJECT_VERBS`]).
-const MAKE_VERBS: &[&str] = &["write", "draft", "plan", "organize", "organise", "prepare", "compose"];
+const MAKE_VERBS: &PhraseSet =
+    &PhraseSet::new(&["write", "draft", "plan", "organize", "organise", "prepare", "compose"]);
 
 /// Things such a verb makes that cannot be made well without details only the user has: who, what
 /// about, when, for how long. A poem or a haiku can be written from its name alone.
-const DETAIL_OBJECTS: &[&str] = &[
+const DETAIL_OBJECTS: &PhraseSet = &PhraseSet::new(&[
     "email",
     "letter",
     "message",
@@ -43,17 +44,18 @@ const DETAIL_OBJECTS: &[&str] = &[
     "this",
     "that",
     "something",
-];
+]);
 
 /// Words that open a request for one of [`MAKE_VERBS`] ("help me plan", "I need to write").
-const ASKING: &[&str] = &["help", "need", "want", "can", "could", "would", "will", "please", "let's", "lets"];
+const ASKING: &PhraseSet =
+    &PhraseSet::new(&["help", "need", "want", "can", "could", "would", "will", "please", "let's", "lets"]);
 
 /// Words that may follow the object without saying anything about it: a recipient
 /// ("to my landlord"), politeness, and the verb's particles.
-const DETAIL_FILLER: &[&str] = &[
+const DETAIL_FILLER: &PhraseSet = &PhraseSet::new(&[
     "to", "for", "me", "us", "my", "our", "the", "a", "an", "please", "out", "up", "quick", "short", "new", "next",
     "this", "it",
-];
+]);
 
 /// A request to make something that needs details the message does not give: a [`MAKE_VERBS`]
 /// verb, asked for ("help me plan it", "I need to write an email to my landlord", "can you help
@@ -107,12 +109,13 @@ pub fn underspecified_request(text: &str, ws: &[&str]) -> bool {
 }
 
 /// Words before "between" that make it a decision ("I'm choosing between two apartments").
-const CHOOSING: &[&str] = &["choosing", "choose", "deciding", "decide", "torn", "picking", "pick"];
+const CHOOSING: &PhraseSet = &PhraseSet::new(&["choosing", "choose", "deciding", "decide", "torn", "picking", "pick"]);
 
 /// The options of a decision are only counted, not named: no "and"/"or" joins two of them, and
 /// at most one content word besides a count ("two apartments", "a few options").
 fn unnamed_options(after: &[&str]) -> bool {
-    const COUNTS: &[&str] = &["two", "three", "four", "several", "few", "couple", "different", "options", "choices"];
+    const COUNTS: &PhraseSet =
+        &PhraseSet::new(&["two", "three", "four", "several", "few", "couple", "different", "options", "choices"]);
     !after.iter().any(|w| matches!(*w, "and" | "or"))
         && after.iter().filter(|w| !COUNTS.contains(w) && is_content_word(w)).count() <= 1
 }
