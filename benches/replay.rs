@@ -19,11 +19,11 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use chalie::events::{EngineEvent, Stamped};
 use chalie::llm::replay::ReplayBook;
 use chalie::session::{LogEntry, LogIndex, PackedVectors, read_log, recorded_turns};
 use chalie::tui::replay::Player;
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::Value;
 
 #[path = "support/benchfig.rs"]
 mod benchfig;
@@ -38,15 +38,16 @@ fn long_log(dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(&fixture).expect("the committed fixture");
     let mut lines = text.lines();
     let header = lines.next().expect("a header").to_string();
-    let wide = serde_json::to_value(PackedVectors(vec![(0..384).map(|i| (i as f32 * 0.37).sin()).collect()]))
-        .expect("vectors serialise");
+    let wide = PackedVectors(vec![(0..384).map(|i| (i as f32 * 0.37).sin()).collect()]);
+    // Re-encoded through `Stamped` as the writer encodes it, so each line keeps the writer's
+    // field order (`ts`, then `type`) that the playback index reads lines by.
     let body: Vec<String> = lines
         .map(|l| {
-            let mut v: Value = serde_json::from_str(l).expect("fixture lines are JSON");
-            if v["type"] == "llm_embedded" {
-                v["vectors"] = wide.clone();
+            let Ok(mut s) = serde_json::from_str::<Stamped>(l) else { return l.to_string() };
+            if let EngineEvent::LlmEmbedded { vectors, .. } = &mut s.event {
+                *vectors = wide.clone();
             }
-            v.to_string()
+            serde_json::to_string(&s).expect("events serialise")
         })
         .collect();
     let per_copy = body.iter().filter(|l| l.contains("\"type\":\"user_message\"")).count().max(1);
