@@ -49,6 +49,7 @@
 //! `purge.rs`), which must reach every table a user's words were copied to. `export.rs` copies
 //! every table (read from the schema) to one JSON document and back.
 
+mod batch;
 mod browse;
 mod chat;
 mod concepts;
@@ -99,6 +100,7 @@ pub mod wal;
 mod working_memory;
 mod world_state;
 
+pub use batch::in_savepoint;
 pub use browse::{
     BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, replaced_by, row_object,
 };

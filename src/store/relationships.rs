@@ -132,12 +132,15 @@ impl RelationshipsRepo<'_> {
     /// A learned edge between two co-firing concepts (nothing if that pair already has one).
     pub fn insert_learned(&self, source: i64, target: i64, weight: f64, now: i64) -> Result<bool, StoreError> {
         let w = weight.clamp(-WEIGHT_BOUND, WEIGHT_BOUND);
-        Ok(self.0.execute(
-            "INSERT OR IGNORE INTO semantic_relationships (source_id, target_id, rel_type, weight, origin,
-                                                           created_at, updated_at)
-             VALUES (?1, ?2, 'co-fires', ?3, 'learned', ?4, ?4)",
-            params![source, target, w, now],
-        )? > 0)
+        Ok(self
+            .0
+            .prepare_cached(
+                "INSERT OR IGNORE INTO semantic_relationships (source_id, target_id, rel_type, weight, origin,
+                                                               created_at, updated_at)
+                 VALUES (?1, ?2, 'co-fires', ?3, 'learned', ?4, ?4)",
+            )?
+            .execute(params![source, target, w, now])?
+            > 0)
     }
 
     /// Every learned edge's weight times `factor` (the decay pass). Returns how many changed.

@@ -9,7 +9,7 @@ use super::learn::{self, Change};
 use super::routed::Routed;
 use super::router::Verdict;
 use super::{Activated, Activation, Graph, GraphCache, Params, Seed, persist};
-use crate::store::{ConceptsRepo, KvStateRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo};
+use crate::store::{ConceptsRepo, KvStateRepo, RelationshipsRepo, StoreError, VecTable, VectorRepo, in_savepoint};
 use crate::vocab::graph::{GraphFiring, GraphReport, GraphRouting, GraphSeed};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
@@ -65,6 +65,19 @@ pub fn prepare(c: &Connection, cache: &GraphCache, embedding: &[f32]) -> Result<
 /// After the activation: persist it, confirm, grow. `routed` carries the v2 router's report and
 /// verdicts (its activation is `activated`'s).
 pub fn finish(
+    c: &Connection,
+    activated: Activated,
+    routed: Routed,
+    text: &str,
+    embedding: &[f32],
+    social: bool,
+    now: i64,
+) -> Result<TurnGraph, StoreError> {
+    in_savepoint(c, || finish_writes(c, activated, routed, text, embedding, social, now))
+}
+
+/// [`finish`]'s writes, run as one commit.
+fn finish_writes(
     c: &Connection,
     activated: Activated,
     routed: Routed,
@@ -175,10 +188,13 @@ pub fn after_reply(
     let fired = a.activation.steps_of.keys().map(|&id| (id, a.name(id)));
     let used = learn::used_concepts(reply, fired);
     let kept = Fired::of(&a.activation, &used, &t.verdicts);
-    let kv = KvStateRepo(c);
-    kv.delete_older(FIRED_NAMESPACE, now - FIRED_KEPT_S)?;
-    kv.set_text(FIRED_NAMESPACE, exchange_id, &serde_json::to_string(&kept).unwrap_or_default(), now)?;
-    apply(c, &a.graph, &a.activation, used, &t.verdicts, y, now)
+    let kept = serde_json::to_string(&kept).unwrap_or_default();
+    in_savepoint(c, || {
+        let kv = KvStateRepo(c);
+        kv.delete_older(FIRED_NAMESPACE, now - FIRED_KEPT_S)?;
+        kv.set_text(FIRED_NAMESPACE, exchange_id, &kept, now)?;
+        apply(c, &a.graph, &a.activation, used, &t.verdicts, y, now)
+    })
 }
 
 /// The routing feedback on an exchange's reply arrived (with the next user message):
@@ -203,7 +219,8 @@ pub fn after_feedback(
     let verdicts: HashMap<i64, Verdict> =
         kept.routes.into_iter().map(|(e, multiplier, confidence)| (e, Verdict { multiplier, confidence })).collect();
     let y = learn::feedback_outcome(quality);
-    apply(c, &graph, &activation, kept.used.into_iter().collect(), &verdicts, y, now).map(Some)
+    let used = kept.used.into_iter().collect();
+    in_savepoint(c, || apply(c, &graph, &activation, used, &verdicts, y, now)).map(Some)
 }
 
 /// Where [`after_reply`] keeps what fired, by exchange id (`kv_state` namespace).

@@ -63,12 +63,25 @@ impl ConceptsRepo<'_> {
         potentials: &[(i64, f64)],
         now: i64,
     ) -> Result<(), StoreError> {
-        self.0.execute(
-            "UPDATE semantic_concepts SET trace = CASE WHEN trace * ?1 < 1e-4 THEN 0.0 ELSE trace * ?1 END
+        super::super::in_savepoint(self.0, || self.write_activation(trace_factor, fired, potentials, now))
+    }
+
+    /// [`Self::save_activation`]'s writes. The two resets touch only the rows with a trace or a
+    /// potential, through migration 0017's partial indexes (`idx_concepts_traced`/`_charged`).
+    fn write_activation(
+        &self,
+        trace_factor: f64,
+        fired: &[(i64, f64)],
+        potentials: &[(i64, f64)],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.0
+            .prepare_cached(
+                "UPDATE semantic_concepts SET trace = CASE WHEN trace * ?1 < 1e-4 THEN 0.0 ELSE trace * ?1 END
              WHERE trace <> 0",
-            params![trace_factor],
-        )?;
-        self.0.execute("UPDATE semantic_concepts SET potential = 0.0 WHERE potential <> 0", [])?;
+            )?
+            .execute(params![trace_factor])?;
+        self.0.prepare_cached("UPDATE semantic_concepts SET potential = 0.0 WHERE potential <> 0")?.execute([])?;
         let mut fire = self.0.prepare_cached(
             "UPDATE semantic_concepts SET trace = ?2, fired_count = fired_count + 1, last_fired_at = ?3 WHERE id = ?1",
         )?;
