@@ -13,7 +13,9 @@
 //! label, turns that became misroutes, and labelled agreement. With `--db FILE` the cycles run
 //! on that database, so `--replay LOG --rerun --weights-version N --db FILE` can replay them.
 //! With `--score BEFORE AFTER` (two `--rerun --headless` outputs of LOG) it compares the modes
-//! the real engine delivered instead, labelled the same way, per split.
+//! the real engine delivered instead, labelled the same way, per split. With `--from-published`
+//! the days start from the seed's published weights (`clarify.dangling_reference` 0), stored
+//! as a labelled version, and "before" means those weights.
 
 use chalie::cognition::context::ContextSignals;
 use chalie::cognition::regulator::{Exchange, FeedbackLabel, detect_feedback};
@@ -287,7 +289,23 @@ fn main() -> anyhow::Result<()> {
         Some(p) => chalie::store::open(std::path::Path::new(p))?,
         None => chalie::store::open_in_memory()?,
     };
-    let defaults = RouterWeights::default();
+    // With `--from-published` the days start from the seed's published weights (no
+    // dangling-reference term), stored first as their own version (author `replay-start`), so
+    // the regulator has to learn the term the defaults ship with.
+    let mut defaults = RouterWeights::default();
+    if args.iter().any(|a| a == "--from-published") {
+        defaults.set("clarify.dangling_reference", 0.0)?;
+        defaults.version += 1;
+        let reason = "replay start: the seed's published weights, clarify.dangling_reference 0";
+        RouterWeightsRepo(&conn).insert(
+            defaults.version,
+            &serde_json::to_string(&defaults)?,
+            "replay-start",
+            reason,
+            T0,
+        )?;
+        println!("start: router weights v{} (author replay-start): {reason}", defaults.version);
+    }
     let mut weights = defaults;
     let bounds: Vec<_> = RouterWeights::bounds().to_vec();
     for day in 0..days {
@@ -361,7 +379,7 @@ fn main() -> anyhow::Result<()> {
             anyhow::ensure!((b.min..=b.max).contains(&v), "{} = {v} left its bounds", b.name);
         }
     }
-    println!("\nfinal weights v{}; moved from the defaults:", weights.version);
+    println!("\nfinal weights v{}; moved from the start:", weights.version);
     for name in RouterWeights::PARAMS {
         let (a, b) = (defaults.get(name).unwrap_or(0.0), weights.get(name).unwrap_or(0.0));
         if (a - b).abs() > 1e-9 {

@@ -115,12 +115,12 @@ fn router_regulate_and_audit_stats_on_the_command_line() {
     let v = RouterWeightsRepo(&conn).latest().unwrap().unwrap();
     assert_eq!((v.version, v.author.as_str()), (3, "regulator"));
 
-    // Pinned by the config: not moved; the next control of the pressure is not tried either
-    // (the misroutes are all missed clarifies), so nothing is stored.
+    // Both missed-clarify levers pinned by the config: neither moves, and no other label's
+    // lever is tried (the misroutes are all missed clarifies), so nothing is stored.
     let dir = tempfile::tempdir().unwrap();
     seed(dir.path());
     let config = dir.path().join("pinned.toml");
-    std::fs::write(&config, "[router.weights]\nclarify.cold_boost = 0.1\n").unwrap();
+    std::fs::write(&config, "[router.weights]\nclarify.cold_boost = 0.1\nclarify.dangling_reference = 0.3\n").unwrap();
     let out = chalie_with(dir.path(), &config, &[], &["router", "regulate", "--json"]);
     let pinned = json_lines(&out);
     assert_eq!(pinned[0]["new_version"], Value::Null, "{}", pinned[0]);

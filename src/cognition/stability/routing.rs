@@ -134,18 +134,24 @@ pub fn pressures(
     disagreement: Option<f64>,
     miscalibration: Option<f64>,
 ) -> (Vec<Pressure>, BTreeMap<String, f64>) {
-    // The misroute rate answers with the parameter of its most frequent label first.
-    let mut labels = [
-        (s.clarify_miss_rate, "clarify.cold_boost"),
-        (s.act_miss_rate, "act.question_moderate_context"),
-        (s.under_engagement_rate, "respond.warmth_boost"),
+    // The misroute rate answers with the parameters of its most frequent label first. A missed
+    // clarify has two levers: the cold boost, and the dangling-reference term, the narrower
+    // one, tried when the boost is cooling down, at its bound or refused (§15.9).
+    let mut labels: [(f64, &[&str]); 3] = [
+        (s.clarify_miss_rate, &["clarify.cold_boost", "clarify.dangling_reference"]),
+        (s.act_miss_rate, &["act.question_moderate_context"]),
+        (s.under_engagement_rate, &["respond.warmth_boost"]),
     ];
     labels.sort_by(|a, b| b.0.total_cmp(&a.0));
     let misroute = Pressure {
         name: "misroute_rate".into(),
         value: s.misroute_rate,
         threshold: 0.10,
-        controls: labels.iter().filter(|(r, _)| *r > 0.0).map(|(_, p)| (p.to_string(), 1.0)).collect(),
+        controls: labels
+            .iter()
+            .filter(|(r, _)| *r > 0.0)
+            .flat_map(|(_, ps)| ps.iter().map(|p| (p.to_string(), 1.0)))
+            .collect(),
     };
     let mut out = vec![
         one("tie_break_rate", s.tie_break_rate, 0.20, "tiebreaker.base_margin", -1.0),

@@ -43,7 +43,10 @@ fn missed_clarifies_raise_cold_boost_once_then_cool_down_then_revert_when_nothin
     seed(&c, T0 + DAY_S, 8, 12);
     let r = run_cycle(&c, &none, T0 + DAY_S + 3600 * 20, false).unwrap();
     assert!(matches!(&r.plan.actions[0], Action::Revert { param, .. } if param == "clarify.cold_boost"), "{r:?}");
-    assert!(r.plan.skipped.iter().any(|s| s.contains("cooling down")), "{:?}", r.plan.skipped);
+    assert!(
+        matches!(&r.plan.actions[1], Action::Adjust { param, .. } if param == "clarify.dangling_reference"),
+        "the cold boost cools down, so the misroute rate's next lever moves: {r:?}"
+    );
     let (v, w, _) = latest(&c);
     assert_eq!(v, 4);
     assert_eq!(w.clarify.cold_boost, d.clarify.cold_boost);
@@ -51,9 +54,8 @@ fn missed_clarifies_raise_cold_boost_once_then_cool_down_then_revert_when_nothin
     let cold: Vec<_> = rows.iter().filter(|a| a.parameter == "clarify.cold_boost").collect();
     assert_eq!(cold.len(), 1, "a revert closes the change it takes back: {rows:?}");
     assert_eq!(cold[0].reverted_at, Some(T0 + DAY_S + 3600 * 20));
-    // The same cycle moved one other parameter for the still-unanswered RESPOND overuse.
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[1].parameter, "respond.base");
+    assert_eq!(rows[1].parameter, "clarify.dangling_reference");
 }
 
 #[test]
@@ -74,9 +76,10 @@ fn a_change_that_helped_is_kept() {
 fn pinned_parameters_and_thin_days_are_left_alone() {
     let c = crate::store::open_in_memory().unwrap();
     seed(&c, T0, 8, 12);
-    let pinned = BTreeSet::from(["clarify.cold_boost".to_string()]);
+    let pinned = BTreeSet::from(["clarify.cold_boost".to_string(), "clarify.dangling_reference".to_string()]);
     let r = run_cycle(&c, &pinned, T0 + 3600 * 20, false).unwrap();
     assert!(r.plan.skipped[0].contains("clarify.cold_boost pinned"), "{r:?}");
+    assert!(r.plan.skipped[0].contains("clarify.dangling_reference pinned"), "{r:?}");
     // The next pressure's parameter moves instead (all-RESPOND days with 40 % misroutes).
     assert!(matches!(&r.plan.actions[..], [Action::Adjust { param, .. }] if param == "respond.base"), "{r:?}");
     let (_, w, _) = latest(&c);
@@ -101,4 +104,22 @@ fn dominant_reflection_dimensions_and_disagreement_are_read() {
     let (ps, _) = pressures(&routing_stats(&rows), &dims, disagree, None);
     let p = ps.iter().find(|p| p.name == "reflection:intent_clarity").unwrap();
     assert!(p.severity() > 0.0 && p.controls[0].0 == "clarify.cold_boost");
+}
+
+#[test]
+fn missed_clarifies_move_the_dangling_reference_term_when_the_cold_boost_cannot_move() {
+    let c = crate::store::open_in_memory().unwrap();
+    seed(&c, T0, 8, 12);
+    let pinned = BTreeSet::from(["clarify.cold_boost".to_string()]);
+    let r = run_cycle(&c, &pinned, T0 + 3600 * 20, false).unwrap();
+    let d = RouterWeights::default().clarify.dangling_reference;
+    assert!(
+        matches!(&r.plan.actions[..], [Action::Adjust { param, old, new, pressure, .. }]
+            if param == "clarify.dangling_reference" && pressure == "misroute_rate"
+                && *old == d && (*new - d - 0.02).abs() < 1e-9),
+        "{r:?}"
+    );
+    let (_, w, author) = latest(&c);
+    assert_eq!((w.clarify.cold_boost, author.as_str()), (RouterWeights::default().clarify.cold_boost, AUTHOR));
+    assert!((w.clarify.dangling_reference - d - 0.02).abs() < 1e-9);
 }
