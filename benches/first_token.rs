@@ -124,13 +124,7 @@ fn split(rx: &mut broadcast::Receiver<Stamped>, enter: DateTime<Utc>) -> Option<
 fn bench(c: &mut Criterion) {
     let models = models_dir();
     let dir = tempfile::tempdir().expect("tempdir");
-    let paths = Paths {
-        config_file: dir.path().join("config.toml"),
-        config_explicit: false,
-        data_dir: dir.path().to_path_buf(),
-        db_file: dir.path().join("chalie.db"),
-        models_dir: models.clone(),
-    };
+    let paths = Paths::in_dir(dir.path(), &models);
     let tok = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
     let rt = Runtime::start(paths, Config::defaults()).expect("runtime");
     // What the default config resolves to with no Ollama: every role on the built-in models.

@@ -145,13 +145,7 @@ fn config(a: &Args) -> Config {
 }
 
 fn paths(dir: &Path, models: &Path) -> Paths {
-    Paths {
-        config_file: dir.join("config.toml"),
-        config_explicit: false,
-        data_dir: dir.to_path_buf(),
-        db_file: dir.join("chalie.db"),
-        models_dir: models.to_path_buf(),
-    }
+    Paths::in_dir(dir, models)
 }
 
 /// Run the session through the engine, recording its log; returns the log's path.

@@ -110,13 +110,7 @@ fn main() -> anyhow::Result<()> {
     let models = std::env::var_os("CHALIE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target/models"));
     chalie::llm::local::fetch::Fetcher::default().fetch(&models, &mut |_| {})?;
     let dir = tempfile::tempdir()?;
-    let paths = Paths {
-        config_file: dir.path().join("config.toml"),
-        config_explicit: false,
-        data_dir: dir.path().to_path_buf(),
-        db_file: dir.path().join("chalie.db"),
-        models_dir: models.clone(),
-    };
+    let paths = Paths::in_dir(dir.path(), &models);
     let tok = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let rt = Runtime::start(paths, Config::defaults())?;
     let local = Arc::new(LocalProvider::new("local", &models));

@@ -65,6 +65,18 @@ impl Paths {
         Paths { config_file, config_explicit, data_dir, db_file, models_dir }
     }
 
+    /// Everything under one data dir (its config file unnamed on the command line, so a
+    /// missing one means the defaults): the layout benches, examples and reruns start from.
+    pub fn in_dir(data_dir: &Path, models_dir: &Path) -> Paths {
+        Paths {
+            config_file: data_dir.join("config.toml"),
+            config_explicit: false,
+            data_dir: data_dir.to_path_buf(),
+            db_file: data_dir.join("chalie.db"),
+            models_dir: models_dir.to_path_buf(),
+        }
+    }
+
     /// Session logs (JSONL), one file per session.
     pub fn sessions_dir(&self) -> PathBuf {
         self.data_dir.join("sessions")

@@ -82,13 +82,10 @@ impl Rerun {
     /// there. Synchronous, like [`Runtime::start`]: call before entering the async world.
     pub fn prepare(log: &SessionLog, config: Config, scratch_root: &std::path::Path) -> Result<Rerun, RerunError> {
         let scratch = scratch_root.join(format!("chalie-rerun-{}", uuid::Uuid::now_v7()));
-        let paths = Paths {
-            config_file: config.source.clone().unwrap_or_else(|| scratch.join("config.toml")),
-            config_explicit: false,
-            data_dir: scratch.clone(),
-            db_file: scratch.join("chalie.db"),
-            models_dir: scratch.join("models"),
-        };
+        let mut paths = Paths::in_dir(&scratch, &scratch.join("models"));
+        if let Some(source) = &config.source {
+            paths.config_file = source.clone();
+        }
         let start_err = |reason: String| RerunError::Start { dir: scratch.clone(), reason };
         let builtin = recorded_builtin(log, &config);
         let rt = Runtime::start(paths, config).map_err(|e| start_err(format!("{e:#}")))?;
