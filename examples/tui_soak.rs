@@ -11,7 +11,8 @@
 //!
 //! After each reply it reads this process's resident set (`/proc/self/status`: VmRSS, and
 //! VmHWM for the peak) and prints, at the end, one line:
-//! `tui_soak: turns=… warmup=… rss_kb=<after warm-up>-><end> peak_rss_kb=… rss_slope_kb_per_turn=…`
+//! `tui_soak: turns=… warmup=… rss_kb=<after warm-up>-><end> peak_rss_kb=… rss_slope_kb_per_turn=…
+//! anon_kb=… anon_slope_kb_per_turn=…`
 //! (least squares over the turns after warm-up, a tenth of the run).
 //!
 //! `cargo run --profile bench --example tui_soak -- [--turns 1000] [--reply-tokens 24]`
@@ -63,8 +64,10 @@ impl Provider for Capped {
     }
 }
 
-/// (VmRSS, VmHWM) of this process in kB.
-fn rss_kb() -> (u64, u64) {
+/// (VmRSS, VmHWM, RssAnon) of this process in kB. Anonymous pages are the heap (and the
+/// models' buffers); the rest of VmRSS is file pages: the model files and the database, both
+/// memory-mapped, which grow with what is read of them and which the kernel can drop.
+fn rss_kb() -> (u64, u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -73,7 +76,7 @@ fn rss_kb() -> (u64, u64) {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    (field("VmRSS:"), field("VmHWM:"), field("RssAnon:"))
 }
 
 /// Least-squares slope of `ys` against their index.
@@ -177,7 +180,13 @@ fn main() -> anyhow::Result<()> {
                 }
                 samples.push(rss_kb());
                 if (i + 1) % 100 == 0 {
-                    eprintln!("{} turns, rss {} kB, {:.0} s", i + 1, samples[i].0, clock.elapsed().as_secs_f64());
+                    eprintln!(
+                        "{} turns, rss {} kB (anon {} kB), {:.0} s",
+                        i + 1,
+                        samples[i].0,
+                        samples[i].2,
+                        clock.elapsed().as_secs_f64()
+                    );
                 }
             }
             (samples, failed, clock.elapsed())
@@ -197,14 +206,18 @@ fn main() -> anyhow::Result<()> {
 
     let (samples, failed, took) = summary;
     let warm = (turns / 10).max(1);
-    let after: Vec<f64> = samples.iter().skip(warm - 1).map(|(kb, _)| *kb as f64).collect();
-    let (warm_kb, end_kb) = (after.first().copied().unwrap_or(0.0), after.last().copied().unwrap_or(0.0));
-    let peak = samples.iter().map(|(_, hwm)| *hwm).max().unwrap_or(0);
+    let after: Vec<f64> = samples.iter().skip(warm - 1).map(|(kb, _, _)| *kb as f64).collect();
+    let anon: Vec<f64> = samples.iter().skip(warm - 1).map(|(_, _, kb)| *kb as f64).collect();
+    let ends = |v: &[f64]| (v.first().copied().unwrap_or(0.0), v.last().copied().unwrap_or(0.0));
+    let ((warm_kb, end_kb), (anon_warm, anon_end)) = (ends(&after), ends(&anon));
+    let peak = samples.iter().map(|(_, hwm, _)| *hwm).max().unwrap_or(0);
     println!(
         "tui_soak: turns={} failed={failed} reply_tokens<={cap} warmup={warm} rss_kb={warm_kb:.0}->{end_kb:.0} \
-         peak_rss_kb={peak} rss_slope_kb_per_turn={:.3} seconds={:.0}",
+         peak_rss_kb={peak} rss_slope_kb_per_turn={:.3} anon_kb={anon_warm:.0}->{anon_end:.0} \
+         anon_slope_kb_per_turn={:.3} seconds={:.0}",
         samples.len(),
         slope(&after),
+        slope(&anon),
         took.as_secs_f64()
     );
     rt.finish();

@@ -5,7 +5,7 @@
 //! how many rows per table went, never what they said.
 
 use super::browse::{MemoryId, MemoryLayer, get_row};
-use super::purge::{Purge, PurgeCounts, purge};
+use super::purge::{Purge, PurgeCounts, purge_in, settle};
 use super::{StoreError, now_ts};
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
@@ -121,7 +121,6 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
     let key = id.row.to_string();
     let detail = format!("the user asked to forget {id}");
     let uncertainties = close_uncertainties(&tx, id.layer.kind(), &key, "forgotten", &detail, now)?;
-    tx.commit()?;
     let p = Purge {
         needles: needles.clone(),
         exchanges,
@@ -130,7 +129,10 @@ pub fn forget(conn: &mut Connection, id: MemoryId) -> Result<Forgotten, ForgetEr
         block_only: Vec::new(),
         trait_slots: Vec::new(),
     };
-    let purged = purge(conn, &p)?;
+    // One commit for the row and every copy of its words: all or nothing under a kill.
+    let purged = purge_in(&tx, &p)?;
+    tx.commit()?;
+    settle(conn)?;
     let mut rows = purged.rows;
     *rows.entry(table.to_string()).or_default() += 1;
     let deletion_id: i64 = conn.query_row(

@@ -136,19 +136,29 @@ pub type PurgeCounts = BTreeMap<String, usize>;
 /// Forget everything `p` names, record it (counts only) and block the exchanges from being
 /// learned again; then purge the FTS indexes and empty the WAL. Returns the counts.
 pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
+    let tx = conn.transaction()?;
+    let purged = purge_in(&tx, p)?;
+    tx.commit()?;
+    settle(conn)?;
+    Ok(purged)
+}
+
+/// [`purge`] inside the caller's transaction (no commit, no checkpoint), so a forget that
+/// first deletes its own row commits both at once: a kill between two commits left the row
+/// gone and its words everywhere else, with no record to forget it by again.
+pub(crate) fn purge_in(tx: &Connection, p: &Purge) -> Result<Purged, StoreError> {
     let needles: Vec<String> =
         p.needles.iter().map(|n| n.trim().to_string()).filter(|n| n.chars().count() >= 3).collect();
-    let tx = conn.transaction()?;
     let mut counts = PurgeCounts::new();
     let mut deleted_episodes: BTreeSet<i64> = BTreeSet::new();
     let mut lines: Vec<String> = Vec::new();
     // Traits the chunker learned from a forgotten exchange, by the keys its log row names.
-    let mut learned = traits_learned_from(&tx, &p.exchanges)?;
-    learned.extend(traits_with_slots(&tx, &p.trait_slots)?);
+    let mut learned = traits_learned_from(tx, &p.exchanges)?;
+    learned.extend(traits_with_slots(tx, &p.trait_slots)?);
     learned.sort_unstable();
     learned.dedup();
     for id in learned {
-        VectorRepo(&tx).wipe(VecTable::Traits, id)?;
+        VectorRepo(tx).wipe(VecTable::Traits, id)?;
         tx.execute("DELETE FROM user_traits WHERE id = ?1", [id])?;
         *counts.entry("user_traits".into()).or_default() += 1;
     }
@@ -159,9 +169,9 @@ pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
         if *table == "jobs" {
             terms.extend(p.exchanges.iter().chain(&p.block_only).cloned());
         }
-        let mut hits = matching_rows(&tx, table, cols, &terms)?;
+        let mut hits = matching_rows(tx, table, cols, &terms)?;
         if matches!(table, &"chat_history" | &"episodes") && *policy != Policy::Replace {
-            hits.extend(exchange_rows(&tx, table, &exchange_set)?);
+            hits.extend(exchange_rows(tx, table, &exchange_set)?);
             hits.sort_unstable();
             hits.dedup();
         }
@@ -172,7 +182,7 @@ pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
             Policy::Delete(vec) => {
                 for &id in &hits {
                     if let Some(t) = vec {
-                        VectorRepo(&tx).wipe(*t, id)?;
+                        VectorRepo(tx).wipe(*t, id)?;
                     }
                     tx.execute(&format!("DELETE FROM {table} WHERE rowid = ?1"), [id])?;
                 }
@@ -181,13 +191,13 @@ pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
                 }
                 if *table == "semantic_concepts" {
                     for &id in &hits {
-                        super::RelationshipsRepo(&tx).delete_of_concept(id)?;
+                        super::RelationshipsRepo(tx).delete_of_concept(id)?;
                     }
                 }
                 hits.len()
             }
             Policy::RedactLine => {
-                lines.extend(exchanges_of_rows(&tx, &hits)?);
+                lines.extend(exchanges_of_rows(tx, &hits)?);
                 for &id in &hits {
                     tx.execute(
                         &format!("UPDATE {table} SET content = ?2 WHERE rowid = ?1"),
@@ -199,7 +209,7 @@ pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
             Policy::Replace => {
                 let mut n = 0;
                 for &id in &hits {
-                    n += replace_in_row(&tx, table, cols, id, &terms)?;
+                    n += replace_in_row(tx, table, cols, id, &terms)?;
                 }
                 n
             }
@@ -221,17 +231,17 @@ pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
             *counts.entry("audit".into()).or_default() += n;
         }
     }
-    let orphans = orphan_concepts(&tx, &deleted_episodes)?;
+    let orphans = orphan_concepts(tx, &deleted_episodes)?;
     for id in &orphans {
-        VectorRepo(&tx).wipe(VecTable::Concepts, *id)?;
-        super::RelationshipsRepo(&tx).delete_of_concept(*id)?;
+        VectorRepo(tx).wipe(VecTable::Concepts, *id)?;
+        super::RelationshipsRepo(tx).delete_of_concept(*id)?;
         tx.execute("DELETE FROM semantic_concepts WHERE id = ?1", [id])?;
     }
     if !orphans.is_empty() {
         *counts.entry("semantic_concepts".into()).or_default() += orphans.len();
     }
     let now = now_ts();
-    let salt = salt(&tx)?;
+    let salt = salt(tx)?;
     for x in p.exchanges.iter().chain(&p.block_only) {
         tx.execute(
             "INSERT INTO memory_deletions (layer, row_id, reason, detail, created_at) VALUES ('exchange', ?1, 'forget_block', NULL, ?2)",
@@ -244,8 +254,6 @@ pub fn purge(conn: &mut Connection, p: &Purge) -> Result<Purged, StoreError> {
         "INSERT INTO memory_deletions (layer, row_id, reason, detail, created_at) VALUES (?1, ?2, 'user', ?3, ?4)",
         rusqlite::params![kind, p.row.map(|r| r.to_string()).unwrap_or_default(), detail.to_string(), now],
     )?;
-    tx.commit()?;
-    settle(conn)?;
     lines.sort();
     lines.dedup();
     Ok(Purged { rows: counts, lines })

@@ -200,8 +200,43 @@ const SAYINGS: &[&str] = &[
     "tell me a long story about the sea",
 ];
 
+/// Whether the schema is there: a kill during the very first start (a loaded machine, a short
+/// first delay) rolls the first migration back and leaves an empty file.
+fn migrated(conn: &Connection) -> bool {
+    one(conn, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'chat_history'") > 0
+}
+
 fn one(conn: &Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// Committed exchanges (a reply stored) with neither an episode nor an encode job, and no
+/// forget that explains it, as "id: what the user said". A forget takes an exchange's job and
+/// episode when they hold a forgotten word: the exchange itself (its lines redacted, or the
+/// forget request, on the block list) or a copy of the words in its topic label (the label is
+/// redacted in `chat_history` too, so the mark is there to see). A label is all it takes: the
+/// scripted endpoint's embeddings make every message of a batch one topic, named after the
+/// first, so "what should I cook tonight?" after "my cousin Zed28 lives in Town28" carried
+/// `cousin-zed28-…` in its job and episode, and "forget everything about Zed28" took both
+/// (the 200-round run's 20 problems after the forget fix, rounds 28-47 of seed 9).
+fn unencoded(conn: &Connection) -> Vec<String> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT a.exchange_id, coalesce((SELECT substr(u.content, 1, 60) FROM chat_history u \
+             WHERE u.exchange_id = a.exchange_id AND u.role = 'user'), '(no user line)') \
+             FROM chat_history a WHERE a.role = 'assistant' \
+             AND NOT EXISTS (SELECT 1 FROM chat_history l WHERE l.exchange_id = a.exchange_id \
+                             AND (l.content LIKE '[forgotten%' OR l.topic LIKE '%[forgotten]%')) \
+             AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.exchange_id = a.exchange_id) \
+             AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.queue = 'encode' AND instr(j.payload, a.exchange_id) > 0)",
+        )
+        .unwrap();
+    let rows: Vec<(String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    rows.into_iter()
+        .filter(|(x, _)| !chalie::store::exchange_forgotten(conn, x).unwrap())
+        .map(|(x, said)| format!("{x}: {said}"))
+        .collect()
 }
 
 /// Problems found in the database after a kill, given the exchanges reported done.
@@ -211,6 +246,10 @@ fn check(db: &Path, reported: &[String], forgets: &[(u64, bool)]) -> (Vec<String
     let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     if integrity != "ok" {
         problems.push(format!("integrity_check: {integrity}"));
+    }
+    if !migrated(&conn) {
+        // Killed before its first migration committed: no schema, so nothing can have been done.
+        return (problems, reported.len(), 0);
     }
     let duplicates = one(
         &conn,
@@ -227,17 +266,15 @@ fn check(db: &Path, reported: &[String], forgets: &[(u64, bool)]) -> (Vec<String
         "SELECT COUNT(*) FROM (SELECT exchange_id FROM episodes WHERE exchange_id IS NOT NULL \
          GROUP BY exchange_id HAVING COUNT(*) > 1)",
     );
-    // A committed exchange (not since forgotten) keeps its encode job until its episode exists.
-    let unencoded = one(
-        &conn,
-        "SELECT COUNT(*) FROM chat_history a WHERE a.role = 'assistant' \
-         AND NOT EXISTS (SELECT 1 FROM chat_history u WHERE u.exchange_id = a.exchange_id AND u.role = 'user' \
-                         AND u.content LIKE '[forgotten%') \
-         AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.exchange_id = a.exchange_id) \
-         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.queue = 'encode' AND instr(j.payload, a.exchange_id) > 0)",
-    );
-    if unencoded > 0 {
-        problems.push(format!("{unencoded} committed exchanges with neither an episode nor an encode job"));
+    // A committed exchange keeps its encode job until its episode exists, unless a forget took them.
+    let unencoded = unencoded(&conn);
+    if !unencoded.is_empty() {
+        // Which exchanges, and what they said, so a run's report can be read without the database.
+        problems.push(format!(
+            "{} committed exchanges with neither an episode nor an encode job: {:?}",
+            unencoded.len(),
+            &unencoded[..unencoded.len().min(3)]
+        ));
     }
     // A forget is all or nothing: once the stated line is gone, so is every copy of its words.
     for &(round, reported_done) in forgets {
@@ -297,14 +334,15 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
     let mut panics = 0;
     for round in 0..=rounds {
         let aim = AIMS[(round % AIMS.len() as u64) as usize];
-        if round > 0 && aim == Aim::Decay {
+        let schema = db.exists() && migrated(&Connection::open(&db).unwrap());
+        if schema && aim == Aim::Decay {
             // The pass is due at once, so it runs inside the start the kill lands in.
             Connection::open(&db)
                 .unwrap()
                 .execute("DELETE FROM kv_state WHERE namespace = 'decay' AND key = 'last_pass'", [])
                 .unwrap();
         }
-        if round > 0 && aim == Aim::Forget {
+        if schema && aim == Aim::Forget {
             let newest: Option<i64> =
                 Connection::open(&db).unwrap().query_row("SELECT MAX(id) FROM episodes", [], |r| r.get(0)).unwrap();
             if let Some(id) = newest {
@@ -365,7 +403,10 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
             forgets.push((round, reported.len() >= 3));
         }
         let (mut p, lost, dups) = check(&db, &reported, &forgets);
-        p.extend(reminder_problems(&Connection::open(&db).unwrap(), false));
+        let conn = Connection::open(&db).unwrap();
+        if migrated(&conn) {
+            p.extend(reminder_problems(&conn, false));
+        }
         problems.extend(p.into_iter().map(|p| format!("round {round}: {p}")));
         lost_total += lost;
         dup_total = dups;
@@ -379,6 +420,24 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
     let conn = Connection::open(&db).unwrap();
     problems.extend(reminder_problems(&conn, true).into_iter().map(|p| format!("at the end: {p}")));
     let reminder_lines = one(&conn, "SELECT COUNT(*) FROM chat_history WHERE exchange_id LIKE 'reminder-%'");
+    // Exchanges whose job or episode a forget took for a forgotten word in their topic label
+    // alone (their lines kept): what the check excuses beyond whole forgotten exchanges.
+    let by_label: Vec<(String, String)> = {
+        let mut stmt = conn
+            .prepare(
+                "SELECT DISTINCT u.topic, substr(u.content, 1, 40) FROM chat_history u WHERE u.role = 'user' \
+                 AND u.topic LIKE '%[forgotten]%' AND u.content NOT LIKE '[forgotten%' \
+                 AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.exchange_id = u.exchange_id) \
+                 AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.queue = 'encode' AND instr(j.payload, u.exchange_id) > 0)",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    println!(
+        "kill9: taken with a forgotten topic label: {} {:?}",
+        by_label.len(),
+        by_label.iter().take(3).collect::<Vec<_>>()
+    );
     dup_total += one(
         &conn,
         "SELECT COUNT(*) FROM (SELECT exchange_id FROM chat_history WHERE exchange_id LIKE 'reminder-%' \
@@ -396,7 +455,48 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
         kills_by_aim[3],
         kills_by_aim[4]
     );
+    if !problems.is_empty() {
+        // What the problems are about is in the database: keep it for a look.
+        println!("kill9: data dir kept at {}", dir.keep().display());
+    }
     assert!(problems.is_empty(), "{problems:#?}");
     assert_eq!((lost_total, dup_total, panics), (0, 0, 0));
     assert!(reported_total > 0, "no turn ever finished: the harness tested nothing");
+}
+
+/// The check itself: a job a forget took because the exchange's topic label held a forgotten
+/// name is not a lost job, and a job gone with no forget to explain it still is. The check
+/// before this one reported the first as lost (the 20 problems of the 200-round run).
+#[test]
+fn a_job_a_forget_took_by_its_topic_label_is_not_lost_but_a_job_gone_unexplained_is() {
+    use chalie::store::{ChatRepo, JobKind, JobsRepo, Purge};
+    let dir = tempfile::tempdir().unwrap();
+    let mut conn = chalie::store::open(&dir.path().join("chalie.db")).unwrap();
+    let label = "cousin-zed28-lives-town28";
+    let lines = [
+        ("xa", "my cousin Zed28 lives in Town28", label),
+        ("xb", "what should I cook tonight?", label),
+        ("xc", "tell me a long story about the sea", "sea"),
+    ];
+    for (x, said, topic) in lines {
+        ChatRepo(&conn).append("t", x, "user", said, None, Some(topic)).unwrap();
+        ChatRepo(&conn).append("t", x, "assistant", "part 0 of a long reply", Some("RESPOND"), Some(topic)).unwrap();
+        if x != "xc" {
+            let payload = serde_json::json!({"thread_id": "t", "exchange_id": x, "topic": topic, "user_text": said,
+                                             "response": "part 0 of a long reply", "mode": "RESPOND", "created_at": 5});
+            JobsRepo(&conn).enqueue(JobKind::Encode, &payload, 3).unwrap();
+        }
+    }
+    // "forget everything I told you about Zed28": xa goes whole; its words go everywhere.
+    let forget = Purge {
+        needles: vec!["Zed28".into(), "Town28".into()],
+        exchanges: vec!["xa".into()],
+        kind: "statement".into(),
+        ..Purge::default()
+    };
+    chalie::store::purge(&mut conn, &forget).unwrap();
+    let jobs = one(&conn, "SELECT COUNT(*) FROM jobs WHERE instr(payload, '\"xb\"') > 0");
+    assert_eq!(jobs, 0, "the forget took xb's job by its label, or this test tests nothing");
+    // xc never had a job: lost, whatever forgets happened around it.
+    assert_eq!(unencoded(&conn), ["xc: tell me a long story about the sea"]);
 }

@@ -18,10 +18,16 @@ use std::process::Stdio;
 
 const SHORT_TURNS: usize = 300;
 
-/// Kilobytes resident, from /proc (Linux only; `None` elsewhere or once the process is gone).
-fn rss_kb(pid: u32) -> Option<u64> {
+/// Kilobytes resident, from /proc (Linux only; `None` elsewhere or once the process is gone):
+/// (all, anonymous). The rest is file pages, which the store's memory map of the database
+/// (`mmap_size`) adds to as the file grows: page cache the kernel shares and can drop, not
+/// memory the program holds. Anonymous pages are the heap, where a leak would show.
+fn rss_kb(pid: u32) -> Option<(u64, u64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
+    let field = |name: &str| -> Option<u64> {
+        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse().ok())
+    };
+    Some((field("VmRSS:")?, field("RssAnon:")?))
 }
 
 fn bytes_under(path: &Path) -> u64 {
@@ -155,16 +161,18 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
     let per_turn_slope = slope(&after_warm);
     let third = after_warm.len() / 3;
     let (first, last) = (median(&after_warm[..third]), median(&after_warm[after_warm.len() - third..]));
-    let rss_after: Vec<u64> = rss.iter().filter(|(t, _)| *t >= warm).map(|(_, kb)| *kb).collect();
-    let rss_warm = rss_after.first().copied().unwrap_or(0);
-    let rss_end = rss_after.last().copied().unwrap_or(0);
-    let rss_slope = slope(&rss_after.iter().map(|kb| *kb as f64).collect::<Vec<_>>());
+    let rss_after: Vec<(u64, u64)> = rss.iter().filter(|(t, _)| *t >= warm).map(|(_, kb)| *kb).collect();
+    let (rss_warm, anon_warm) = rss_after.first().copied().unwrap_or((0, 0));
+    let (rss_end, anon_end) = rss_after.last().copied().unwrap_or((0, 0));
+    let rss_slope = slope(&rss_after.iter().map(|kb| kb.0 as f64).collect::<Vec<_>>());
+    let anon_slope = slope(&rss_after.iter().map(|kb| kb.1 as f64).collect::<Vec<_>>());
     let counted = (turns - warm).max(1) as f64;
     let db_growth = (db_bytes(dir.path()).saturating_sub(warm_bytes.0)) as f64 / counted;
     let log_growth = (bytes_under(&dir.path().join("sessions")).saturating_sub(warm_bytes.1)) as f64 / counted;
     println!(
         "long_session: runs={turns} faults=0 losses={losses} panics={panics} warmup={warm} \
          rss_kb={rss_warm}->{rss_end} rss_slope_kb_per_turn={rss_slope:.2} \
+         anon_kb={anon_warm}->{anon_end} anon_slope_kb_per_turn={anon_slope:.3} \
          turn_ms_median={:.1} first_third_ms={first:.1} last_third_ms={last:.1} slope_ms_per_turn={per_turn_slope:.4} \
          db_bytes_per_turn={db_growth:.0} log_bytes_per_turn={log_growth:.0} failed_turns={}",
         median(&after_warm),

@@ -180,6 +180,34 @@ fn forgetting_an_episode_hides_it_removes_its_vector_and_records_why() {
     assert!(crate::store::exchange_forgotten(&c, "x1").unwrap(), "its exchange is not learned again");
 }
 
+/// The row's deletion and the purge were two commits: a kill -9 between them left the episode
+/// gone, its exchange's lines with their words, and no record of the forget, so asking again
+/// (`memory forget episode:N`) said "there is no episode:N". A purge that fails must take the
+/// row's deletion back with it.
+#[test]
+fn a_forget_whose_purge_fails_leaves_the_row_and_its_words_as_they_were() {
+    let mut c = seeded();
+    crate::store::ChatRepo(&c).append("t1", "x1", "user", "a hiking trip to the Alps", None, None).unwrap();
+    // The purge's last write is its audit row: failing there is failing as late as it can.
+    c.execute_batch(
+        "CREATE TRIGGER fail_audit BEFORE INSERT ON memory_deletions WHEN NEW.reason = 'user'
+         BEGIN SELECT RAISE(ABORT, 'the disk went away'); END;",
+    )
+    .unwrap();
+    let id: MemoryId = "episode:1".parse().unwrap();
+    assert!(forget(&mut c, id).is_err(), "the trigger must make the forget fail, or the test is void");
+    let kept: i64 = c.query_row("SELECT COUNT(*) FROM episodes WHERE id = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(kept, 1, "the episode is still there, so the forget can be asked again");
+    assert_eq!(vec_ids(&c, "episode_vec"), [1, 2], "with its vector");
+    let line: String =
+        c.query_row("SELECT content FROM chat_history WHERE exchange_id = 'x1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(line, "a hiking trip to the Alps", "and the line is not half-forgotten");
+    c.execute_batch("DROP TRIGGER fail_audit").unwrap();
+    forget(&mut c, id).unwrap();
+    let gone: i64 = c.query_row("SELECT COUNT(*) FROM episodes WHERE id = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(gone, 0, "asked again, it goes");
+}
+
 #[test]
 fn forgetting_a_concept_cuts_its_graph_edges() {
     let mut c = seeded();
