@@ -399,6 +399,61 @@ mod tests {
         assert!(exp(-1000.0) < 2e-38);
     }
 
+    /// A small encoder of made-up weights (64 wide, 2 heads, 2 layers).
+    fn tiny() -> Encoder {
+        let dims = Dims { hidden: 64, heads: 2, intermediate: 128, layers: 2, eps: 1e-12 };
+        let read = |name: &str| -> Result<Vec<f32>, String> {
+            let weight = name.ends_with(".weight");
+            let n = match name {
+                "embeddings.word_embeddings.weight" => 100 * 64,
+                "embeddings.position_embeddings.weight" => 32 * 64,
+                "embeddings.token_type_embeddings.weight" => 2 * 64,
+                n if n.contains("LayerNorm") => 64,
+                n if n.contains("intermediate") => {
+                    if weight {
+                        128 * 64
+                    } else {
+                        128
+                    }
+                }
+                n if n.contains("layer.") && n.contains(".output.dense") && !n.contains("attention") && weight => {
+                    64 * 128
+                }
+                _ if weight => 64 * 64,
+                _ => 64,
+            };
+            let seed = name.len() as f32;
+            let one = if name.ends_with("LayerNorm.weight") { 1.0 } else { 0.0 };
+            Ok((0..n).map(|i| (i as f32 * 0.618 + seed).sin() * 0.5 + one).collect())
+        };
+        Encoder::load(&read, &dims).unwrap()
+    }
+
+    #[test]
+    fn every_compiled_version_gives_the_same_bits() {
+        let encoder = tiny();
+        let texts: [&[u32]; 3] = [&[1, 5, 9, 2], &[1, 99, 3, 3, 7, 2], &[1, 2]];
+        let plain = encoder.forward(&texts, &mut Scratch::default());
+        assert_eq!(encoder.embed(&texts).unwrap(), plain, "the dispatched version");
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the feature is present.
+                assert_eq!(unsafe { encoder.forward_avx512(&texts, &mut Scratch::default()) }, plain, "AVX-512");
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the feature is present.
+                assert_eq!(unsafe { encoder.forward_avx2(&texts, &mut Scratch::default()) }, plain, "AVX2");
+            }
+        }
+        for (v, ids) in plain.iter().zip(texts) {
+            assert_eq!(&encoder.embed(&[ids]).unwrap()[0], v, "alone and packed with others");
+            assert!((sum8(v, |x| x * x) - 1.0).abs() < 1e-5);
+        }
+        assert!(encoder.embed(&[&[100]]).is_err(), "an id outside the vocabulary");
+        assert!(encoder.embed(&[&[1; 33]]).is_err(), "more tokens than positions");
+    }
+
     #[test]
     fn sum8_is_the_sum() {
         let v: Vec<f32> = (0..37).map(|i| i as f32 * 0.5).collect();
