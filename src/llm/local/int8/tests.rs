@@ -14,8 +14,8 @@ fn layer() -> (Int8Linear, Vec<f32>, Vec<f32>) {
 #[test]
 fn every_kernel_gives_the_plain_loops_bits() {
     let (layer, _, _) = layer();
-    // Fewer rows than a register block, exactly one, and one over.
-    for rows in [1, 7, 8, 9, 17] {
+    // Fewer rows than a register block, exactly one, one over, and many blocks of rows.
+    for rows in [1, 7, 8, 9, 17, 70] {
         let mut q = Quantized::default();
         q.fill(&values(rows * layer.inputs, 2.9), layer.inputs);
         let mut plain = vec![0.0; rows * layer.outputs];
