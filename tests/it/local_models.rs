@@ -4,7 +4,7 @@
 //! `target/models`); later runs find the files present. Parallel test processes are
 //! safe: the fetcher locks the models dir and places files by atomic rename.
 
-use crate::support::models::{embedder, fetched};
+use crate::support::models::{embedder, fetched, int8_embedder};
 
 use chalie::llm::LlmError;
 use chalie::llm::local::embed::Embedder;
@@ -28,9 +28,8 @@ const KNOWN: [&str; 3] =
 
 #[test]
 fn embed_known_cosines_match_sentence_transformers() {
-    // The F32 default to sentence-transformers' own figures; the int8 path within 0.01.
-    let int8 = Embedder::load_int8(&fetch::model_dir(&fetched(), "all-minilm-l6-v2")).unwrap();
-    for (e, tolerance) in [(embedder(), 5e-4), (&int8, 0.01)] {
+    // The F32 reference to sentence-transformers' own figures; the int8 default within 0.01.
+    for (e, tolerance) in [(embedder(), 5e-4), (int8_embedder(), 0.01)] {
         let v = e.embed(&KNOWN).unwrap();
         let (close, far) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
         assert!((close - 0.6429).abs() < tolerance, "cat/kitten cosine {close}");
@@ -38,11 +37,13 @@ fn embed_known_cosines_match_sentence_transformers() {
     }
 }
 
-/// The int8 encoder against candle's F32 BERT on the shared SNLI sentences. The bar is
-/// every premise/hypothesis cosine within 0.01; per-token scales reach ~0.02 (why int8 is not
-/// the default yet), so this holds the gap where it is: 0.03, and each vector near its twin.
+/// The bar for the int8 default: every SNLI premise/hypothesis cosine within 0.01 of
+/// candle's F32 BERT, and each vector within 0.99 of its F32 twin (what lets the two share an
+/// embedding space). Pairs from 600 on: the quantization scheme was chosen on pairs 0–599.
+/// A test build runs the int8 encoder unoptimised (~0.4 s a sentence), so this takes the first
+/// 60 held-out pairs; `cargo run --release --example embed_gap` measures all of 600–1799.
 #[test]
-fn int8_embeddings_stay_near_f32_on_snli_pairs() {
+fn int8_embeddings_stay_within_001_of_f32_on_held_out_snli_pairs() {
     let Ok(data) = std::fs::read_to_string("/work/shared/data/snli/train_sample.jsonl") else {
         eprintln!("skipped: the shared SNLI sample is not on this machine");
         return;
@@ -51,12 +52,12 @@ fn int8_embeddings_stay_near_f32_on_snli_pairs() {
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|v| Some((v["premise"].as_str()?.to_string(), v["hypothesis"].as_str()?.to_string())))
-        .take(120)
+        .skip(600)
+        .take(HELD_OUT_PAIRS)
         .collect();
-    assert_eq!(pairs.len(), 120);
+    assert_eq!(pairs.len(), HELD_OUT_PAIRS);
     let texts: Vec<&str> = pairs.iter().flat_map(|(p, h)| [p.as_str(), h.as_str()]).collect();
-    let int8 = Embedder::load_int8(&fetch::model_dir(&fetched(), "all-minilm-l6-v2")).unwrap();
-    let (exact, int8) = (embedder().embed(&texts).unwrap(), int8.embed(&texts).unwrap());
+    let (exact, int8) = (embedder().embed(&texts).unwrap(), int8_embedder().embed(&texts).unwrap());
     let mut worst_pair = 0f32;
     for pair in 0..pairs.len() {
         let (a, b) = (2 * pair, 2 * pair + 1);
@@ -64,12 +65,14 @@ fn int8_embeddings_stay_near_f32_on_snli_pairs() {
     }
     let twin = exact.iter().zip(&int8).map(|(e, q)| dot(e, q)).fold(1f32, f32::min);
     eprintln!(
-        "int8 vs F32 on {} SNLI pairs: worst pair-cosine gap {worst_pair:.4}, lowest twin cosine {twin:.4}",
+        "int8 vs F32 on {} held-out SNLI pairs: worst pair-cosine gap {worst_pair:.4}, lowest twin cosine {twin:.4}",
         pairs.len()
     );
-    assert!(worst_pair < 0.03, "a premise/hypothesis cosine moved by {worst_pair}");
+    assert!(worst_pair <= 0.01, "a premise/hypothesis cosine moved by {worst_pair}");
     assert!(twin > 0.99, "an int8 vector is only {twin} from its F32 twin");
 }
+
+const HELD_OUT_PAIRS: usize = 60;
 
 const SENTENCES: [&str; 8] = [
     "The cat sits on the mat.",
@@ -99,6 +102,22 @@ fn embed_batch_of_32_equals_one_at_a_time_and_is_unit_length() {
         let alone = &e.embed(&[text]).unwrap()[0];
         let worst = v.iter().zip(alone).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
         assert!(worst < 1e-4, "batched and single embeddings of {text:?} differ by {worst}");
+    }
+}
+
+/// The int8 encoder packs a call's texts into shared matrix products, but quantizes every
+/// block of every token row on its own and attends within each text: a text's vector must
+/// not depend on what else is in the call, to the bit.
+#[test]
+fn int8_batched_and_single_embeddings_are_identical() {
+    let e = int8_embedder();
+    let together = e.embed(&SENTENCES).unwrap();
+    assert_eq!(together.len(), SENTENCES.len());
+    for (text, v) in SENTENCES.iter().zip(&together) {
+        assert_eq!(v.len(), Embedder::DIM);
+        let norm = dot(v, v).sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm} for {text:?}");
+        assert_eq!(&e.embed(&[*text]).unwrap()[0], v, "{text:?} alone differs from in the batch");
     }
 }
 

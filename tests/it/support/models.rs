@@ -20,8 +20,17 @@ pub fn fetched() -> PathBuf {
     dir
 }
 
-/// The built-in all-MiniLM-L6-v2, loaded once per test process.
+/// candle's F32 all-MiniLM-L6-v2, loaded once per test process: the reference the built-in
+/// int8 encoder is held to, and what the tests that embed many texts use, because candle is
+/// optimised even in test builds and the int8 encoder (this crate's own code) is not: it
+/// takes ~0.4 s a sentence unoptimised.
 pub fn embedder() -> &'static Embedder {
+    static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
+    EMBEDDER.get_or_init(|| Embedder::load_f32(&fetch::model_dir(&fetched(), "all-minilm-l6-v2")).expect("load MiniLM"))
+}
+
+/// The built-in all-MiniLM-L6-v2 as the assistant runs it (the int8 encoder), loaded once.
+pub fn int8_embedder() -> &'static Embedder {
     static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
     EMBEDDER.get_or_init(|| Embedder::load(&fetch::model_dir(&fetched(), "all-minilm-l6-v2")).expect("load MiniLM"))
 }
