@@ -7,41 +7,24 @@
 //! the log's index, so the idle timer can be short.
 
 use super::worker::PeriodicTask;
-use crate::events::{EngineEvent, EventBus, Stamped};
+use crate::events::{EventBus, TurnWatch};
 use crate::store::wal::{self, WalCheckpoint};
 use crate::store::{Db, StoreError};
 use async_trait::async_trait;
 use std::time::Duration;
-use tokio::sync::broadcast;
 
 /// The wait between two checkpoints: a turn writes a few dozen pages, so a run copies little.
 pub const EVERY: Duration = Duration::from_secs(2);
 
 pub struct CheckpointTask {
-    events: broadcast::Receiver<Stamped>,
-    in_flight: bool,
+    turns: TurnWatch,
     /// The last run's result, for the tests and the log.
     pub last: Option<WalCheckpoint>,
 }
 
 impl CheckpointTask {
     pub fn new(bus: &EventBus) -> CheckpointTask {
-        CheckpointTask { events: bus.subscribe(), in_flight: false, last: None }
-    }
-
-    /// Catch up on the bus: is a turn in flight now?
-    fn catch_up(&mut self) {
-        loop {
-            match self.events.try_recv() {
-                Ok(s) => match s.event {
-                    EngineEvent::UserMessage { .. } => self.in_flight = true,
-                    EngineEvent::ReplyDone { .. } | EngineEvent::TurnFailed { .. } => self.in_flight = false,
-                    _ => {}
-                },
-                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(_) => break,
-            }
-        }
+        CheckpointTask { turns: bus.turns(), last: None }
     }
 }
 
@@ -57,8 +40,7 @@ impl PeriodicTask for CheckpointTask {
     }
 
     async fn run(&mut self, db: &Db, _now: i64) -> Result<(), StoreError> {
-        self.catch_up();
-        if self.in_flight {
+        if self.turns.in_flight() {
             return Ok(());
         }
         let done = db.call(|c| wal::checkpoint_passive(c)).await?;
@@ -92,6 +74,18 @@ mod tests {
 
     fn wal_bytes(dir: &std::path::Path) -> u64 {
         std::fs::metadata(dir.join("chalie.db-wal")).map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// The task used to drain a bus receiver only when it woke, which kept every event since
+    /// its last run alive in the broadcast ring.
+    #[test]
+    fn the_task_holds_no_event_between_runs() {
+        let bus = EventBus::new();
+        let _task = CheckpointTask::new(&bus);
+        for i in 0..100 {
+            bus.notice(crate::events::NoticeLevel::Info, format!("n{i}"));
+        }
+        assert_eq!(bus.queued(), 0);
     }
 
     #[tokio::test]

@@ -10,10 +10,13 @@ use crate::vocab::Mode;
 use crate::vocab::report::{ReplySource, RouterReport, Timings, TopicReport, TriageReport};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
+use std::sync::Arc;
+use tokio::sync::{broadcast, watch};
 
+mod turns;
 mod vectors;
 
+pub use turns::TurnWatch;
 pub use vectors::PackedVectors;
 
 /// Severity of a one-line notice shown in the UI status area.
@@ -224,6 +227,8 @@ pub struct Stamped {
 #[derive(Clone)]
 pub struct EventBus {
     tx: broadcast::Sender<Stamped>,
+    /// Whether a user turn is in flight (`turns.rs` says why it is not read off the stream).
+    turn: Arc<watch::Sender<bool>>,
 }
 
 impl EventBus {
@@ -231,11 +236,12 @@ impl EventBus {
     pub const CAPACITY: usize = 8192;
 
     pub fn new() -> EventBus {
-        EventBus { tx: broadcast::channel(Self::CAPACITY).0 }
+        EventBus { tx: broadcast::channel(Self::CAPACITY).0, turn: Arc::new(watch::channel(false).0) }
     }
 
     /// Publish an event to every current subscriber. Having none is fine.
     pub fn emit(&self, event: EngineEvent) {
+        turns::record(&self.turn, &event);
         let _ = self.tx.send(Stamped { ts: Utc::now(), event });
     }
 
@@ -245,6 +251,16 @@ impl EventBus {
 
     pub fn subscribe(&self) -> broadcast::Receiver<Stamped> {
         self.tx.subscribe()
+    }
+
+    /// The turn state alone, for a task that only needs to know whether to hold back.
+    pub fn turns(&self) -> TurnWatch {
+        TurnWatch(self.turn.subscribe())
+    }
+
+    /// Events sent but not yet read by every receiver: what the ring keeps alive.
+    pub fn queued(&self) -> usize {
+        self.tx.len()
     }
 
     /// A handle that can speak on the bus without keeping it open.

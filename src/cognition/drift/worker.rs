@@ -1,27 +1,25 @@
 //! The drift engine as a background task (`WorkerId::Drift`): a cycle every interval with
-//! the seed's jitter and occasional long gap. It watches the bus: while a user turn is in
-//! flight it does not start, and a message arriving mid-cycle drops the cycle at once.
+//! the seed's jitter and occasional long gap. It watches the bus's turn state: while a user
+//! turn is in flight it does not start, and a message arriving mid-cycle drops the cycle at once.
 
 use super::run::{Options, run_cycle};
 use super::schedule;
 use crate::SplitMix64;
 use crate::background::worker::PeriodicTask;
 use crate::config::DriftSettings;
-use crate::events::{EngineEvent, EventBus, Stamped};
+use crate::events::{EventBus, TurnWatch};
 use crate::llm::Llm;
 use crate::store::{Db, StoreError};
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 pub struct DriftTask {
     pub llm: Arc<Llm>,
     pub bus: EventBus,
     pub settings: DriftSettings,
-    events: broadcast::Receiver<Stamped>,
-    in_flight: bool,
+    turns: TurnWatch,
     rng: SplitMix64,
     next: Duration,
     /// Where cycles read the graph: the runtime hands in the engine's cache; by default the
@@ -33,30 +31,18 @@ pub struct DriftTask {
 
 impl DriftTask {
     pub fn new(llm: Arc<Llm>, bus: EventBus, settings: DriftSettings, seed: u64) -> DriftTask {
-        let events = bus.subscribe();
+        let turns = bus.turns();
         let mut rng = SplitMix64(seed);
         let next = Duration::from_secs(schedule::next_wait_s(settings.interval_s, &mut rng));
         DriftTask {
             llm,
             bus,
             settings,
-            events,
-            in_flight: false,
+            turns,
             rng,
             next,
             graph: crate::memory::graph::GraphHandle::new(Arc::default()),
             mcp: None,
-        }
-    }
-
-    /// Catch up on the bus: is a turn in flight now?
-    fn drain(&mut self) {
-        loop {
-            match self.events.try_recv() {
-                Ok(s) => self.in_flight = turn_state(&s.event).unwrap_or(self.in_flight),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(_) => break,
-            }
         }
     }
 }
@@ -73,15 +59,6 @@ impl DriftTask {
             }
         }
         out
-    }
-}
-
-/// `Some(true)` when `e` starts a turn, `Some(false)` when it ends one.
-pub fn turn_state(e: &EngineEvent) -> Option<bool> {
-    match e {
-        EngineEvent::UserMessage { .. } => Some(true),
-        EngineEvent::ReplyDone { .. } | EngineEvent::TurnFailed { .. } => Some(false),
-        _ => None,
     }
 }
 
@@ -102,8 +79,7 @@ impl PeriodicTask for DriftTask {
 
     async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
         self.next = Duration::from_secs(schedule::next_wait_s(self.settings.interval_s, &mut self.rng));
-        self.drain();
-        if !self.settings.enabled || self.in_flight {
+        if !self.settings.enabled || self.turns.in_flight() {
             return Ok(());
         }
         let o = Options {
@@ -118,21 +94,14 @@ impl PeriodicTask for DriftTask {
         let seed = self.rng.next_u64();
         let cancel = CancellationToken::new();
         let cycle = run_cycle(db, Some(&self.llm), &self.bus, now, seed, &o, &cancel);
-        tokio::pin!(cycle);
-        loop {
-            tokio::select! {
-                r = &mut cycle => return r.map(|_| ()),
-                ev = self.events.recv() => match ev {
-                    Ok(s) if turn_state(&s.event) == Some(true) => {
-                        // The user is back: drop the cycle (its model call with it).
-                        cancel.cancel();
-                        self.in_flight = true;
-                        tracing::debug!("drift cycle yielded to a user turn");
-                        return Ok(());
-                    }
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => return cycle.await.map(|_| ()),
-                },
+        let mut turns = self.turns.clone();
+        tokio::select! {
+            r = cycle => r.map(|_| ()),
+            () = turns.turn_started() => {
+                // The user is back: drop the cycle (its model call with it).
+                cancel.cancel();
+                tracing::debug!("drift cycle yielded to a user turn");
+                Ok(())
             }
         }
     }

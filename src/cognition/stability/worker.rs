@@ -8,14 +8,13 @@ use super::routing::{DAY_S, run_cycle};
 use crate::SplitMix64;
 use crate::background::registry::WorkerId;
 use crate::background::worker::PeriodicTask;
-use crate::events::{EngineEvent, EventBus, NoticeLevel, Stamped};
+use crate::events::{EngineEvent, EventBus, NoticeLevel, TurnWatch};
 use crate::llm::Llm;
 use crate::store::{Db, JobKind, JobsRepo, KvStateRepo, StoreError};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 const NAMESPACE: &str = "stability";
@@ -117,14 +116,13 @@ const LAST_REFLECTION: &str = "reflection_last_run";
 /// model (`status` says so: [`reflection_off`]).
 pub struct ReflectionTask {
     pub llm: Arc<Llm>,
-    events: broadcast::Receiver<Stamped>,
-    in_flight: bool,
+    turns: TurnWatch,
     rng: SplitMix64,
 }
 
 impl ReflectionTask {
     pub fn new(llm: Arc<Llm>, bus: &EventBus, seed: u64) -> ReflectionTask {
-        ReflectionTask { llm, events: bus.subscribe(), in_flight: false, rng: SplitMix64(seed) }
+        ReflectionTask { llm, turns: bus.turns(), rng: SplitMix64(seed) }
     }
 }
 
@@ -171,16 +169,7 @@ impl PeriodicTask for ReflectionTask {
     }
 
     async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
-        loop {
-            match self.events.try_recv() {
-                Ok(s) => {
-                    self.in_flight = crate::cognition::drift::worker::turn_state(&s.event).unwrap_or(self.in_flight)
-                }
-                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(_) => break,
-            }
-        }
-        if self.in_flight || db.call(|c| busy_queue(c)).await?.is_some() {
+        if self.turns.in_flight() || db.call(|c| busy_queue(c)).await?.is_some() {
             return Ok(());
         }
         let cancel = CancellationToken::new();

@@ -6,15 +6,14 @@ use super::cycle::{Moment, run_cycle};
 use crate::SplitMix64;
 use crate::background::worker::PeriodicTask;
 use crate::cognition::drift::schedule::{is_quiet, jittered_s};
-use crate::cognition::drift::worker::{local_offset_s, turn_state};
+use crate::cognition::drift::worker::local_offset_s;
 use crate::config::{DriftSettings, TaskSettings};
-use crate::events::{EventBus, Stamped};
+use crate::events::{EventBus, TurnWatch};
 use crate::llm::Llm;
 use crate::store::{Db, StoreError};
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 pub struct TaskWorker {
@@ -23,28 +22,17 @@ pub struct TaskWorker {
     pub settings: TaskSettings,
     /// Quiet hours come from `[drift]`: one rule for when the assistant may speak unasked.
     pub quiet: DriftSettings,
-    events: broadcast::Receiver<Stamped>,
-    in_flight: bool,
+    turns: TurnWatch,
     rng: SplitMix64,
     next: Duration,
 }
 
 impl TaskWorker {
     pub fn new(llm: Arc<Llm>, bus: EventBus, settings: TaskSettings, quiet: DriftSettings, seed: u64) -> TaskWorker {
-        let events = bus.subscribe();
+        let turns = bus.turns();
         let mut rng = SplitMix64(seed);
         let next = Duration::from_secs(jittered_s(settings.interval_s, &mut rng));
-        TaskWorker { llm, bus, settings, quiet, events, in_flight: false, rng, next }
-    }
-
-    fn drain(&mut self) {
-        loop {
-            match self.events.try_recv() {
-                Ok(s) => self.in_flight = turn_state(&s.event).unwrap_or(self.in_flight),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(_) => break,
-            }
-        }
+        TaskWorker { llm, bus, settings, quiet, turns, rng, next }
     }
 }
 
@@ -60,8 +48,7 @@ impl PeriodicTask for TaskWorker {
 
     async fn run(&mut self, db: &Db, now: i64) -> Result<(), StoreError> {
         self.next = Duration::from_secs(jittered_s(self.settings.interval_s, &mut self.rng));
-        self.drain();
-        if !self.settings.enabled || self.in_flight {
+        if !self.settings.enabled || self.turns.in_flight() {
             return Ok(());
         }
         let quiet = is_quiet(now, local_offset_s(), self.quiet.quiet_start, self.quiet.quiet_end);
