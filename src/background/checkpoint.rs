@@ -3,7 +3,9 @@
 //!
 //! Every [`EVERY`] it runs one PASSIVE checkpoint, unless a user turn is in flight (a
 //! `user_message` seen on the bus without its `reply_done` or `turn_failed` yet); the run
-//! after the turn catches up. A checkpoint with nothing to copy costs a lock and a look at
+//! after the turn catches up. A checkpoint that copied the whole log starts it over at once
+//! (`wal::checkpoint_and_restart`), so the log's header sync is the worker's, not the next
+//! turn's first write. A checkpoint with nothing to copy costs a lock and a look at
 //! the log's index, so the idle timer can be short.
 
 use super::worker::PeriodicTask;
@@ -22,11 +24,13 @@ pub struct CheckpointTask {
     in_flight: bool,
     /// The last run's result, for the tests and the log.
     pub last: Option<WalCheckpoint>,
+    /// Where the log stood when this worker last started it over (`store::wal::Restarted`).
+    restarted: Option<wal::Restarted>,
 }
 
 impl CheckpointTask {
     pub fn new(bus: &EventBus) -> CheckpointTask {
-        CheckpointTask { events: bus.subscribe(), in_flight: false, last: None }
+        CheckpointTask { events: bus.subscribe(), in_flight: false, last: None, restarted: None }
     }
 
     /// Catch up on the bus: is a turn in flight now?
@@ -61,7 +65,10 @@ impl PeriodicTask for CheckpointTask {
         if self.in_flight {
             return Ok(());
         }
-        let done = db.call(|c| wal::checkpoint_passive(c)).await?;
+        let last = self.restarted;
+        let (done, restarted) = db.call(move |c| wal::checkpoint_and_restart(c, last)).await?;
+        self.restarted = restarted;
+        let Some(done) = done else { return Ok(()) };
         if !done.complete() {
             tracing::debug!("wal checkpoint partial: {done:?}");
         }
