@@ -561,7 +561,9 @@ fn print_stages(label: &str, turns: &[Sample], modes: &HashMap<Mode, usize>) {
     );
     let without_chunk = turns.iter().filter(|s| s.first_chunk.is_none()).count();
     if without_chunk > 0 {
-        println!("{label}: {without_chunk} turns had no reply chunk (their deterministic figure is the engine's total)");
+        println!(
+            "{label}: {without_chunk} turns had no reply chunk (their deterministic figure is the engine's total)"
+        );
     }
     let of = |f: &dyn Fn(&Sample) -> f64| turns.iter().map(f).collect::<Vec<_>>();
     for (name, v) in [
@@ -844,7 +846,7 @@ fn bench_pure(c: &mut Criterion) {
 
 /// Whether `CHALIE_BENCH_SIZES` (a comma-separated list such as `100k,1m`; unset: all) asks for `label`.
 fn wanted(label: &str) -> bool {
-    std::env::var("CHALIE_BENCH_SIZES").map_or(true, |v| v.split(',').any(|s| s.trim() == label))
+    std::env::var("CHALIE_BENCH_SIZES").ok().is_none_or(|v| v.split(',').any(|s| s.trim() == label))
 }
 
 fn bench(c: &mut Criterion) {
