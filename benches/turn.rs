@@ -16,7 +16,8 @@
 //!   embeddings of the shared data's sentences and mixtures of them (`benches/recall_1m.rs`
 //!   says exactly how; `support/minilm_real.rs`), with the 20 messages embedded by the same
 //!   model. Built once under `target/bench-cache/` (set `CHALIE_BENCH_1M=1` the first time;
-//!   later runs find the cached store and copy it), skipped without the built-in model.
+//!   later runs find the cached store and copy it). Without the built-in model the store's
+//!   vectors are random, as at 100k, and the group is `turn/deterministic/1m_random`.
 //! - `turn/stages_pure`: the pure stages alone for one message (`signals::extract` +
 //!   `classify_intent` + `social_match` + `route`), no database.
 //!
@@ -25,10 +26,15 @@
 //! `chat` streams one fixed short completion. Triage is `heuristic`, so no triage or tie-break
 //! call happens. After each database group the median per-stage timings (`TurnReport::timings_ms`)
 //! are printed. As in the app, the `checkpoint` worker owns the WAL's checkpoints
-//! (`store::wal`): its PASSIVE checkpoint runs in the untimed pause before each message.
+//! (`store::wal`): its run (`checkpoint_and_restart`) is in the untimed pause before each message.
 //!
-//! At the end of each database group one `BENCHFIG name=turn/{1k,100k}` line gives the median and
-//! p99 of the whole turn (`outer`) over every measured turn.
+//! At the end of each database group three `BENCHFIG` lines give the median and p99 over every
+//! measured turn: `turn/{label}` is what issue 22 names, every step before the first token plus
+//! the commit (the first token is the turn's first `ReplyChunk` on the bus, timed from the same
+//! start as the call); `turn/{label}_after_reply` is the rest of the call (the stream's end, the
+//! regulator's verdict, the graph's learning, the report), and `turn/{label}_whole_call` is the
+//! call to `engine.turn` (the figure this bench printed as `turn/{label}` before).
+//! `CHALIE_BENCH_SIZES=100k,1m` runs only the groups named.
 //!
 //! `cargo bench --bench turn` (seeding 100k memories takes a few seconds first).
 
@@ -489,15 +495,55 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
+/// One measured turn: the engine's own stage timings, `outer` (the wall time around
+/// `block_on(engine.turn)`, what criterion sees) and when its first reply chunk reached the bus,
+/// from the same start.
+struct Sample {
+    t: Timings,
+    outer: f64,
+    first_chunk: Option<f64>,
+}
+
+impl Sample {
+    fn new(t: Timings, outer: f64, first_chunk: Option<f64>) -> Sample {
+        Sample { t, outer, first_chunk }
+    }
+
+    /// What the issue calls the deterministic turn: every step before the first token, plus the
+    /// commit. A turn with no reply text (IGNORE) has no first token; its figure is the engine's
+    /// own total up to the end of the commit.
+    fn deterministic(&self) -> f64 {
+        match self.first_chunk {
+            Some(f) => f + self.t.commit,
+            None => self.t.total,
+        }
+    }
+
+    /// Everything else the call to `engine.turn` spends: the rest of the stream, then what runs
+    /// after the commit (the regulator's verdict, the graph's learning, the report).
+    fn after_reply(&self) -> f64 {
+        self.outer - self.deterministic()
+    }
+
+    /// Before the first token but in no stage: the weights check, the regulator's start, the
+    /// reply's prompt and the model call up to its first token.
+    fn outside_stages(&self) -> Option<f64> {
+        let t = &self.t;
+        let staged = t.context + t.embedding + t.topic + t.intent + t.triage + t.routing + t.tiebreak + t.act;
+        self.first_chunk.map(|f| f - staged)
+    }
+}
+
 /// Median per-stage timings of every measured turn (`TurnReport::timings_ms`), then the spread of
-/// the whole turn: `outer` is the wall time around `block_on(engine.turn)` (what criterion sees),
-/// `total` the engine's own measurement. Their means sit above the medians because of rare slow
-/// turns (a busy machine).
-fn print_stages(label: &str, turns: &[(Timings, f64)], modes: &HashMap<Mode, usize>) {
+/// each part: `deterministic` (before the first token + commit, the issue's figure),
+/// `after_reply`, `outer` (the whole call), `total` (the engine's own measurement, which starts
+/// after the weights check and ends with the commit). Their means sit above the medians because
+/// of rare slow turns (a busy machine).
+fn print_stages(label: &str, turns: &[Sample], modes: &HashMap<Mode, usize>) {
     if turns.is_empty() {
         return;
     }
-    let col = |f: fn(&Timings) -> f64| median(turns.iter().map(|(t, _)| f(t)).collect());
+    let col = |f: fn(&Timings) -> f64| median(turns.iter().map(|s| f(&s.t)).collect());
     println!(
         "{label}: {} turns; median ms: context {:.3}, embedding {:.3}, topic {:.3}, intent {:.3}, triage {:.3}, \
          routing {:.4}, act {:.3}, generation {:.3}, commit {:.3}, total {:.3}",
@@ -513,37 +559,30 @@ fn print_stages(label: &str, turns: &[(Timings, f64)], modes: &HashMap<Mode, usi
         col(|t| t.commit),
         col(|t| t.total),
     );
+    let without_chunk = turns.iter().filter(|s| s.first_chunk.is_none()).count();
+    if without_chunk > 0 {
+        println!(
+            "{label}: {without_chunk} turns had no reply chunk (their deterministic figure is the engine's total)"
+        );
+    }
+    let of = |f: &dyn Fn(&Sample) -> f64| turns.iter().map(f).collect::<Vec<_>>();
     for (name, v) in [
-        ("outer", turns.iter().map(|(_, o)| *o).collect::<Vec<_>>()),
-        ("total", turns.iter().map(|(t, _)| t.total).collect()),
-        ("context", turns.iter().map(|(t, _)| t.context).collect()),
-        ("embedding", turns.iter().map(|(t, _)| t.embedding).collect()),
-        ("generation", turns.iter().map(|(t, _)| t.generation).collect()),
-        (
-            "unaccounted",
-            turns
-                .iter()
-                .map(|(t, _)| {
-                    t.total
-                        - (t.context
-                            + t.embedding
-                            + t.topic
-                            + t.intent
-                            + t.triage
-                            + t.routing
-                            + t.tiebreak
-                            + t.act
-                            + t.generation
-                            + t.commit)
-                })
-                .collect(),
-        ),
-        ("topic", turns.iter().map(|(t, _)| t.topic).collect()),
-        ("commit", turns.iter().map(|(t, _)| t.commit).collect()),
+        ("deterministic", of(&Sample::deterministic)),
+        ("first_chunk", turns.iter().filter_map(|s| s.first_chunk).collect()),
+        ("outside_stages", turns.iter().filter_map(Sample::outside_stages).collect()),
+        ("after_reply", of(&Sample::after_reply)),
+        ("outer", of(&|s| s.outer)),
+        ("total", of(&|s| s.t.total)),
+        ("context", of(&|s| s.t.context)),
+        ("embedding", of(&|s| s.t.embedding)),
+        ("topic", of(&|s| s.t.topic)),
+        ("act", of(&|s| s.t.act)),
+        ("generation", of(&|s| s.t.generation)),
+        ("commit", of(&|s| s.t.commit)),
     ] {
         let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
         println!(
-            "{label}: {name:<11} ms: median {:.3}  mean {:.3}  p95 {:.3}  p99 {:.3}  max {:.3}",
+            "{label}: {name:<14} ms: median {:.3}  mean {:.3}  p95 {:.3}  p99 {:.3}  max {:.3}",
             quantile(v.clone(), 0.5),
             mean,
             quantile(v.clone(), 0.95),
@@ -554,6 +593,28 @@ fn print_stages(label: &str, turns: &[(Timings, f64)], modes: &HashMap<Mode, usi
     let mut m: Vec<_> = modes.iter().map(|(k, v)| format!("{}={v}", k.as_str())).collect();
     m.sort();
     println!("{label}: delivered modes {}", m.join(" "));
+}
+
+/// The time of the first `ReplyChunk` of `exchange_id` among the events the turn left on the bus.
+fn first_chunk(
+    events: &mut tokio::sync::broadcast::Receiver<chalie::events::Stamped>,
+    exchange_id: &str,
+) -> Option<chrono::DateTime<chrono::Utc>> {
+    let mut first = None;
+    loop {
+        match events.try_recv() {
+            Ok(s) => {
+                if let chalie::events::EngineEvent::ReplyChunk { exchange_id: x, .. } = &s.event
+                    && x == exchange_id
+                    && first.is_none()
+                {
+                    first = Some(s.ts);
+                }
+            }
+            Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {}
+            Err(_) => return first,
+        }
+    }
 }
 
 /// Real vectors for the 1M store: the mixture pool, and the bench messages embedded by the
@@ -567,7 +628,7 @@ fn real_vectors() -> Option<RealVectors> {
     let embedder = match minilm_real::embedder() {
         Ok(e) => e,
         Err(e) => {
-            println!("turn/1m skipped: no built-in embedding model ({e})");
+            println!("turn/1m on random vectors: no built-in embedding model ({e})");
             return None;
         }
     };
@@ -577,17 +638,25 @@ fn real_vectors() -> Option<RealVectors> {
     Some(RealVectors { pool: Arc::new(pool), messages: msgs.iter().map(|m| m.to_string()).zip(vectors).collect() })
 }
 
-fn bench_db(c: &mut Criterion, label: &str, n: usize, real: Option<RealVectors>) {
+/// Where a database group's store comes from.
+enum Store {
+    /// Seeded afresh in the group's tempdir (random vectors).
+    Fresh,
+    /// Seeded once into the bench cache, then copied: every run starts from the same store.
+    /// With real vectors, or random ones when the built-in model is missing.
+    Cached(Option<RealVectors>),
+}
+
+fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("chalie.db");
     let bases = topic_bases();
-    let message_vecs = match &real {
-        Some(r) => r.messages.clone(),
-        None => message_vectors(&bases),
+    let message_vecs = match &store {
+        Store::Cached(Some(r)) => r.messages.clone(),
+        _ => message_vectors(&bases),
     };
-    let db = match real {
-        // Seeded once into the bench cache, then copied: every run starts from the same store.
-        Some(r) => {
+    let db = match store {
+        Store::Cached(real) => {
             let cached =
                 minilm_real::cache_dir().join(format!("turn-{label}-v1-s{}.db", chalie::store::latest_version()));
             if !cached.exists() {
@@ -597,15 +666,20 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, real: Option<RealVectors>)
                     let _ = std::fs::remove_file(p);
                 }
                 let db = Db::open(&partial).expect("open db");
-                let took = seed(&db, n, bases.clone(), Some(r.pool)).expect("seed");
+                let took = seed(&db, n, bases.clone(), real.map(|r| r.pool)).expect("seed");
+                // Closed (its thread gone) before the file moves.
+                db.call_blocking(|c| Ok(c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?)).expect("checkpoint");
                 drop(db);
+                std::thread::sleep(Duration::from_millis(200));
                 std::fs::rename(&partial, &cached).expect("cache the seeded store");
                 println!("seeded {n} memories in {:.2} s ({:.1} MB on disk)", took.as_secs_f64(), file_mb(&cached));
             }
+            let copied = Instant::now();
             std::fs::copy(&cached, &path).expect("copy the cached store");
+            println!("copied the cached {label} store in {:.1} s", copied.elapsed().as_secs_f64());
             Db::open(&path).expect("open db")
         }
-        None => {
+        Store::Fresh => {
             let db = Db::open(&path).expect("open db");
             let took = seed(&db, n, bases.clone(), None).expect("seed");
             println!("seeded {n} memories in {:.2} s ({:.1} MB on disk)", took.as_secs_f64(), file_mb(&path));
@@ -615,10 +689,13 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, real: Option<RealVectors>)
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let bus = EventBus::new();
+    // The bench's own ear on the bus: the first `ReplyChunk` of each exchange is its first token.
+    let mut events = bus.subscribe();
     let engine = rt.block_on(Engine::start(db.clone(), llm(message_vecs, bus.clone()), bus)).expect("engine");
     // As in the app: the `checkpoint` worker owns the WAL's checkpoints, and runs between turns.
     db.call_blocking(|c| chalie::store::wal::hand_checkpoints_to_worker(c)).expect("wal");
     let cancel = CancellationToken::new();
+    let mut restarted = None;
     let msgs = messages();
     let mut i = 0usize;
     let timings = Arc::new(Mutex::new(Vec::new()));
@@ -638,28 +715,42 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, real: Option<RealVectors>)
                 rt.block_on(db.call(move |c| ChatRepo(c).append(THREAD, &x, "user", &body, None, None)))
                     .expect("intake");
                 // The checkpoint worker's run in the pause before this message (untimed).
-                rt.block_on(db.call(|c| chalie::store::wal::checkpoint_passive(c))).expect("checkpoint");
+                let last = restarted;
+                restarted = rt
+                    .block_on(db.call(move |c| chalie::store::wal::checkpoint_and_restart(c, last)))
+                    .expect("checkpoint")
+                    .1;
+                while events.try_recv().is_ok() {}
+                let wall = chrono::Utc::now();
                 let t = Instant::now();
                 let report = rt.block_on(engine.turn(THREAD, &xid, text, &cancel)).expect("turn");
                 let took = t.elapsed();
                 total += took;
+                let first = first_chunk(&mut events, &xid)
+                    .and_then(|at| (at - wall).num_microseconds())
+                    .map(|us| us as f64 / 1000.0);
                 *modes.lock().unwrap().entry(report.mode).or_insert(0) += 1;
-                timings.lock().unwrap().push((black_box(report).timings_ms, took.as_secs_f64() * 1000.0));
+                let report = black_box(report);
+                timings.lock().unwrap().push(Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first));
             }
             total
         })
     });
     group.finish();
     print_stages(&format!("turn/deterministic/{label}"), &timings.lock().unwrap(), &modes.lock().unwrap());
-    let outer: Vec<f64> = timings.lock().unwrap().iter().map(|(_, o)| *o).collect();
-    if !outer.is_empty() {
+    let turns = timings.lock().unwrap();
+    if !turns.is_empty() {
         let target = match n {
             1_000_000.. => "<4ms_p99",
             100_000.. => "<1ms_median,<2ms_p99",
             _ => "report",
         };
-        benchfig::print(&format!("turn/{label}"), &outer, None, target);
+        let of = |f: &dyn Fn(&Sample) -> f64| turns.iter().map(f).collect::<Vec<_>>();
+        benchfig::print(&format!("turn/{label}"), &of(&Sample::deterministic), None, target);
+        benchfig::print(&format!("turn/{label}_after_reply"), &of(&Sample::after_reply), None, "report");
+        benchfig::print(&format!("turn/{label}_whole_call"), &of(&|s| s.outer), None, "report");
     }
+    drop(turns);
     drop(engine);
     drop(db);
     bench_skills(c, label, &path);
@@ -753,16 +844,29 @@ fn bench_pure(c: &mut Criterion) {
     group.finish();
 }
 
+/// Whether `CHALIE_BENCH_SIZES` (a comma-separated list such as `100k,1m`; unset: all) asks for `label`.
+fn wanted(label: &str) -> bool {
+    std::env::var("CHALIE_BENCH_SIZES").ok().is_none_or(|v| v.split(',').any(|s| s.trim() == label))
+}
+
 fn bench(c: &mut Criterion) {
     bench_pure(c);
-    bench_db(c, "1k", 1_000, None);
-    bench_db(c, "100k", 100_000, None);
-    // The 1M store takes minutes to build the first time: built when asked, then kept.
-    let cached_1m = minilm_real::cache_dir().join(format!("turn-1m-v1-s{}.db", chalie::store::latest_version()));
-    if (std::env::var_os("CHALIE_BENCH_1M").is_some() || cached_1m.exists())
-        && let Some(real) = real_vectors()
-    {
-        bench_db(c, "1m", 1_000_000, Some(real));
+    if wanted("1k") {
+        bench_db(c, "1k", 1_000, Store::Fresh);
+    }
+    if wanted("100k") {
+        bench_db(c, "100k", 100_000, Store::Fresh);
+    }
+    // The 1M store takes minutes to build the first time: built when asked, then kept. Its
+    // vectors are real MiniLM embeddings; without the built-in model, random ones (`1m_random`).
+    let cached = |label: &str| {
+        minilm_real::cache_dir().join(format!("turn-{label}-v1-s{}.db", chalie::store::latest_version())).exists()
+    };
+    if (std::env::var_os("CHALIE_BENCH_1M").is_some() || cached("1m") || cached("1m_random")) && wanted("1m") {
+        match real_vectors() {
+            Some(real) => bench_db(c, "1m", 1_000_000, Store::Cached(Some(real))),
+            None => bench_db(c, "1m_random", 1_000_000, Store::Cached(None)),
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 //!
 //! Every [`EVERY`] it runs one PASSIVE checkpoint, unless a user turn is in flight (a
 //! `user_message` seen on the bus without its `reply_done` or `turn_failed` yet); the run
-//! after the turn catches up. A checkpoint with nothing to copy costs a lock and a look at
+//! after the turn catches up. A checkpoint that copied the whole log starts it over at once
+//! (`wal::checkpoint_and_restart`), so the log's header sync is the worker's, not the next
+//! turn's first write. A checkpoint with nothing to copy costs a lock and a look at
 //! the log's index, so the idle timer can be short.
 
 use super::worker::PeriodicTask;
@@ -20,11 +22,13 @@ pub struct CheckpointTask {
     turns: TurnWatch,
     /// The last run's result, for the tests and the log.
     pub last: Option<WalCheckpoint>,
+    /// Where the log stood when this worker last started it over (`store::wal::Restarted`).
+    restarted: Option<wal::Restarted>,
 }
 
 impl CheckpointTask {
     pub fn new(bus: &EventBus) -> CheckpointTask {
-        CheckpointTask { turns: bus.turns(), last: None }
+        CheckpointTask { turns: bus.turns(), last: None, restarted: None }
     }
 }
 
@@ -43,7 +47,10 @@ impl PeriodicTask for CheckpointTask {
         if self.turns.in_flight() {
             return Ok(());
         }
-        let done = db.call(|c| wal::checkpoint_passive(c)).await?;
+        let last = self.restarted;
+        let (done, restarted) = db.call(move |c| wal::checkpoint_and_restart(c, last)).await?;
+        self.restarted = restarted;
+        let Some(done) = done else { return Ok(()) };
         if !done.complete() {
             tracing::debug!("wal checkpoint partial: {done:?}");
         }

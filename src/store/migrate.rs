@@ -48,6 +48,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0016_one_vector_store.sql"),
     },
     Migration { version: 17, name: "0017_turn_indexes", sql: include_str!("../../migrations/0017_turn_indexes.sql") },
+    Migration {
+        version: 18,
+        name: "0018_turn_trait_indexes",
+        sql: include_str!("../../migrations/0018_turn_trait_indexes.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {

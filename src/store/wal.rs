@@ -49,6 +49,47 @@ pub fn autocheckpoint_pages(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))?)
 }
 
+/// Where the log stood when [`checkpoint_and_restart`] last started it over: the connection's
+/// write counters then. While they stand still the log holds only the restart's one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restarted {
+    total_changes: u64,
+    data_version: i64,
+}
+
+fn restart_mark(conn: &Connection) -> Result<Restarted, StoreError> {
+    let data_version = conn.pragma_query_value(None, "data_version", |r| r.get(0))?;
+    Ok(Restarted { total_changes: conn.total_changes(), data_version })
+}
+
+/// The worker's run: a PASSIVE checkpoint, then, when it copied the whole log, start the log over
+/// at once. The first write into a log that starts over writes its header and syncs it (an
+/// fsync, ~4 ms on the bench machine, with `synchronous = NORMAL` too); left to the next write,
+/// that was the first write of the next turn, before its first token (docs/architecture.md §9).
+/// Rewriting `application_id` (unused by the store) with its own value is the smallest write
+/// there is: one page, no data changed. `last` is the previous run's mark: while nothing was
+/// written since (this connection's changes and other connections' `data_version` both
+/// unmoved) the log holds only that page, and nothing is done, so an idle store is not synced
+/// every run. Returns the checkpoint (`None` when skipped) and the mark for the next run.
+pub fn checkpoint_and_restart(
+    conn: &Connection,
+    last: Option<Restarted>,
+) -> Result<(Option<WalCheckpoint>, Option<Restarted>), StoreError> {
+    if let Some(mark) = last
+        && restart_mark(conn)? == mark
+    {
+        return Ok((None, Some(mark)));
+    }
+    let done = checkpoint_passive(conn)?;
+    // An in-memory database has no log (-1 frames).
+    if done.log_frames < 0 || !done.complete() {
+        return Ok((Some(done), None));
+    }
+    let id: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    conn.pragma_update(None, "application_id", id)?;
+    Ok((Some(done), Some(restart_mark(conn)?)))
+}
+
 /// Copy what the log holds into the database without waiting for anyone.
 pub fn checkpoint_passive(conn: &Connection) -> Result<WalCheckpoint, StoreError> {
     let (busy, log_frames, checkpointed) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
@@ -97,6 +138,33 @@ mod tests {
         assert!(after <= WAL_KEEP_BYTES + 64 * 1024, "{after} bytes");
         let second = checkpoint_passive(&conn).unwrap();
         assert!(second.log_frames < 10, "the log started over: {second:?}");
+    }
+
+    #[test]
+    fn the_worker_starts_the_log_over_itself_and_leaves_an_idle_log_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open(&dir.path().join("chalie.db")).unwrap();
+        hand_checkpoints_to_worker(&conn).unwrap();
+        write_pages(&conn, 0, 20);
+        let (done, mark) = checkpoint_and_restart(&conn, None).unwrap();
+        let done = done.expect("checkpointed");
+        assert!(done.complete() && done.log_frames >= 20, "{done:?}");
+        let mark = mark.expect("the log was started over");
+        // The restart wrote one frame (page 1), which the next checkpoint would find alone.
+        // Nothing written since: the run does nothing, and the log keeps that one frame.
+        assert_eq!(checkpoint_and_restart(&conn, Some(mark)).unwrap(), (None, Some(mark)));
+        assert_eq!(checkpoint_passive(&conn).unwrap().log_frames, 1, "the log was started over");
+        // A write moves the counters: the next run checkpoints and starts over again.
+        write_pages(&conn, 20, 1);
+        let (done, again) = checkpoint_and_restart(&conn, Some(mark)).unwrap();
+        assert!(done.is_some_and(|d| d.complete()), "{done:?}");
+        assert!(again.is_some_and(|m| m != mark));
+        // The data is the data: application_id kept its value.
+        let id: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).unwrap();
+        assert_eq!(id, 0);
+        // In memory there is no log to start over.
+        let mem = crate::store::open_in_memory().unwrap();
+        assert_eq!(checkpoint_and_restart(&mem, None).unwrap().1, None);
     }
 
     #[test]
