@@ -46,9 +46,13 @@ fn planned_terms(c: &Connection, terms: &[String]) -> Result<Plan, StoreError> {
     for f in &forms {
         costs.push(repo.fts_rows_capped(f, FTS_ROW_BUDGET + 1)?);
     }
-    let kept = rarest_within(&costs, FTS_ROW_BUDGET);
+    // A form that matches nothing is left out before the budget, so that it can never stand
+    // in for the rarest word that does match.
+    let live: Vec<usize> = (0..forms.len()).filter(|&i| costs[i] > 0).collect();
+    let live_costs: Vec<i64> = live.iter().map(|&i| costs[i]).collect();
+    let kept: Vec<usize> = rarest_within(&live_costs, FTS_ROW_BUDGET).into_iter().map(|j| live[j]).collect();
     let spent: i64 = kept.iter().map(|&i| costs[i]).sum();
-    let terms = kept.into_iter().filter(|&i| costs[i] > 0).map(|i| forms[i].clone()).collect();
+    let terms = kept.into_iter().map(|i| forms[i].clone()).collect();
     Ok(Plan { terms, over_budget: spent > FTS_ROW_BUDGET })
 }
 
@@ -88,7 +92,7 @@ pub(super) fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> R
     let repo = RecallRepo(c);
     let mut want = SOURCE_LIMIT * 2;
     loop {
-        let ids = if plan.over_budget {
+        let ids: Vec<(i64, f64)> = if plan.over_budget {
             repo.fts_newest(&expression, want)?.into_iter().map(|id| (id, 0.0)).collect()
         } else {
             repo.fts_ranked(&expression, want)?

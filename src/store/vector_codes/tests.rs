@@ -67,7 +67,7 @@ fn nearest_codes_keeps_the_closest_and_breaks_ties_by_position() {
 
 mod ivf {
     use super::super::table::{IVF_MIN_ROWS, TableCodes};
-    use super::*;
+    use super::super::{binary_code, code_bytes, kernels};
     use crate::store::vectors::quantize;
     use std::collections::HashMap;
 
@@ -134,14 +134,10 @@ mod ivf {
         for id in 1..=n {
             put(&mut t, &mut rows, id, point(&mut rng, &topics));
         }
-        let code_of = |rows: &HashMap<i64, Vec<f32>>| {
-            let rows = rows.clone();
-            move |id: i64| binary_code(&rows[&id])
-        };
         assert_eq!(t.lists(), 1, "untrained until a batch of changes is done");
         t.reindex_if_grown();
         assert!(t.lists() > 1, "past {IVF_MIN_ROWS} rows the table is filed in lists");
-        t.check(code_of(&rows));
+        t.check(|id| binary_code(&rows[&id]));
         let queries: Vec<Vec<f32>> = (0..10).map(|_| point(&mut rng, &topics)).collect();
         let before = recall(&t, &rows, &queries);
         assert!(before >= 0.95, "recall@10 {before:.3}");
@@ -156,7 +152,7 @@ mod ivf {
             rows.remove(&id);
         }
         t.reindex_if_grown();
-        t.check(code_of(&rows));
+        t.check(|id| binary_code(&rows[&id]));
         let mut left: Vec<i64> = rows.keys().copied().collect();
         left.sort_unstable();
         assert_eq!(t.ids(), left);
@@ -169,7 +165,7 @@ mod ivf {
         for id in n + 1..=n + 2_000 {
             put(&mut t, &mut rows, id, point(&mut rng, &topics));
         }
-        t.check(code_of(&rows));
+        t.check(|id| binary_code(&rows[&id]));
         for id in [1, 4, n + 1, n + 2_000] {
             assert_eq!(t.nearest(&rows[&id], 1, 400)[0].0, id, "row {id} at its new place");
         }
@@ -184,6 +180,6 @@ mod ivf {
         }
         t.reindex_if_grown();
         assert!(t.lists() > lists, "{} lists after growing, {lists} before", t.lists());
-        t.check(code_of(&rows));
+        t.check(|id| binary_code(&rows[&id]));
     }
 }
