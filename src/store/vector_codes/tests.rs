@@ -66,13 +66,15 @@ fn nearest_codes_keeps_the_closest_and_breaks_ties_by_position() {
 }
 
 mod ivf {
-    use super::super::table::{IVF_MIN_ROWS, TableCodes};
+    use super::super::table::TableCodes;
     use super::super::{binary_code, code_bytes, kernels};
     use crate::store::vectors::quantize;
     use std::collections::HashMap;
 
     // Small vectors keep the unoptimised test quick; the index is the same at any size.
     const DIM: usize = 128;
+    /// Where this test's table starts its lists.
+    const IVF_MIN_ROWS: usize = 32_768;
 
     fn unit(v: Vec<f32>) -> Vec<f32> {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
@@ -128,7 +130,7 @@ mod ivf {
     fn the_lists_follow_inserts_deletes_and_re_embedding() {
         let mut rng = crate::SplitMix64(77);
         let topics: Vec<Vec<f32>> = (0..200).map(|_| unit(noise(&mut rng, 1.0))).collect();
-        let mut t = TableCodes::new(1, 0, DIM);
+        let mut t = TableCodes::new(1, 0, DIM).with_ivf_min_rows(IVF_MIN_ROWS);
         let mut rows = HashMap::new();
         let n = IVF_MIN_ROWS as i64 + 500;
         for id in 1..=n {
