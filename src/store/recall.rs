@@ -124,9 +124,9 @@ impl RecallRepo<'_> {
     /// How many episodes hold the word `term`, counted up to `cap`: the walk stops there, so a
     /// common word costs no more than a rare one (FTS5's vocabulary table counts every match).
     pub fn fts_rows_capped(&self, term: &str, cap: i64) -> Result<i64, StoreError> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ?1 LIMIT ?2)",
-        )?;
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ?1 LIMIT ?2)")?;
         Ok(stmt.query_row(params![format!("\"{}\"", term.replace('"', "\"\"")), cap], |r| r.get(0))?)
     }
 
