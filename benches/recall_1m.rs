@@ -112,6 +112,39 @@ fn main() {
         hybrid_recall(&conn, text, Some(v), 10, now).expect("recall")
     });
 
+    // Each source alone, over the same queries: where the hybrid figure goes.
+    let alone = |name: &str, t: &[f64]| {
+        let q = |p| benchfig::quantile(t, p);
+        println!("{name}: median {:.3} ms, p99 {:.3} ms", q(0.5), q(0.99));
+    };
+    let mut q = 0usize;
+    let vector = benchfig::samples(20, 400, || {
+        q += 1;
+        repo.search(VecTable::Episodes, &queries[q % queries.len()].1, 50).expect("search")
+    });
+    alone("vector search alone (k=50)", &vector);
+    let mut q = 0usize;
+    let text = benchfig::samples(20, 400, || {
+        q += 1;
+        hybrid_recall(&conn, &queries[q % queries.len()].0, None, 10, now).expect("recall")
+    });
+    alone("text sources alone (fts + keyword)", &text);
+    let slowest = |f: &dyn Fn(&str, &[f32]) -> f64| {
+        let mut t: Vec<(f64, &str)> = queries.iter().map(|(s, v)| (f(s, v), s.as_str())).collect();
+        t.sort_by(|a, b| b.0.total_cmp(&a.0));
+        t.truncate(3);
+        t
+    };
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        f();
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    println!(
+        "slowest text-only queries: {:?}",
+        slowest(&|s, _| time(&|| drop(hybrid_recall(&conn, s, None, 10, now).expect("recall"))))
+    );
+
     let picked: Vec<&Vec<f32>> = queries.iter().take(RECALL_QUERIES).map(|(_, v)| v).collect();
     let started = Instant::now();
     let exact = exact_top(&real, &picked, 10);
@@ -129,5 +162,16 @@ fn main() {
     };
     let (r10, r50) = (share(10), share(50));
     println!("recall@10 vs exact f32 over {} held-out queries: k=10 {r10:.3}, k=50 cut to 10 {r50:.3}", picked.len());
+    // What more or fewer re-scored candidates would buy (each also sets how many rows are probed).
+    for n in [200, 800, 1600] {
+        let mut found = 0usize;
+        let started = Instant::now();
+        for (v, want) in picked.iter().zip(&exact) {
+            let got = repo.search_with(VecTable::Episodes, v, 10, n).expect("search");
+            found += got.iter().filter(|(id, _)| want.contains(id)).count();
+        }
+        let ms = started.elapsed().as_secs_f64() * 1e3 / picked.len() as f64;
+        println!("  {n} candidates: recall@10 {:.3}, {ms:.3} ms a search", found as f64 / (10 * picked.len()) as f64);
+    }
     benchfig::print("recall/1m", &timings, None, &format!("<10ms_median,recall@10>=0.95(k10={r10:.3},k50={r50:.3})"));
 }

@@ -2,14 +2,15 @@
 //!
 //! Stage 1 gathers candidates from independent sources, each ranked on its own:
 //! - `vector`: k-nearest neighbours (k = [`KNN_K`]) of the query embedding over `episode_vec`,
-//!   `concept_vec` and `trait_vec` (`VectorRepo::search`: a binary-code prefilter with exact
-//!   cosine re-scoring, measured against the exact brute force in `benches/recall.rs`), merged into one list by cosine distance (only when the
+//!   `concept_vec` and `trait_vec` (`VectorRepo::search`: a binary-code prefilter over the
+//!   lists a coarse quantiser picks, with exact cosine re-scoring, measured against the exact
+//!   brute force in `benches/recall.rs` and `benches/recall_1m.rs`), merged into one list by
+//!   cosine distance (only when the
 //!   caller has a 384-d embedding; skills run on the database thread and have none),
 //!   neighbours below [`MIN_SIMILARITY`] dropped;
-//! - `fts`: FTS5 over `episodes_fts` (gist, action), each content word as a quoted term joined
-//!   by OR (operators stripped), a prefix term unless that multiplies the rows bm25 must score
-//!   (see [`PREFIX_EXTRA_ROWS`]), the rarest terms only once their rows pass
-//!   [`FTS_ROW_BUDGET`], ranked by bm25;
+//! - `fts`: FTS5 over `episodes_fts` (gist, action), each content word and its plural as a
+//!   quoted term joined by OR (operators stripped), the rarest terms only once their rows pass
+//!   [`FTS_ROW_BUDGET`], ranked by bm25 (by recency when even the rarest is over budget);
 //! - `keyword`: the substring search over traits, facts, gists, concepts and the user's chat
 //!   lines that the `recall` skill has always done, ranked by the share of query words matched;
 //!   trigram indexes (migration 0002) narrow each LIKE to the rows that can match.
@@ -362,7 +363,7 @@ fn score(c: Candidate, terms: &[String], now: i64) -> Hit {
 
 mod text;
 
-pub use text::{FTS_ROW_BUDGET, PREFIX_EXTRA_ROWS};
+pub use text::FTS_ROW_BUDGET;
 use text::{fts_source, keyword_source};
 
 #[cfg(test)]

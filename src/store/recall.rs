@@ -59,37 +59,43 @@ impl KeywordLayer {
         }
     }
 
-    /// The trigram index and the query: ?1 is a LIKE pattern, ?2 the clock, and `{ix}` narrows
-    /// the rows to the index's matches for ?3 (see [`keyword_sql`]).
-    fn sql(self) -> (&'static str, &'static str) {
+    /// The layer's table, its trigram index and the query: ?1 is a LIKE pattern, ?2 the clock,
+    /// `{from}`, `{ix}` and `{order}` come from [`keyword_sql`] (?3 is the index's query).
+    fn sql(self) -> (&'static str, &'static str, &'static str) {
         match self {
             KeywordLayer::Traits => (
+                "user_traits",
                 "user_traits_trgm",
-                "SELECT id, trait_key || ': ' || trait_value, updated_at, reliability, confidence FROM user_traits
-                 WHERE {ix} (trait_value LIKE ?1 OR trait_key LIKE ?1) AND reliability != 'superseded'
-                   AND ?2 IS NOT NULL LIMIT 50",
+                "SELECT t.id, t.trait_key || ': ' || t.trait_value, t.updated_at, t.reliability, t.confidence FROM {from}
+                 WHERE {ix} (t.trait_value LIKE ?1 OR t.trait_key LIKE ?1) AND t.reliability != 'superseded'
+                   AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT 50",
             ),
             KeywordLayer::Facts => (
+                "facts",
                 "facts_trgm",
-                "SELECT id, key || ': ' || value, updated_at, reliability, confidence FROM facts
-                 WHERE {ix} (value LIKE ?1 OR key LIKE ?1) AND expires_at > ?2 AND reliability != 'superseded' LIMIT 50",
+                "SELECT t.id, t.key || ': ' || t.value, t.updated_at, t.reliability, t.confidence FROM {from}
+                 WHERE {ix} (t.value LIKE ?1 OR t.key LIKE ?1) AND t.expires_at > ?2 AND t.reliability != 'superseded'
+                 ORDER BY {order} DESC LIMIT 50",
             ),
             KeywordLayer::Gists => (
+                "gists",
                 "gists_trgm",
-                "SELECT id, content, created_at, reliability, confidence / 10.0 FROM gists
-                 WHERE {ix} content LIKE ?1 AND expires_at > ?2 AND is_cold_start = 0 LIMIT 50",
+                "SELECT t.id, t.content, t.created_at, t.reliability, t.confidence / 10.0 FROM {from}
+                 WHERE {ix} t.content LIKE ?1 AND t.expires_at > ?2 AND t.is_cold_start = 0 ORDER BY {order} DESC LIMIT 50",
             ),
             KeywordLayer::Concepts => (
+                "semantic_concepts",
                 "concepts_trgm",
-                "SELECT id, name || ': ' || definition, updated_at, reliability,
-                        (MIN(strength, 10.0) / 10.0 + confidence) / 2.0 FROM semantic_concepts
-                 WHERE {ix} (name LIKE ?1 OR definition LIKE ?1) AND deleted_at IS NULL AND probation = 0
-                   AND ?2 IS NOT NULL LIMIT 50",
+                "SELECT t.id, t.name || ': ' || t.definition, t.updated_at, t.reliability,
+                        (MIN(t.strength, 10.0) / 10.0 + t.confidence) / 2.0 FROM {from}
+                 WHERE {ix} (t.name LIKE ?1 OR t.definition LIKE ?1) AND t.deleted_at IS NULL AND t.probation = 0
+                   AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT 50",
             ),
             KeywordLayer::Chat => (
+                "chat_history",
                 "chat_user_trgm",
-                "SELECT id, content, created_at, 'reliable', 0.5 FROM chat_history
-                 WHERE {ix} role = 'user' AND content LIKE ?1 AND ?2 IS NOT NULL ORDER BY id DESC LIMIT 50",
+                "SELECT t.id, t.content, t.created_at, 'reliable', 0.5 FROM {from}
+                 WHERE {ix} t.role = 'user' AND t.content LIKE ?1 AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT 50",
             ),
         }
     }
@@ -98,31 +104,40 @@ impl KeywordLayer {
 /// A trigram index answers substring queries of at least this many characters.
 pub const TRIGRAM: usize = 3;
 
-/// A keyword layer's SQL with `{ix}` filled: when `indexed`, only the rows whose trigram
-/// index matches the quoted word ?3 (a superset of the rows the LIKE keeps, so the result is
-/// the same, without the table scan); otherwise the plain scan (?3 unused).
-fn keyword_sql(sql: &str, index: &str, indexed: bool) -> String {
-    let ix = if indexed {
-        format!("id IN (SELECT rowid FROM {index} WHERE {index} MATCH ?3) AND")
+/// A keyword layer's SQL, newest rows first. When `indexed`, the trigram index is the outer
+/// loop, walked newest first: its matches for the quoted word ?3 are a superset of the rows the
+/// LIKE keeps, so the result is the same as the scan's, and the walk stops at the 50th row kept
+/// (an `id IN (SELECT …)` over the index collected every match first, tens of thousands for
+/// a common word). Otherwise the plain scan of the table (?3 unused).
+fn keyword_sql(sql: &str, table: &str, index: &str, indexed: bool) -> String {
+    let (from, ix, order) = if indexed {
+        (format!("{index} x JOIN {table} t ON t.id = x.rowid"), format!("x.{index} MATCH ?3 AND"), "x.rowid")
     } else {
-        "?3 IS NOT NULL AND".to_string()
+        (format!("{table} t"), "?3 IS NOT NULL AND".to_string(), "t.id")
     };
-    sql.replace("{ix}", &ix)
+    sql.replace("{from}", &from).replace("{ix}", &ix).replace("{order}", order)
 }
 
 pub struct RecallRepo<'c>(pub &'c Connection);
 
 impl RecallRepo<'_> {
-    /// How many episodes hold `term` as a word, and how many hold a word starting with it.
-    pub fn fts_term_counts(&self, term: &str) -> Result<(i64, i64), StoreError> {
-        let mut exact =
-            self.0.prepare_cached("SELECT coalesce(sum(doc), 0) FROM episodes_fts_vocab WHERE term = ?1")?;
-        let mut range = self
+    /// How many episodes hold the word `term`, counted up to `cap`: the walk stops there, so a
+    /// common word costs no more than a rare one (FTS5's vocabulary table counts every match).
+    pub fn fts_rows_capped(&self, term: &str, cap: i64) -> Result<i64, StoreError> {
+        let mut stmt = self
             .0
-            .prepare_cached("SELECT coalesce(sum(doc), 0) FROM episodes_fts_vocab WHERE term >= ?1 AND term <= ?2")?;
-        let word: i64 = exact.query_row(params![term], |r| r.get(0))?;
-        let all: i64 = range.query_row(params![term, format!("{term}\u{10FFFF}")], |r| r.get(0))?;
-        Ok((word, all))
+            .prepare_cached("SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ?1 LIMIT ?2)")?;
+        Ok(stmt.query_row(params![format!("\"{}\"", term.replace('"', "\"\"")), cap], |r| r.get(0))?)
+    }
+
+    /// The `limit` newest episode ids matching an FTS5 MATCH expression, newest first: a walk
+    /// down the index that stops at `limit`, with no ranking.
+    pub fn fts_newest(&self, expression: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![expression, limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The `limit` best episode ids for an FTS5 MATCH expression, best first, with their bm25
@@ -178,8 +193,8 @@ impl RecallRepo<'_> {
         now: i64,
         indexed: bool,
     ) -> Result<Vec<RecallRow>, StoreError> {
-        let (index, sql) = layer.sql();
-        let mut stmt = self.0.prepare_cached(&keyword_sql(sql, index, indexed))?;
+        let (table, index, sql) = layer.sql();
+        let mut stmt = self.0.prepare_cached(&keyword_sql(sql, table, index, indexed))?;
         let phrase = format!("\"{}\"", term.replace('"', "\"\""));
         let rows = stmt.query_map(params![format!("%{term}%"), now, phrase], read)?;
         Ok(rows.collect::<Result<_, _>>()?)

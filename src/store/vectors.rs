@@ -7,9 +7,9 @@
 //! vectors by cosine only, so the length the scaling drops is never missed.
 //!
 //! [`VectorRepo::search`], which recall uses, scans the rows' binary codes first
-//! ([`super::vector_codes`], kept in process) and re-scores only the nearest candidates
-//! against the int8 rows, which the same in-process cache holds (a rowid lookup each cost a
-//! few µs, and a turn re-scored over a thousand). [`VectorRepo::knn`] is the exact
+//! ([`super::vector_codes`], kept in process) and re-scores only the nearest candidates against the int8 rows, which
+//! the same in-process cache holds (a rowid lookup each cost a few µs, and a turn re-scored
+//! over a thousand). [`VectorRepo::knn`] is the exact
 //! reference it is measured against: sqlite-vec's `vec_distance_cosine` over every row.
 
 use super::StoreError;

@@ -178,6 +178,27 @@ fn fts_strips_operators() {
     assert!(hybrid_recall(&c, "the a", None, 5, NOW).unwrap().is_empty(), "no content words: no hits");
 }
 
+#[test]
+fn a_word_commoner_than_the_budget_still_finds_its_newest_episodes() {
+    let c = open_in_memory().unwrap();
+    let n = FTS_ROW_BUDGET as usize + 20;
+    let ids: Vec<i64> =
+        (0..n).map(|i| episode(&c, &format!("walked the dog, note {i}"), 5, NOW, "reliable", None)).collect();
+    let trip = episode(&c, "booked the trips to Porto", 5, NOW - DAY, "reliable", None);
+    // "dog" is in more episodes than the budget ranks, and "dogs" in none: the zero-row plural
+    // must not take the place of the word that matches.
+    let hits = hybrid_recall(&c, "dog", None, 10, NOW).unwrap();
+    assert_eq!(hits.len(), 10, "{hits:#?}");
+    let newest = &ids[n - SOURCE_LIMIT..];
+    for h in &hits {
+        assert_eq!(h.sources[0].source, "fts");
+        assert!(newest.contains(&h.id), "{} is not among the newest matches", h.id);
+    }
+    // A word within budget is ranked by bm25, and finds its plural.
+    let hits = hybrid_recall(&c, "trip", None, 10, NOW).unwrap();
+    assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [trip]);
+}
+
 /// Every keyword layer returns the same rows through its trigram index as by scanning,
 /// after inserts, updates and deletes, and in a database migrated from version 1.
 #[test]

@@ -7,74 +7,96 @@ use crate::text::normalize;
 use rusqlite::Connection;
 
 /// An FTS5 MATCH expression: each term quoted (which strips every operator a user could type),
-/// as a prefix where `prefix` says so, joined by OR.
-fn fts_expression(terms: &[String], prefix: &[bool]) -> String {
-    let term = |(t, p): (&String, &bool)| format!("\"{}\"{}", t.replace('"', "\"\""), if *p { "*" } else { "" });
-    terms.iter().zip(prefix).map(term).collect::<Vec<_>>().join(" OR ")
+/// joined by OR.
+fn fts_expression(terms: &[String]) -> String {
+    terms.iter().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
 }
 
-/// The terms the MATCH searches, each with whether it is a prefix ("trip" finding "trips").
+/// What the full-text source searches: the terms, and whether even the rarest of them matches
+/// more than [`FTS_ROW_BUDGET`] episodes.
+struct Plan {
+    terms: Vec<String>,
+    over_budget: bool,
+}
+
+/// The words the MATCH searches: each content word and its plural ("trip" finding "trips"),
+/// the rarest first while the episodes they match sum to [`FTS_ROW_BUDGET`] (the rarest is
+/// always kept), and none that matches nothing.
 ///
-/// bm25 costs about a microsecond per matching row, so two bounds keep the walk short at any
-/// store size. A short prefix can match far more rows than its word (in the 100k bench "w17"*
-/// matches 21.6k gists where "w17" matches 2k), so a term is a prefix only while its expansions
-/// add at most [`PREFIX_EXTRA_ROWS`] rows or as many as the word itself. And common words
-/// ("time", "today") match a large share of a big store while adding little to bm25 (their IDF
-/// is low), so only the rarest terms are kept while their rows sum to [`FTS_ROW_BUDGET`]
-/// (the rarest is always kept): see [`rarest_within`].
-fn planned_terms(c: &Connection, terms: &[String]) -> Result<(Vec<String>, Vec<bool>), StoreError> {
+/// Ranking costs about a microsecond per matching row (bm25 reads each row's length and
+/// counts every match of each term for its IDF), and a common word ("man", "today") matches a
+/// large share of a big store while adding little to bm25 (its IDF is near zero), so the rows
+/// ranked are bounded by the budget. Each word is counted by a walk that stops past the budget
+/// (FTS5 keeps no document counts: its vocabulary table walks every match, milliseconds for
+/// a common word at a million episodes). Prefix terms are not searched: FTS5 merges every
+/// expansion of a prefix before the first row, a cost no LIMIT bounds ("w17"* matched ten
+/// times the rows of "w17" in the 100k bench).
+fn planned_terms(c: &Connection, terms: &[String]) -> Result<Plan, StoreError> {
     let repo = RecallRepo(c);
-    let mut costs = Vec::with_capacity(terms.len());
+    let mut forms: Vec<String> = Vec::with_capacity(terms.len() * 2);
     for t in terms {
-        let (word, all) = repo.fts_term_counts(t)?;
-        let prefix = all - word <= word.max(PREFIX_EXTRA_ROWS);
-        costs.push(TermCost { rows: if prefix { all } else { word }, prefix });
+        let plural = format!("{t}s");
+        for f in [t.clone(), plural] {
+            if !forms.contains(&f) && (f == *t || !t.ends_with('s')) {
+                forms.push(f);
+            }
+        }
     }
-    let kept = rarest_within(&costs, FTS_ROW_BUDGET);
-    Ok((kept.iter().map(|&i| terms[i].clone()).collect(), kept.iter().map(|&i| costs[i].prefix).collect()))
-}
-
-/// What one term costs bm25: the rows it matches as searched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TermCost {
-    rows: i64,
-    prefix: bool,
+    let mut costs = Vec::with_capacity(forms.len());
+    for f in &forms {
+        costs.push(repo.fts_rows_capped(f, FTS_ROW_BUDGET + 1)?);
+    }
+    // A form that matches nothing is left out before the budget, so that it can never stand
+    // in for the rarest word that does match.
+    let live: Vec<usize> = (0..forms.len()).filter(|&i| costs[i] > 0).collect();
+    let live_costs: Vec<i64> = live.iter().map(|&i| costs[i]).collect();
+    let kept: Vec<usize> = rarest_within(&live_costs, FTS_ROW_BUDGET).into_iter().map(|j| live[j]).collect();
+    let spent: i64 = kept.iter().map(|&i| costs[i]).sum();
+    let terms = kept.into_iter().map(|i| forms[i].clone()).collect();
+    Ok(Plan { terms, over_budget: spent > FTS_ROW_BUDGET })
 }
 
 /// The indexes (in query order) of the rarest terms whose rows sum to at most `budget`; the
 /// rarest term is kept even over budget, so a query never loses its full-text source.
-fn rarest_within(costs: &[TermCost], budget: i64) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..costs.len()).collect();
-    order.sort_by_key(|&i| (costs[i].rows, i));
+fn rarest_within(rows: &[i64], budget: i64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&i| (rows[i], i));
     let mut spent = 0;
     let mut kept = Vec::new();
     for i in order {
-        if !kept.is_empty() && spent + costs[i].rows > budget {
+        if !kept.is_empty() && spent + rows[i] > budget {
             break;
         }
-        spent += costs[i].rows;
+        spent += rows[i];
         kept.push(i);
     }
     kept.sort_unstable();
     kept
 }
 
-/// See [`planned_terms`].
-pub const PREFIX_EXTRA_ROWS: i64 = 1_000;
-
-/// See [`planned_terms`].
-pub const FTS_ROW_BUDGET: i64 = 4_000;
+/// See [`planned_terms`]: at most this many matching episodes are ranked by bm25 (about half
+/// a millisecond).
+pub const FTS_ROW_BUDGET: i64 = 500;
 
 pub(super) fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> Result<(), StoreError> {
-    let (kept, prefix) = planned_terms(c, terms)?;
-    let expression = fts_expression(&kept, &prefix);
+    let plan = planned_terms(c, terms)?;
+    if plan.terms.is_empty() {
+        return Ok(());
+    }
+    let expression = fts_expression(&plan.terms);
     // bm25 over the index alone, then the episode rows of the best: joining first would read an
     // episode row for every match before the LIMIT. Deleted and superseded episodes are skipped,
-    // so a few spare ids are taken, and more when they run out.
+    // so a few spare ids are taken, and more when they run out. When even the rarest word is
+    // over budget, its IDF says next to nothing about any one row: its newest matches stand in,
+    // by recency (their bm25 reads 0), at the cost of a walk that stops at the LIMIT.
     let repo = RecallRepo(c);
     let mut want = SOURCE_LIMIT * 2;
     loop {
-        let ids = repo.fts_ranked(&expression, want)?;
+        let ids: Vec<(i64, f64)> = if plan.over_budget {
+            repo.fts_newest(&expression, want)?.into_iter().map(|id| (id, 0.0)).collect()
+        } else {
+            repo.fts_ranked(&expression, want)?
+        };
         let mut rank = 0;
         let mut found = Vec::new();
         for (id, bm25) in &ids {
@@ -146,26 +168,23 @@ pub(super) fn term_share(text: &str, terms: &[String]) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{TermCost, rarest_within};
-
-    fn costs(rows: &[i64]) -> Vec<TermCost> {
-        rows.iter().map(|&rows| TermCost { rows, prefix: false }).collect()
-    }
+    use super::rarest_within;
 
     #[test]
     fn common_terms_beyond_the_budget_are_dropped() {
-        // "lisbon" 40 rows, "time" 30k, "trip" 900, "today" 12k: the two common words go.
-        assert_eq!(rarest_within(&costs(&[40, 30_000, 900, 12_000]), 4_000), vec![0, 2]);
+        // "lisbon" 40 rows, "time" 501 (the count stops there), "trip" 300, "today" 501.
+        assert_eq!(rarest_within(&[40, 501, 300, 501], 500), vec![0, 2]);
     }
 
     #[test]
     fn the_rarest_term_stays_even_over_budget() {
-        assert_eq!(rarest_within(&costs(&[9_000, 7_000]), 4_000), vec![1]);
+        assert_eq!(rarest_within(&[501, 501], 500), vec![0]);
+        assert_eq!(rarest_within(&[9_000, 7_000], 4_000), vec![1]);
     }
 
     #[test]
     fn a_query_within_budget_keeps_every_term_in_order() {
-        assert_eq!(rarest_within(&costs(&[0, 3_000, 1_000]), 4_000), vec![0, 1, 2]);
-        assert!(rarest_within(&[], 4_000).is_empty());
+        assert_eq!(rarest_within(&[0, 300, 100], 500), vec![0, 1, 2]);
+        assert!(rarest_within(&[], 500).is_empty());
     }
 }

@@ -32,12 +32,19 @@ fn the_fast_paths_agree_with_the_plain_ones() {
     let mut rng = crate::SplitMix64(9);
     let codes: Vec<u64> = (0..6 * 50).map(|_| rng.next_u64()).collect();
     let query: Vec<u64> = (0..6).map(|_| rng.next_u64()).collect();
-    assert_eq!(distances(&codes, &query), distances_plain(&codes, &query));
+    assert_eq!(distances(&codes, &query), kernels::plain::hamming_all(&codes, &query));
     for dim in [384usize, 13] {
         let q: Vec<f32> = (0..dim).map(|_| rng.next_f64() as f32 - 0.5).collect();
         let row: Vec<i8> = (0..dim).map(|_| (rng.next_u64() % 255) as i8).collect();
         let plain: f32 = q.iter().zip(&row).map(|(a, &b)| a * f32::from(b)).sum();
-        assert!((dot_int8(&q, &row) - plain).abs() < 1e-3 * plain.abs().max(1.0), "{dim}-d");
+        let close = |x: f32| (x - plain).abs() < 1e-3 * plain.abs().max(1.0);
+        assert!(close(kernels::dot_int8(&q, &row)), "{dim}-d");
+        assert!(close(kernels::plain::dot_int8(&q, &row)), "{dim}-d");
+        let rows: Vec<i8> = [row.clone(), row.clone()].concat();
+        assert!(kernels::dots_int8(&q, &rows, &[1, 0]).into_iter().all(close), "{dim}-d");
+        let m: Vec<f32> = (0..3 * dim).map(|_| rng.next_f64() as f32 - 0.5).collect();
+        let (fast, slow) = (kernels::dots_f32(&q, &m), kernels::plain::dots_f32(&q, &m));
+        assert!(fast.iter().zip(&slow).all(|(a, b)| (a - b).abs() < 1e-4), "{dim}-d: {fast:?} vs {slow:?}");
     }
 }
 
@@ -56,4 +63,125 @@ fn nearest_codes_keeps_the_closest_and_breaks_ties_by_position() {
     assert_eq!(got, [1, 2, 3, 4], "distances 0, 1, 1 and the first 3");
     assert_eq!(nearest_codes(&codes, &q, 10).len(), 6);
     assert!(nearest_codes(&codes, &q, 0).is_empty());
+}
+
+mod ivf {
+    use super::super::table::TableCodes;
+    use super::super::{binary_code, code_bytes, kernels};
+    use crate::store::vectors::quantize;
+    use std::collections::HashMap;
+
+    // Small vectors keep the unoptimised test quick; the index is the same at any size.
+    const DIM: usize = 128;
+    /// Where this test's table starts its lists.
+    const IVF_MIN_ROWS: usize = 32_768;
+
+    fn unit(v: Vec<f32>) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
+        v.into_iter().map(|x| x / n).collect()
+    }
+
+    fn noise(rng: &mut crate::SplitMix64, scale: f32) -> Vec<f32> {
+        (0..DIM).map(|_| scale * (rng.next_f64() as f32 * 2.0 - 1.0)).collect()
+    }
+
+    /// Points around 200 topic directions (cosine to their topic ≈ 0.7): clusters the
+    /// coarse quantiser can find, with near neighbours that sign codes alone cannot order.
+    fn point(rng: &mut crate::SplitMix64, topics: &[Vec<f32>]) -> Vec<f32> {
+        let t = &topics[rng.below(topics.len())];
+        unit(t.iter().zip(noise(rng, 0.06)).map(|(a, b)| a + b).collect())
+    }
+
+    /// The exact top 10 over the int8 rows by cosine, for each query: what the index must find.
+    fn exact(rows: &HashMap<i64, Vec<f32>>, queries: &[Vec<f32>]) -> Vec<Vec<i64>> {
+        let stored: Vec<(i64, Vec<f32>)> = rows
+            .iter()
+            .map(|(&id, v)| {
+                let r: Vec<f32> = quantize(v).iter().map(|&b| f32::from(b as i8)).collect();
+                let n = r.iter().map(|x| x * x).sum::<f32>().sqrt();
+                (id, r.into_iter().map(|x| x / n).collect())
+            })
+            .collect();
+        queries
+            .iter()
+            .map(|q| {
+                let mut all: Vec<(f32, i64)> = stored.iter().map(|(id, r)| (-kernels::dot_f32(q, r), *id)).collect();
+                all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                all.into_iter().take(10).map(|e| e.1).collect()
+            })
+            .collect()
+    }
+
+    fn put(t: &mut TableCodes, rows: &mut HashMap<i64, Vec<f32>>, id: i64, v: Vec<f32>) {
+        t.apply(id, Some(&code_bytes(&binary_code(&v))), Some(&quantize(&v)));
+        rows.insert(id, v);
+    }
+
+    fn recall(t: &TableCodes, rows: &HashMap<i64, Vec<f32>>, queries: &[Vec<f32>]) -> f64 {
+        let found: usize = queries
+            .iter()
+            .zip(exact(rows, queries))
+            .map(|(q, want)| t.nearest(q, 10, 400).iter().filter(|(id, _)| want.contains(id)).count())
+            .sum();
+        found as f64 / (10 * queries.len()) as f64
+    }
+
+    #[test]
+    fn the_lists_follow_inserts_deletes_and_re_embedding() {
+        let mut rng = crate::SplitMix64(77);
+        let topics: Vec<Vec<f32>> = (0..200).map(|_| unit(noise(&mut rng, 1.0))).collect();
+        let mut t = TableCodes::new(1, 0, DIM).with_ivf_min_rows(IVF_MIN_ROWS);
+        let mut rows = HashMap::new();
+        let n = IVF_MIN_ROWS as i64 + 500;
+        for id in 1..=n {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        assert_eq!(t.lists(), 1, "untrained until a batch of changes is done");
+        t.reindex_if_grown();
+        assert!(t.lists() > 1, "past {IVF_MIN_ROWS} rows the table is filed in lists");
+        t.check(|id| binary_code(&rows[&id]));
+        let queries: Vec<Vec<f32>> = (0..10).map(|_| point(&mut rng, &topics)).collect();
+        let before = recall(&t, &rows, &queries);
+        assert!(before >= 0.95, "recall@10 {before:.3}");
+        // A stored row is its own nearest neighbour, whichever list it is in.
+        for id in [1, n / 2, n] {
+            assert_eq!(t.nearest(&rows[&id], 1, 400)[0].0, id);
+        }
+
+        // Deleted rows leave their lists and are never returned; the rest are all still filed.
+        for id in (1..=n).filter(|id| id % 3 == 0) {
+            t.apply(id, None, None);
+            rows.remove(&id);
+        }
+        t.reindex_if_grown();
+        t.check(|id| binary_code(&rows[&id]));
+        let mut left: Vec<i64> = rows.keys().copied().collect();
+        left.sort_unstable();
+        assert_eq!(t.ids(), left);
+        assert!(!t.nearest(&point(&mut rng, &topics), 50, 400).iter().any(|(id, _)| id % 3 == 0));
+
+        // Re-embedded rows move to the list of their new vector; new rows join the lists.
+        for id in (1..=n).filter(|id| id % 3 == 1).take(2_000) {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        for id in n + 1..=n + 2_000 {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        t.check(|id| binary_code(&rows[&id]));
+        for id in [1, 4, n + 1, n + 2_000] {
+            assert_eq!(t.nearest(&rows[&id], 1, 400)[0].0, id, "row {id} at its new place");
+        }
+        let after = recall(&t, &rows, &queries);
+        assert!(after >= 0.95, "recall@10 after the changes {after:.3}");
+
+        // Growing to double the trained size retrains, and every row is still filed once.
+        let lists = t.lists();
+        let grown = 3 * n;
+        for id in n + 2_001..=grown {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        t.reindex_if_grown();
+        assert!(t.lists() > lists, "{} lists after growing, {lists} before", t.lists());
+        t.check(|id| binary_code(&rows[&id]));
+    }
 }

@@ -1,0 +1,147 @@
+//! The inner loops of vector search. Each is written once as plain Rust in a shape the
+//! compiler vectorises, and compiled twice: for the baseline x86-64 target (SSE2, which lacks
+//! the popcount instruction and fused multiply-add) and with AVX2, FMA and POPCNT, picked per
+//! call by runtime detection (a cached atomic load). The batch is the unit of dispatch, so the
+//! check is paid once per list or candidate set, never per row.
+
+/// Whether this CPU runs the AVX2/FMA/POPCNT builds.
+#[cfg(target_arch = "x86_64")]
+fn fast() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("popcnt")
+}
+
+/// Calls `$plain(args…)`, through `$fast` (the same body compiled for AVX2/FMA/POPCNT) where
+/// the CPU has them.
+macro_rules! dispatch {
+    ($fast:ident, $plain:ident, $($arg:expr),*) => {{
+        #[cfg(target_arch = "x86_64")]
+        if fast() {
+            // SAFETY: the CPU has every instruction `$fast` is compiled for.
+            return unsafe { $fast($($arg),*) };
+        }
+        $plain($($arg),*)
+    }};
+}
+
+#[inline(always)]
+pub fn hamming(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+}
+
+/// Append the Hamming distance of every code in `codes` (`query.len()` words each) to `query`.
+pub fn hamming_all(codes: &[u64], query: &[u64], out: &mut Vec<u32>) {
+    dispatch!(hamming_all_fast, hamming_all_plain, codes, query, out)
+}
+
+#[inline(always)]
+fn hamming_all_plain(codes: &[u64], query: &[u64], out: &mut Vec<u32>) {
+    out.extend(codes.chunks_exact(query.len().max(1)).map(|c| hamming(c, query)));
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt")]
+unsafe fn hamming_all_fast(codes: &[u64], query: &[u64], out: &mut Vec<u32>) {
+    hamming_all_plain(codes, query, out)
+}
+
+/// The dot product of `q` with an int8 row, in sixteen lanes so that it compiles to vector
+/// instructions (one running sum is a chain the compiler may not reorder).
+#[inline(always)]
+fn dot_int8_plain(q: &[f32], row: &[i8]) -> f32 {
+    let mut lanes = [0f32; 16];
+    let (qc, rc) = (q.chunks_exact(16), row.chunks_exact(16));
+    let tail: f32 = qc.remainder().iter().zip(rc.remainder()).map(|(a, &b)| a * f32::from(b)).sum();
+    for (qs, rs) in qc.zip(rc) {
+        for ((lane, a), &b) in lanes.iter_mut().zip(qs).zip(rs) {
+            *lane += a * f32::from(b);
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// The dot product of `q` with one int8 row.
+pub fn dot_int8(q: &[f32], row: &[i8]) -> f32 {
+    dispatch!(dot_int8_fast, dot_int8_plain, q, row)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt")]
+unsafe fn dot_int8_fast(q: &[f32], row: &[i8]) -> f32 {
+    dot_int8_plain(q, row)
+}
+
+/// `q` against each of `rows` (`q.len()` bytes each) at the positions `at`: the dot products, in order.
+pub fn dots_int8(q: &[f32], rows: &[i8], at: &[u32]) -> Vec<f32> {
+    dispatch!(dots_int8_fast, dots_int8_plain, q, rows, at)
+}
+
+#[inline(always)]
+fn dots_int8_plain(q: &[f32], rows: &[i8], at: &[u32]) -> Vec<f32> {
+    let d = q.len();
+    at.iter().map(|&p| dot_int8_plain(q, &rows[p as usize * d..(p as usize + 1) * d])).collect()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt")]
+unsafe fn dots_int8_fast(q: &[f32], rows: &[i8], at: &[u32]) -> Vec<f32> {
+    dots_int8_plain(q, rows, at)
+}
+
+#[inline(always)]
+fn dot_f32_plain(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    let (ac, bc) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (xs, ys) in ac.zip(bc) {
+        for ((lane, x), y) in lanes.iter_mut().zip(xs).zip(ys) {
+            *lane += x * y;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// The dot product of two float vectors.
+#[cfg(test)]
+pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    dispatch!(dot_f32_fast, dot_f32_plain, a, b)
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+#[target_feature(enable = "avx2,fma,popcnt")]
+unsafe fn dot_f32_fast(a: &[f32], b: &[f32]) -> f32 {
+    dot_f32_plain(a, b)
+}
+
+/// `v` against each of `matrix`'s rows (`v.len()` floats each): the dot products, in order.
+pub fn dots_f32(v: &[f32], matrix: &[f32]) -> Vec<f32> {
+    dispatch!(dots_f32_fast, dots_f32_plain, v, matrix)
+}
+
+#[inline(always)]
+fn dots_f32_plain(v: &[f32], matrix: &[f32]) -> Vec<f32> {
+    matrix.chunks_exact(v.len().max(1)).map(|row| dot_f32_plain(v, row)).collect()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt")]
+unsafe fn dots_f32_fast(v: &[f32], matrix: &[f32]) -> Vec<f32> {
+    dots_f32_plain(v, matrix)
+}
+
+/// The plain builds, for checking the fast ones against.
+#[cfg(test)]
+pub(super) mod plain {
+    pub fn hamming_all(codes: &[u64], query: &[u64]) -> Vec<u32> {
+        let mut out = Vec::new();
+        super::hamming_all_plain(codes, query, &mut out);
+        out
+    }
+    pub fn dot_int8(q: &[f32], row: &[i8]) -> f32 {
+        super::dot_int8_plain(q, row)
+    }
+    pub fn dots_f32(v: &[f32], matrix: &[f32]) -> Vec<f32> {
+        super::dots_f32_plain(v, matrix)
+    }
+}
