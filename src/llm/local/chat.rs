@@ -34,7 +34,7 @@ pub const N_BATCH: u32 = 512;
 /// other's cells.
 const SEQUENCES: usize = 2;
 /// A prefill decodes in batches this small, so a call that arrives waits for at most one.
-const PREFILL_BATCH: usize = 64;
+const PREFILL_BATCH: usize = 32;
 
 fn sequence(kind: PromptKind) -> usize {
     match kind {
@@ -292,7 +292,8 @@ fn worker(
                 if let Ok(mut s) = stats.lock() {
                     *s = engine.stats;
                 }
-                if result.is_err() {
+                // A cancelled call stops between decodes, so what is cached is still true.
+                if result.as_ref().is_err_and(|e| !matches!(e, LlmError::Cancelled)) {
                     engine.forget(&mut ctx, sequence(job.kind));
                 }
                 let _ = job.done.send(result);
