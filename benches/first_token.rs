@@ -8,10 +8,15 @@
 //! config resolves to with nothing else running (the built-in ones, `auto` settings as they
 //! resolve for them); background workers are not started, so nothing competes between turns.
 //!
-//! Every message carries the same long paragraph of detail, so with the two exchanges working
-//! memory holds the reply prompt is ~600 tokens; two turns run first to load the models and fill
-//! the KV cache, so every measured turn finds the previous reply's prompt already decoded. Per turn the split is printed: up to `Routed`, up to the reply call's
-//! `LlmStart`, and to the first token; and the prompt's size from `LlmCost`.
+//! Every message carries the same long paragraph of detail, so with the exchanges working
+//! memory holds the reply prompt is ~600 tokens or more; two turns run first to load the models
+//! and fill the KV cache. Before each measured Enter the bench waits until the chat model is
+//! idle, as the user's reading and typing would let it be: the engine has it decode the next
+//! reply's prefix (persona and conversation) after each turn, and that is the warm KV prefix
+//! the figure is about. Per turn the split is printed: up to `Routed`, up to the reply call's
+//! `LlmStart`, and to the first token; the prompt's size from `LlmCost`, and how many of its
+//! tokens the KV cache served. `first_token_no_pause` is the same with Enter pressed as soon
+//! as the previous turn returns (the prefill then gives way to the new turn's calls).
 //!
 //! `cargo bench --bench first_token`. Needs the built-in models (fetched on first run).
 
@@ -22,7 +27,7 @@ use chalie::config::{Config, Paths, Role};
 use chalie::events::{EngineEvent, Stamped};
 use chalie::llm::local::fetch::Fetcher;
 use chalie::llm::local::{CHAT_MODEL, EMBED_MODEL, LocalProvider};
-use chalie::llm::{Llm, Route};
+use chalie::llm::{Llm, PromptKind, Route};
 use chalie::runtime::Runtime;
 use chrono::{DateTime, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -71,8 +76,9 @@ const MESSAGES_DETAIL: &str = "For context: we arrive on a Thursday evening flig
     apartment near the river, and my sister does not eat meat but loves fish and sweets. We like walking, old \
     churches, tiled facades, bookshops and quiet viewpoints more than nightlife, and we would rather take trams \
     and trains than taxis. Our budget is moderate and we want one or two memorable dinners.";
-/// Turns behind the BENCHFIG figure.
+/// Turns behind the BENCHFIG figure, and behind the no-pause one.
 const MEASURED: usize = 20;
+const MEASURED_NO_PAUSE: usize = 8;
 
 const MESSAGES: &[&str] = &[
     "What should we see on our first afternoon there?",
@@ -90,7 +96,9 @@ struct Split {
     reply_start: f64,
     first_token: f64,
     prompt_tokens: u32,
-    /// Model calls of the turn other than the reply (they share the one KV cache).
+    /// Reply prompt tokens the KV cache served (from the chat model's stats).
+    reused: usize,
+    /// Model calls of the turn other than the reply (they have a KV sequence of their own).
     other_calls: usize,
 }
 
@@ -152,38 +160,52 @@ fn bench(c: &mut Criterion) {
         }
     });
     let mut rx = rt.bus.subscribe();
-    let mut turn = |i: usize| -> Option<Split> {
+    let mut turn = |i: usize, pause: bool| -> Option<Split> {
         let text = format!("{} {MESSAGES_DETAIL}", MESSAGES[i % MESSAGES.len()]);
         let text = text.as_str();
+        if pause {
+            tok.block_on(local.chat_idle()).expect("chat model idle");
+        }
+        let _ = split(&mut rx, Utc::now());
         let enter = Utc::now();
         tok.block_on(async {
             let (t, x) = rt.intake(Some(thread.clone()), text.to_string()).await.expect("intake");
             engine.turn(&t, &x, text, &cancel).await.expect("turn");
         });
-        let s = split(&mut rx, enter);
-        if let (Some(s), Some(c)) = (&s, local.last_chat_stats()) {
+        let mut s = split(&mut rx, enter);
+        if let (Some(s), Some(c)) = (&mut s, local.last_chat_stats()) {
+            s.reused = if c.kind == PromptKind::Conversation { c.reused_tokens } else { 0 };
             eprintln!(
-                "turn {i}: first token {:.1} ms, reply prompt {} tokens, other calls {}; \
-                 last generation: {} prompt tokens, {} reused",
-                s.first_token, s.prompt_tokens, s.other_calls, c.prompt_tokens, c.reused_tokens
+                "turn {i}{}: routed {:.1} ms, reply call {:.1} ms, first token {:.1} ms; reply prompt {} tokens, \
+                 {} from the KV cache, {} decoded at Enter; other calls {}",
+                if pause { "" } else { " (no pause)" },
+                s.routed,
+                s.reply_start,
+                s.first_token,
+                s.prompt_tokens,
+                s.reused,
+                (s.prompt_tokens as usize).saturating_sub(s.reused),
+                s.other_calls
             );
         }
         s
     };
     for i in 0..2 {
-        let _ = turn(i);
+        let _ = turn(i, true);
     }
 
-    // The figure: plain turns, so `--figures` (no criterion group) still measures it.
-    let mut splits: Vec<Split> = (2..2 + MEASURED).filter_map(&mut turn).collect();
-    let mut i = 2 + MEASURED;
+    // The figures: plain turns, so `--figures` (no criterion group) still measures them.
+    let no_pause: Vec<Split> = (2..2 + MEASURED_NO_PAUSE).filter_map(|i| turn(i, false)).collect();
+    let mut i = 2 + MEASURED_NO_PAUSE;
+    let mut splits: Vec<Split> = (i..i + MEASURED).filter_map(|i| turn(i, true)).collect();
+    i += MEASURED;
     let mut g = c.benchmark_group("first_token");
     g.sample_size(10).measurement_time(Duration::from_secs(20)).warm_up_time(Duration::from_secs(1));
     g.bench_function("enter_to_first_token_600", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                if let Some(s) = turn(i) {
+                if let Some(s) = turn(i, true) {
                     total += Duration::from_secs_f64(s.first_token / 1e3);
                     splits.push(s);
                 }
@@ -198,15 +220,29 @@ fn bench(c: &mut Criterion) {
     let first = col(|s| s.first_token);
     let med = |v: &[f64]| benchfig::quantile(v, 0.5);
     let tokens: Vec<f64> = col(|s| f64::from(s.prompt_tokens));
+    let range = |v: &[f64]| v.iter().copied().fold((f64::MAX, 0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    let (lo, hi) = range(&tokens);
     eprintln!(
-        "{} turns; medians: routed {:.1} ms, reply call started {:.1} ms, first token {:.1} ms; prompt {:.0} tokens",
+        "{} turns; medians: routed {:.1} ms, reply call started {:.1} ms, first token {:.1} ms; prompt {:.0} \
+         tokens ({lo:.0}–{hi:.0}), {:.0} from the KV cache, {:.0} decoded at Enter",
         splits.len(),
         med(&col(|s| s.routed)),
         med(&col(|s| s.reply_start)),
         med(&first),
-        med(&tokens)
+        med(&tokens),
+        med(&col(|s| s.reused as f64)),
+        med(&col(|s| f64::from(s.prompt_tokens) - s.reused as f64)),
     );
     benchfig::print("first_token_600_warm", &first, None, "<150ms");
+    let first_np: Vec<f64> = no_pause.iter().map(|s| s.first_token).collect();
+    let reused_np: Vec<f64> = no_pause.iter().map(|s| s.reused as f64).collect();
+    eprintln!(
+        "no pause: {} turns, first token {:.1} ms median, {:.0} tokens from the KV cache",
+        no_pause.len(),
+        med(&first_np),
+        med(&reused_np)
+    );
+    benchfig::print("first_token_no_pause", &first_np, None, "report");
     drop(engine);
     rt.finish();
 }

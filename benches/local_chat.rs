@@ -14,7 +14,7 @@ mod benchfig;
 
 use chalie::llm::local::fetch::Fetcher;
 use chalie::llm::local::{CHAT_MODEL, LocalChat, N_BATCH, N_CTX, llama_backend};
-use chalie::llm::{ChatRequest, Message};
+use chalie::llm::{ChatRequest, Message, PromptKind};
 use criterion::{Criterion, criterion_group, criterion_main};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -160,6 +160,59 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     );
     eprintln!("decode tok/s with logprobs: LocalChat {:.1}, llama.cpp {:.1}", tps(&ours), tps(&theirs));
     benchfig::print("chat_decode_64_logprobs", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+
+    warm_first_token(rt, chat, &mut reference);
+}
+
+/// A reply's first token once its ~600-token prefix (persona, conversation, the start of the
+/// turn's instructions) was decoded ahead with [`LocalChat::prefill`]: the message and the
+/// template around it are all that is left. The reference decodes the same suffix after the
+/// same cached prefix. The prefill and the wait for it are outside the timing.
+fn warm_first_token(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &mut Reference<'_>) {
+    let full = |i: usize| {
+        let mut r = req(persona(0), &format!("Question {i}: what should I cook tonight with rice and beans?"), 1);
+        r.messages.insert(1, Message::system("Answer the user's message directly."));
+        r.kind = PromptKind::Conversation;
+        r
+    };
+    let mut prefix = full(0);
+    prefix.messages.pop();
+    let text = |r: &ChatRequest| {
+        chatml(&r.messages[0].content, &r.messages[2].content).replace(
+            "<|im_start|>user",
+            "<|im_start|>system\nAnswer the user's message directly.<|im_end|>\n<|im_start|>user",
+        )
+    };
+    let (a, b) = (reference.tokens(&text(&full(0))), reference.tokens(&text(&full(1))));
+    let shared = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    reference.generate(&a, 0, 1);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for i in 0..17 {
+        chat.prefill(&prefix).expect("prefill");
+        rt.block_on(chat.idle()).expect("idle");
+        let r = full(i);
+        let t = std::time::Instant::now();
+        rt.block_on(chat.generate_exact(&r, 1)).expect("warm first token");
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let prompt = reference.tokens(&text(&r));
+        let t = std::time::Instant::now();
+        reference.generate(&prompt, shared, 1);
+        let ref_ms = t.elapsed().as_secs_f64() * 1e3;
+        // The first two warm up.
+        if i >= 2 {
+            ours.push(ms);
+            theirs.push(ref_ms);
+        }
+    }
+    let s = chat.last_stats();
+    eprintln!(
+        "warm first token: {} prompt tokens, {} from the cache ({} decoded); reference decodes {}",
+        s.prompt_tokens,
+        s.reused_tokens,
+        s.prompt_tokens - s.reused_tokens,
+        reference.tokens(&text(&full(16))).len() - shared
+    );
+    benchfig::print("chat_first_token_after_prefill", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
 }
 
 /// A system prompt that makes a prompt of about 600 tokens, like the persona + context part of a turn.

@@ -255,6 +255,16 @@ impl Llm {
         Err(LlmError::InvalidOutput { what, detail: last.0, raw: last.1 })
     }
 
+    /// Let `role`'s backend decode the start of a coming prompt in idle time
+    /// ([`Provider::prefill`]). Nothing is generated and nothing answers a call, so it is not
+    /// reported as one; a failure only costs the next call its head start.
+    pub async fn prefill(&self, role: Role, req: &ChatRequest) {
+        let Some(route) = self.routes.get(&role) else { return };
+        if let Err(e) = route.provider.prefill(&route.model, req).await {
+            tracing::debug!("prefill for {} skipped: {}", role.as_str(), crate::describe(&e));
+        }
+    }
+
     /// Embed a batch with the embedding role's model. Reported like a chat call (start, then
     /// the vectors or the failure, then the cost) so a session log can answer it on a rerun.
     pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {

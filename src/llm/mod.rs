@@ -17,4 +17,6 @@ mod types;
 
 pub use layer::{Llm, ORIGIN, Route, current_origin, embed_digest, exchange_origin, prompt_digest};
 pub use provider::Provider;
-pub use types::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, Message, ResponseFormat, Token};
+pub use types::{
+    ChatRequest, ChatRole, Completion, FinishReason, LlmError, Message, PromptKind, ResponseFormat, Token,
+};

@@ -24,4 +24,12 @@ pub trait Provider: Send + Sync {
 
     /// One vector per input, in order.
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError>;
+
+    /// Get ready for a later call whose prompt starts with `req`'s messages (its last message
+    /// may go on): a backend that keeps a prompt cache decodes them now, in idle time, so
+    /// that call finds them cached. Returns once the work is queued, never waiting for it.
+    /// A server that caches prefixes itself (or not at all) has nothing to do.
+    async fn prefill(&self, _model: &str, _req: &ChatRequest) -> Result<(), LlmError> {
+        Ok(())
+    }
 }

@@ -50,6 +50,21 @@ pub struct ChatRequest {
     pub format: ResponseFormat,
     /// Ask for per-token log-probabilities where the backend can give them.
     pub logprobs: bool,
+    /// Which cached prompt prefix a backend that keeps one per kind (the built-in model) reads
+    /// and extends; a remote server never sees it.
+    pub kind: PromptKind,
+}
+
+/// The kinds of prompt whose prefixes are cached apart: the reply's conversation prefix
+/// (persona and history, hundreds of tokens) is worth keeping while a helper call (triage,
+/// the critic, extraction) runs with its own short system prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptKind {
+    /// Everything but the reply: short system prompts, one-off inputs.
+    #[default]
+    Helper,
+    /// The reply: persona, then the conversation so far.
+    Conversation,
 }
 
 impl ChatRequest {
@@ -61,6 +76,7 @@ impl ChatRequest {
             stop: Vec::new(),
             format: ResponseFormat::Text,
             logprobs: true,
+            kind: PromptKind::Helper,
         }
     }
 

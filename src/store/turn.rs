@@ -23,8 +23,17 @@ pub struct Topic {
     pub updated_at: i64,
 }
 
-/// Working memory keeps this many entries per thread (docs/cognition.md §4.4: design 4 turns).
+/// The newest working-memory entries the router and triage read, and what a thread keeps when
+/// it outgrows [`WORKING_MEMORY_CAP`] (docs/cognition.md §4.4).
 pub const WORKING_MEMORY_ENTRIES: usize = 4;
+/// Working memory grows to this many entries (design: 4 turns); an exchange that would take
+/// it past them first drops it to the newest [`WORKING_MEMORY_KEPT`]. The reply prompt shows
+/// all of it, oldest first, so its start stays the same for three turns at a time and a prompt
+/// cache keeps serving it, where a window sliding by one exchange changed it every turn. It
+/// shows at least 4 entries, as the sliding window did.
+pub const WORKING_MEMORY_CAP: usize = 8;
+/// What a drop keeps: the last exchange, so with the new one the prompt has two.
+pub const WORKING_MEMORY_KEPT: usize = 2;
 /// Working memory lives 24 h, refreshed on append.
 pub const WORKING_MEMORY_TTL_S: i64 = 86_400;
 /// Gists live 30 min, refreshed on read.
@@ -203,9 +212,15 @@ impl TurnRepo<'_> {
         super::ChatRepo(self.0).user_message_times_before(thread_id, exchange_id, 200)
     }
 
-    /// The thread's live working memory, oldest first.
+    /// The thread's newest [`WORKING_MEMORY_ENTRIES`] live working-memory entries, oldest first.
     pub fn working_memory(&self, thread_id: &str, now: i64) -> Result<Vec<WmEntry>, StoreError> {
         super::WorkingMemoryRepo(self.0).recent(thread_id, now, WORKING_MEMORY_ENTRIES)
+    }
+
+    /// All of the thread's live working memory (at most [`WORKING_MEMORY_CAP`]), oldest first:
+    /// the conversation the reply prompt shows.
+    pub fn conversation(&self, thread_id: &str, now: i64) -> Result<Vec<WmEntry>, StoreError> {
+        super::WorkingMemoryRepo(self.0).recent(thread_id, now, WORKING_MEMORY_CAP)
     }
 
     /// Gists, facts, world state and FOK of `topic`. Reading refreshes the gists' TTL.
@@ -343,12 +358,9 @@ impl TurnRepo<'_> {
             if let Some(reply) = &c.reply {
                 chat.append(&c.thread_id, &c.exchange_id, c.reply_role, reply, Some(&c.mode), Some(&c.topic))?;
             }
-            if !c.user_text.trim().is_empty() {
-                repo.append_working_memory(&c.thread_id, "user", &c.user_text, now)?;
-            }
-            if let Some(reply) = c.reply.as_deref().filter(|_| c.reply_role == "assistant") {
-                repo.append_working_memory(&c.thread_id, "assistant", reply, now)?;
-            }
+            let user = Some(c.user_text.as_str()).filter(|t| !t.trim().is_empty());
+            let reply = c.reply.as_deref().filter(|_| c.reply_role == "assistant");
+            repo.append_exchange_to_working_memory(&c.thread_id, user, reply, now)?;
             super::RoutingRepo(&tx).insert(&c.routing)?;
             if let Some(t) = &c.triage {
                 tx.execute(
@@ -392,22 +404,24 @@ impl TurnRepo<'_> {
         Ok(())
     }
 
-    /// Append one working-memory entry, keep the newest [`WORKING_MEMORY_ENTRIES`] and refresh
-    /// the thread's TTL.
-    pub fn append_working_memory(
+    /// Append an exchange's message and reply (either may be missing) to working memory,
+    /// first dropping to the newest [`WORKING_MEMORY_KEPT`] entries if they would take it past
+    /// [`WORKING_MEMORY_CAP`], and refresh the thread's TTL.
+    pub fn append_exchange_to_working_memory(
         &self,
         thread_id: &str,
-        role: &str,
-        content: &str,
+        user: Option<&str>,
+        reply: Option<&str>,
         now: i64,
     ) -> Result<(), StoreError> {
-        super::WorkingMemoryRepo(self.0).append(
-            thread_id,
-            role,
-            content,
-            now,
-            WORKING_MEMORY_ENTRIES,
-            now + WORKING_MEMORY_TTL_S,
-        )
+        let wm = super::WorkingMemoryRepo(self.0);
+        let incoming = usize::from(user.is_some()) + usize::from(reply.is_some());
+        wm.make_room(thread_id, incoming, WORKING_MEMORY_CAP, WORKING_MEMORY_KEPT)?;
+        for (role, text) in [("user", user), ("assistant", reply)] {
+            if let Some(text) = text {
+                wm.append(thread_id, role, text, now, now + WORKING_MEMORY_TTL_S)?;
+            }
+        }
+        Ok(())
     }
 }

@@ -233,7 +233,8 @@ fn ask_batch_runs_every_line_on_one_thread_and_audit_lists_the_decisions() {
     assert!(lines.iter().all(|r| r["thread_id"] == thread), "one thread");
     let sent: Vec<Value> = double.chat_requests().iter().map(|r| r.body["messages"].clone()).collect();
     let last = sent[2].as_array().unwrap();
-    assert_eq!(last.len(), 6, "the third message sees the first two exchanges: {last:?}");
+    // Persona, the first two exchanges, the turn's instructions, the message.
+    assert_eq!(last.len(), 7, "the third message sees the first two exchanges: {last:?}");
     let calls: Vec<Call> = double.chat_requests().iter().map(kind).collect();
     assert_eq!(
         calls,

@@ -3,7 +3,7 @@
 
 use crate::support::models;
 use chalie::llm::local::{CHAT_MODEL, LocalChat, LocalProvider};
-use chalie::llm::{ChatRequest, LlmError, Message, Provider, ResponseFormat};
+use chalie::llm::{ChatRequest, LlmError, Message, PromptKind, Provider, ResponseFormat};
 use std::sync::OnceLock;
 use tokio::sync::{Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
@@ -107,4 +107,81 @@ async fn logprobs_only_when_requested() {
     let c = chat.generate(&req, &mut |t| without.push(t), &CancellationToken::new()).await.unwrap();
     assert!(!without.is_empty() && without.iter().all(|t| t.logprob.is_none()), "{without:?}");
     assert_eq!(without.iter().map(|t| t.text.as_str()).collect::<String>(), c.text);
+}
+
+/// A conversation prompt: persona, earlier turns, the turn's instructions, the message.
+fn conversation(turns: usize, message: &str) -> ChatRequest {
+    let mut m = vec![Message::system("You are Chalie, a calm and precise personal assistant. ".repeat(6))];
+    for i in 0..turns {
+        m.push(Message::user(format!("Tell me fact number {i} about the sea.")));
+        m.push(Message::assistant(format!("Fact {i}: the sea covers most of the planet and is salty.")));
+    }
+    m.push(Message::system("Answer the user's message directly."));
+    m.push(Message::user(message));
+    let mut r = ChatRequest::new(m);
+    r.kind = PromptKind::Conversation;
+    r.temperature = 0.0;
+    r.max_tokens = 8;
+    r
+}
+
+/// A helper call in between (another system prompt) keeps its own KV sequence, so the
+/// conversation's prefix is still there for the next reply.
+#[tokio::test]
+async fn a_helper_call_does_not_evict_the_conversation_prefix() {
+    let chat = chat().await;
+    let none = CancellationToken::new();
+    chat.generate(&conversation(2, "Name a colour."), &mut |_| {}, &none).await.unwrap();
+    let helper = ask("Reply with one word.", "Is water wet?");
+    chat.generate(&helper, &mut |_| {}, &none).await.unwrap();
+    assert_eq!(chat.last_stats().kind, PromptKind::Helper);
+    let c = chat.generate(&conversation(2, "Name a fruit."), &mut |_| {}, &none).await.unwrap();
+    let s = chat.last_stats();
+    assert_eq!(s.kind, PromptKind::Conversation);
+    // Everything up to the changed message came from the cache.
+    assert!(s.reused_tokens + 20 > s.prompt_tokens && s.reused_tokens < s.prompt_tokens, "{s:?}");
+    assert!(c.tokens_out > 0);
+}
+
+/// What a prefill decodes ahead (the conversation and the start of the turn's instructions)
+/// is what the next call of that kind finds cached.
+#[tokio::test]
+async fn a_prefill_serves_the_next_prompt_and_changes_no_answer() {
+    let chat = chat().await;
+    let none = CancellationToken::new();
+    let full = conversation(3, "Which ocean is the largest?");
+    // Cold: another conversation took the sequence, so little is shared.
+    chat.generate(&ask("Unrelated.", "x"), &mut |_| {}, &none).await.unwrap();
+    let mut other = conversation(0, "Hi.");
+    other.messages[0].content = "Something else entirely.".into();
+    chat.generate(&other, &mut |_| {}, &none).await.unwrap();
+    chat.generate(&full, &mut |_| {}, &none).await.unwrap();
+    let cold_reused = chat.last_stats().reused_tokens;
+
+    chat.generate(&other, &mut |_| {}, &none).await.unwrap();
+    let mut prefix = full.clone();
+    prefix.messages.truncate(prefix.messages.len() - 1);
+    chat.prefill(&prefix).unwrap();
+    chat.idle().await.unwrap();
+    let warm = chat.generate(&full, &mut |_| {}, &none).await.unwrap();
+    let s = chat.last_stats();
+    assert!(s.reused_tokens > cold_reused + 50, "cold {cold_reused}, warm {s:?}");
+    // Only the message's own tokens (and the template around it) were left to decode.
+    assert!(s.prompt_tokens - s.reused_tokens < 24, "{s:?}");
+    assert!(warm.tokens_out > 0);
+}
+
+/// A call that arrives while a long prefill runs is served (the prefill gives way), and the
+/// sequences stay usable afterwards.
+#[tokio::test]
+async fn a_call_during_a_prefill_is_answered() {
+    let chat = chat().await;
+    let none = CancellationToken::new();
+    let long = conversation(40, "And the deepest?");
+    chat.prefill(&long).unwrap();
+    let c = chat.generate(&ask("Be brief.", "Say hi."), &mut |_| {}, &none).await.unwrap();
+    assert!(c.tokens_out > 0);
+    let c = chat.generate(&long, &mut |_| {}, &none).await.unwrap();
+    assert!(c.tokens_out > 0);
+    chat.idle().await.unwrap();
 }

@@ -261,20 +261,24 @@ async fn phase_d_commits_history_working_memory_log_and_encode_jobs() {
     ];
     assert_eq!(wm, expected.map(|(a, b)| (a.to_string(), b.to_string())));
 
-    // The second turn's generation saw the first exchange as turns.
+    // The second turn's generation saw the first exchange as turns, after the persona and
+    // before the turn's own instructions and the message.
     let gen2 = &h.double.chat_requests()[1];
     let msgs = gen2.body["messages"].as_array().unwrap();
-    let contents: Vec<&str> = msgs[1..].iter().map(|m| m["content"].as_str().unwrap()).collect();
-    assert_eq!(contents, [expected[0].1, expected[1].1, expected[2].1]);
-    assert_eq!(msgs[2]["role"], "assistant");
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "system", "user"]);
+    let contents: Vec<&str> = msgs.iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!([contents[1], contents[2], contents[4]], [expected[0].1, expected[1].1, expected[2].1]);
+    assert!(contents[3].starts_with(chalie::cognition::pipeline::prompts::RESPOND.trim()), "{}", contents[3]);
 
     let ignored = h.say("t", "  ").await;
     let r3 = h.say("t", "What is the capital of Italy?").await;
     assert_eq!(h.calls().len(), 3, "no triage call in heuristic mode: {:?}", h.calls());
     let wm = h.working_memory("t").await;
-    assert_eq!(wm.len(), 4, "working memory keeps four entries: {wm:?}");
-    assert_eq!(wm[2], ("user".to_string(), "What is the capital of Italy?".to_string()));
-    assert_eq!(wm[3], ("assistant".to_string(), "Rome is the capital of Italy.".to_string()));
+    assert_eq!(wm.len(), 6, "working memory grows to eight entries before it drops any: {wm:?}");
+    assert_eq!(wm[..4], expected.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_eq!(wm[4], ("user".to_string(), "What is the capital of Italy?".to_string()));
+    assert_eq!(wm[5], ("assistant".to_string(), "Rome is the capital of Italy.".to_string()));
     assert!(h.working_memory("other").await.is_empty(), "working memory is per thread");
 
     // interaction_log: one system_response per turn, empty ones included.

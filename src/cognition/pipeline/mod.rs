@@ -26,6 +26,7 @@ use crate::cognition::boundary::BoundaryParams;
 use crate::cognition::intent::Analysis;
 use crate::cognition::router::{DEFAULT_WEIGHTS_VERSION, RouterWeights};
 use crate::cognition::topic::ClassifierParams;
+use crate::config::Role;
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
 use crate::store::{Db, StoreError};
@@ -222,7 +223,24 @@ impl Engine {
         if let Some(plan) = crate::cognition::act::skills::forget::take_pending(exchange_id) {
             self.forget(exchange_id, plan).await?;
         }
-        Ok(turn.finish(context, topic, understood, triage, delivered, replied))
+        let report = turn.finish(context, topic, understood, triage, delivered, replied);
+        self.prefill_next_reply(thread_id).await;
+        Ok(report)
+    }
+
+    /// Have the built-in reply model decode the start of the thread's next reply prompt (the
+    /// persona and the conversation, now with this exchange) while the user reads and types,
+    /// so Enter leaves only the next turn's own sections and message to decode. Queued, not
+    /// awaited; any call that comes first goes first. A failed read only costs the head start.
+    async fn prefill_next_reply(&self, thread_id: &str) {
+        if !model::builtin_primary(self) {
+            return;
+        }
+        let (thread, now) = (thread_id.to_string(), crate::store::now_ts());
+        match self.db.call(move |c| crate::store::TurnRepo(c).conversation(&thread, now)).await {
+            Ok(history) => self.llm.prefill(Role::Primary, &prompts::conversation_prefix(&history)).await,
+            Err(e) => tracing::debug!("no prefill for the next reply: {}", crate::describe(&e)),
+        }
     }
 
     /// Carry out a forget the `forget` skill resolved, once the turn is committed: the

@@ -198,7 +198,7 @@ pub(super) fn generation_input<'a>(
     GenerationInput {
         mode,
         user_text: msg.text,
-        working_memory: &context.phase_a.working_memory,
+        working_memory: &context.phase_a.conversation,
         traits: &context.phase_a.traits,
         topic: &topic.stage.context,
         memories,

@@ -115,7 +115,10 @@ pub fn recalled_for_context(
 /// What Phase A read.
 #[derive(Debug, Clone, Default)]
 pub struct PhaseA {
+    /// The newest `WORKING_MEMORY_ENTRIES` of the conversation: what the router and triage read.
     pub working_memory: Vec<WmEntry>,
+    /// All of the thread's live working memory, oldest first: what the reply prompt shows.
+    pub conversation: Vec<WmEntry>,
     pub traits: Vec<TraitRow>,
     pub session_exchanges: usize,
     /// The silence before this message, when it ended a session.
@@ -152,8 +155,11 @@ pub fn phase_a(
         regulator_break,
         crate::cognition::act::plan::ActLimits::default().fatigue_budget,
     );
+    let conversation = repo.conversation(thread_id, now)?;
+    let newest = conversation.len().saturating_sub(crate::store::WORKING_MEMORY_ENTRIES);
     Ok(PhaseA {
-        working_memory: repo.working_memory(thread_id, now)?,
+        working_memory: conversation[newest..].to_vec(),
+        conversation,
         traits,
         session_exchanges,
         silence_gap_s,

@@ -3,7 +3,7 @@
 
 use crate::cognition::intent::{TriageContext, triage_schema};
 use crate::cognition::router::{Mode, RouterSignals, tiebreak_schema};
-use crate::llm::{ChatRequest, Message, ResponseFormat};
+use crate::llm::{ChatRequest, Message, PromptKind, ResponseFormat};
 use crate::store::{TopicContext, TraitRow, WmEntry};
 use serde_json::{Value, json};
 
@@ -30,6 +30,7 @@ pub fn max_tokens(mode: Mode) -> u32 {
 pub struct GenerationInput<'a> {
     pub mode: Mode,
     pub user_text: &'a str,
+    /// The thread's conversation so far: all of its live working memory, oldest first.
     pub working_memory: &'a [WmEntry],
     pub traits: &'a [TraitRow],
     pub topic: &'a TopicContext,
@@ -43,21 +44,66 @@ pub struct GenerationInput<'a> {
     pub style: &'a [String],
 }
 
-/// The frontal cortex request: soul + identity core + the mode's prompt, then the context
-/// sections the mode's relevance mask keeps, then working memory as turns, then the message.
+/// The frontal cortex request, what stays the same first, so a prompt cache (the built-in
+/// model's, or a server's) serves it from turn to turn: the persona (soul, identity core) as
+/// the first system message, then working memory as turns (it only grows until it drops a
+/// block, `store::WORKING_MEMORY_CAP`), then this turn's system message (the mode's prompt and
+/// the context sections its relevance mask keeps), then the message.
 pub fn generation_request(g: &GenerationInput) -> ChatRequest {
+    let mut messages = vec![Message::system(persona(g.mode))];
+    let short_greeting = g.mode == Mode::Acknowledge && g.prompt_tokens < 6;
+    if !short_greeting {
+        messages.extend(turns(g.working_memory));
+    }
+    messages.push(Message::system(turn_instructions(g)));
+    messages.push(Message::user(g.user_text.to_string()));
+    let mut req = ChatRequest::new(messages);
+    req.max_tokens = max_tokens(g.mode);
+    req.temperature = if g.mode == Mode::Respond { 0.6 } else { 0.4 };
+    req.kind = PromptKind::Conversation;
+    req
+}
+
+/// The start of the next reply's prompt once `history` is the thread's working memory: the
+/// persona, the turns and the opening of a RESPOND turn's instructions (the likeliest mode).
+/// A backend decodes it while the user reads and types ([`crate::llm::Llm::prefill`]), so
+/// at Enter only the turn's own sections and the message are left.
+pub fn conversation_prefix(history: &[WmEntry]) -> ChatRequest {
+    let mut messages = vec![Message::system(persona(Mode::Respond))];
+    messages.extend(turns(history));
+    messages.push(Message::system(RESPOND.trim()));
+    let mut req = ChatRequest::new(messages);
+    req.kind = PromptKind::Conversation;
+    req
+}
+
+/// Soul, then identity core except for an acknowledgement.
+fn persona(mode: Mode) -> String {
+    let mut system = String::with_capacity(512);
+    system.push_str(SOUL.trim());
+    if mode != Mode::Acknowledge {
+        system.push(' ');
+        system.push_str(IDENTITY_CORE.trim());
+    }
+    system
+}
+
+fn turns(history: &[WmEntry]) -> impl Iterator<Item = Message> + '_ {
+    history.iter().map(|e| match e.role.as_str() {
+        "assistant" => Message::assistant(e.content.clone()),
+        _ => Message::user(e.content.clone()),
+    })
+}
+
+/// This turn's system message: the mode's prompt first (so a prefix decoded ahead for the
+/// likeliest mode is reused), then the sections.
+fn turn_instructions(g: &GenerationInput) -> String {
     let mode_prompt = match g.mode {
         Mode::Clarify => CLARIFY,
         Mode::Acknowledge => ACKNOWLEDGE,
         Mode::Respond | Mode::Act | Mode::Ignore => RESPOND,
     };
     let mut system = String::with_capacity(1024);
-    system.push_str(SOUL.trim());
-    if g.mode != Mode::Acknowledge {
-        system.push(' ');
-        system.push_str(IDENTITY_CORE.trim());
-    }
-    system.push_str("\n\n");
     system.push_str(mode_prompt.trim());
 
     // Relevance mask (docs/cognition.md §4.4): the user's traits always; facts and gists for replies
@@ -81,25 +127,10 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     }
     let notes: Vec<String> = g.notes.iter().map(|n| format!("- {n}")).collect();
     section(&mut system, "Notes", &notes);
-    // Last, nearest the conversation; worded within the voice above, which outranks them.
+    // Last, nearest the message; worded within the voice above, which outranks them.
     let style: Vec<String> = g.style.iter().map(|s| format!("- {s}")).collect();
     section(&mut system, STYLE_TITLE, &style);
-
-    let mut messages = vec![Message::system(system)];
-    let short_greeting = g.mode == Mode::Acknowledge && g.prompt_tokens < 6;
-    if !short_greeting {
-        for e in g.working_memory {
-            messages.push(match e.role.as_str() {
-                "assistant" => Message::assistant(e.content.clone()),
-                _ => Message::user(e.content.clone()),
-            });
-        }
-    }
-    messages.push(Message::user(g.user_text.to_string()));
-    let mut req = ChatRequest::new(messages);
-    req.max_tokens = max_tokens(g.mode);
-    req.temperature = if g.mode == Mode::Respond { 0.6 } else { 0.4 };
-    req
+    system
 }
 
 /// The title of the adaptive layer's section in the reply prompt.
@@ -209,6 +240,38 @@ mod tests {
         );
     }
 
+    /// This turn's system message: the one before the user's message.
+    fn instructions(req: &ChatRequest) -> &str {
+        &req.messages[req.messages.len() - 2].content
+    }
+
+    #[test]
+    fn the_next_prompt_starts_with_the_prefix_decoded_ahead() {
+        let topic = TopicContext::default();
+        let traits = vec![TraitRow {
+            key: "name".into(),
+            value: "Ada".into(),
+            category: "identity".into(),
+            confidence: 1.0,
+            reliability: "reliable".into(),
+            until: None,
+        }];
+        let wm = wm();
+        let prefix = conversation_prefix(&wm);
+        let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
+        let open = prefix.messages.len() - 1;
+        assert_eq!(prefix.messages[..open], req.messages[..open]);
+        assert_eq!(prefix.messages[open].role, req.messages[open].role);
+        assert!(req.messages[open].content.starts_with(&prefix.messages[open].content));
+        assert_eq!(prefix.kind, req.kind);
+        // A turn later the conversation only grew: the earlier prompt's turns are still its start.
+        let mut longer = wm.clone();
+        longer.push(WmEntry { role: "user".into(), content: "next May".into(), created_at: 3 });
+        longer.push(WmEntry { role: "assistant".into(), content: "Lovely.".into(), created_at: 4 });
+        let later = generation_request(&input(Mode::Clarify, &longer, &traits, &topic));
+        assert_eq!(later.messages[..3], req.messages[..3]);
+    }
+
     fn wm() -> Vec<WmEntry> {
         vec![
             WmEntry { role: "user".into(), content: "I'm planning a trip to Lisbon".into(), created_at: 1 },
@@ -281,18 +344,21 @@ mod tests {
         };
         let wm = wm();
         let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
-        let system = &req.messages[0].content;
-        assert!(system.starts_with(SOUL.trim()));
-        assert!(system.contains(RESPOND.trim()));
+        // Persona, the turns, this turn's instructions, the message: what stays first.
+        assert_eq!(req.messages[0].content, format!("{} {}", SOUL.trim(), IDENTITY_CORE.trim()));
+        assert_eq!(req.messages.len(), 5);
+        assert_eq!(req.messages[1].role, ChatRole::User);
+        assert_eq!(req.messages[2].role, ChatRole::Assistant);
+        assert_eq!(req.messages[3].role, ChatRole::System);
+        let system = instructions(&req);
+        assert!(system.starts_with(RESPOND.trim()));
         assert!(system.contains("- name: Ada"));
         assert!(system.contains("- destination: Lisbon"));
         assert!(system.contains("wants a city break"));
         assert!(!system.contains("placeholder"), "cold-start gists stay out");
-        assert_eq!(req.messages.len(), 4);
-        assert_eq!(req.messages[1].role, ChatRole::User);
-        assert_eq!(req.messages[2].role, ChatRole::Assistant);
-        assert_eq!(req.messages[3].content, "next May");
+        assert_eq!(req.messages[4].content, "next May");
         assert_eq!(req.max_tokens, 512);
+        assert_eq!(req.kind, PromptKind::Conversation);
     }
 
     #[test]
@@ -300,12 +366,12 @@ mod tests {
         let topic = TopicContext::default();
         let wm = wm();
         let clarify = generation_request(&input(Mode::Clarify, &wm, &[], &topic));
-        assert!(clarify.messages[0].content.contains(CLARIFY.trim()));
+        assert!(instructions(&clarify).starts_with(CLARIFY.trim()));
         assert_eq!(clarify.max_tokens, 96);
         let ack = generation_request(&input(Mode::Acknowledge, &wm, &[], &topic));
-        assert!(ack.messages[0].content.contains(ACKNOWLEDGE.trim()));
+        assert!(instructions(&ack).starts_with(ACKNOWLEDGE.trim()));
         assert!(!ack.messages[0].content.contains(IDENTITY_CORE.trim()));
-        assert_eq!(ack.messages.len(), 2, "a short greeting gets no working memory");
+        assert_eq!(ack.messages.len(), 3, "a short greeting gets no working memory");
         assert_eq!(ack.max_tokens, 48);
     }
 
@@ -313,9 +379,8 @@ mod tests {
     fn empty_sections_are_left_out() {
         let topic = TopicContext::default();
         let req = generation_request(&input(Mode::Respond, &[], &[], &topic));
-        assert!(!req.messages[0].content.contains("What you know"));
-        assert!(!req.messages[0].content.contains("Facts"));
-        assert_eq!(req.messages.len(), 2);
+        assert_eq!(instructions(&req), RESPOND.trim());
+        assert_eq!(req.messages.len(), 3);
     }
 
     #[test]
@@ -332,11 +397,11 @@ mod tests {
         let style = vec!["Keep replies brief: a few sentences.".to_string()];
         let mut g = input(Mode::Respond, &[], &traits, &topic);
         g.style = &style;
-        let system = generation_request(&g).messages[0].content.clone();
+        let system = instructions(&generation_request(&g)).to_string();
         assert!(system.ends_with("How to reply to this user:\n- Keep replies brief: a few sentences."), "{system}");
         assert!(!system.contains("reply length"), "a micro-preference is a directive, not a trait line");
         g.style = &[];
-        assert!(!generation_request(&g).messages[0].content.contains(STYLE_TITLE));
+        assert!(!instructions(&generation_request(&g)).contains(STYLE_TITLE));
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! SmolLM2 chat through llama.cpp on the CPU.
 //!
 //! One thread owns the model and its context, so generation never blocks the async
-//! runtime and the KV cache survives between calls: the persona/system part of the
-//! prompt is identical every turn, and only the tokens after the shared prefix are
-//! decoded again. That keeps time-to-first-token low on two cores.
+//! runtime and the KV cache survives between calls. The cache holds one llama.cpp sequence
+//! per [`PromptKind`]: the reply's prompt (persona, then the conversation so far) and the
+//! helper calls' short prompts never evict each other, and a call decodes only the tokens
+//! after the prefix it shares with the previous call of its kind. Between turns the engine
+//! can have the next reply's prefix decoded ahead ([`LocalChat::prefill`]); that work gives
+//! way to any call that arrives. Both keep time-to-first-token low on two cores.
 
-use crate::llm::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, ResponseFormat, Token};
+use super::stream::{Outbox, StopFilter, log_softmax_at};
+use crate::llm::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, PromptKind, ResponseFormat, Token};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -14,15 +18,30 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-/// Context window. SmolLM2 was trained at 8k; 4k covers the 4000-token context budget.
+/// Context window of each sequence. SmolLM2 was trained at 8k; 4k covers the 4000-token
+/// context budget.
 pub const N_CTX: u32 = 4096;
 pub const N_BATCH: u32 = 512;
+/// Sequences, one per [`PromptKind`], each with its own `N_CTX` cells (~94 MB of f16 keys and
+/// values each): apart rather than one shared pool, so decoding one never attends over the
+/// other's cells.
+const SEQUENCES: usize = 2;
+/// A prefill decodes in batches this small, so a call that arrives waits for at most one.
+const PREFILL_BATCH: usize = 32;
+
+fn sequence(kind: PromptKind) -> usize {
+    match kind {
+        PromptKind::Helper => 0,
+        PromptKind::Conversation => 1,
+    }
+}
 
 /// A JSON grammar (GBNF): with it even a 135M model emits syntactically valid JSON.
 const JSON_GRAMMAR: &str = r#"
@@ -49,8 +68,23 @@ pub fn backend() -> Result<&'static LlamaBackend, LlmError> {
         .map_err(|e| LlmError::Local(format!("llama.cpp backend: {e}")))
 }
 
+/// What the generation thread is asked to do, in order of arrival.
+enum Work {
+    Generate(Job),
+    /// Decode the start of a coming prompt into its kind's sequence; stops early when a
+    /// call or a newer prefill arrives (what it decoded so far stays cached).
+    Prefill {
+        prompt: Vec<Segment>,
+        kind: PromptKind,
+    },
+    /// Answered once everything sent before it is done: lets a bench wait for an idle model
+    /// the way a user's typing does.
+    Idle(oneshot::Sender<()>),
+}
+
 struct Job {
     prompt: Vec<Segment>,
+    kind: PromptKind,
     max_tokens: u32,
     temperature: f32,
     stop: Vec<String>,
@@ -63,34 +97,6 @@ struct Job {
     tokens: Arc<Outbox>,
     done: oneshot::Sender<Result<Completion, LlmError>>,
     cancel: CancellationToken,
-}
-
-/// Streamed text on its way from the generation thread to the caller.
-///
-/// The thread appends and rings; the caller takes everything waiting at once. Pieces without
-/// a log-probability are merged as they arrive, so a caller that is busy (or a reply that
-/// needs no log-probabilities) gets a few larger pieces instead of one message per token.
-#[derive(Default)]
-struct Outbox {
-    pending: Mutex<Vec<Token>>,
-    ready: Notify,
-}
-
-impl Outbox {
-    fn push(&self, piece: String, logprob: Option<f64>) {
-        if let Ok(mut p) = self.pending.lock() {
-            match p.last_mut() {
-                Some(last) if logprob.is_none() && last.logprob.is_none() => last.text.push_str(&piece),
-                _ => p.push(Token { text: piece, logprob }),
-            }
-        }
-        // A stored permit: a ring while the caller is not waiting is not lost.
-        self.ready.notify_one();
-    }
-
-    fn take(&self) -> Vec<Token> {
-        self.pending.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default()
-    }
 }
 
 /// Tokens the repetition penalty looks back over, and its strength (1.0 = off).
@@ -109,24 +115,43 @@ enum Segment {
 fn chatml(req: &ChatRequest) -> Vec<Segment> {
     let mut out = Vec::new();
     for m in &req.messages {
-        let role = match m.role {
-            ChatRole::System => "system",
-            ChatRole::User => "user",
-            ChatRole::Assistant => "assistant",
-        };
-        out.push(Segment::Special(format!("<|im_start|>{role}\n")));
-        out.push(Segment::Text(m.content.clone()));
+        render(&mut out, m);
         out.push(Segment::Special("<|im_end|>\n".into()));
     }
     out.push(Segment::Special("<|im_start|>assistant\n".into()));
     out
 }
 
+/// The start of a coming prompt: every message closed but the last, which may go on. Each
+/// segment is tokenized alone, so these tokens are the coming prompt's first tokens.
+fn chatml_prefix(req: &ChatRequest) -> Vec<Segment> {
+    let mut out = Vec::new();
+    for (i, m) in req.messages.iter().enumerate() {
+        render(&mut out, m);
+        if i + 1 < req.messages.len() {
+            out.push(Segment::Special("<|im_end|>\n".into()));
+        }
+    }
+    out
+}
+
+fn render(out: &mut Vec<Segment>, m: &crate::llm::Message) {
+    let role = match m.role {
+        ChatRole::System => "system",
+        ChatRole::User => "user",
+        ChatRole::Assistant => "assistant",
+    };
+    out.push(Segment::Special(format!("<|im_start|>{role}\n")));
+    out.push(Segment::Text(m.content.clone()));
+}
+
 /// What the last generation cost, for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChatStats {
+    pub kind: PromptKind,
     pub prompt_tokens: usize,
-    /// Prompt tokens whose cache entries were reused from the previous call.
+    /// Prompt tokens whose cache entries were reused from the previous call of this kind
+    /// (or a prefill).
     pub reused_tokens: usize,
     pub generated_tokens: usize,
 }
@@ -134,7 +159,7 @@ pub struct ChatStats {
 /// Handle to the generation thread. Cloning shares the one model.
 #[derive(Clone)]
 pub struct LocalChat {
-    tx: mpsc::Sender<Job>,
+    tx: mpsc::Sender<Work>,
     stats: Arc<Mutex<ChatStats>>,
 }
 
@@ -144,7 +169,7 @@ impl LocalChat {
         let backend = backend()?;
         let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default())
             .map_err(|e| LlmError::Local(format!("cannot load {}: {e}", gguf.display())))?;
-        let (tx, rx) = mpsc::channel::<Job>();
+        let (tx, rx) = mpsc::channel::<Work>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LlmError>>();
         let stats = Arc::new(Mutex::new(ChatStats::default()));
         let worker_stats = stats.clone();
@@ -159,6 +184,21 @@ impl LocalChat {
     /// Statistics of the most recent generation.
     pub fn last_stats(&self) -> ChatStats {
         self.stats.lock().map(|s| *s).unwrap_or_default()
+    }
+
+    /// Queue the decoding of `req` as the start of a coming prompt of its kind (its last
+    /// message left open, no assistant turn opened). Returns at once; a call that arrives
+    /// meanwhile goes first.
+    pub fn prefill(&self, req: &ChatRequest) -> Result<(), LlmError> {
+        let work = Work::Prefill { prompt: chatml_prefix(req), kind: req.kind };
+        self.tx.send(work).map_err(|_| stopped())
+    }
+
+    /// Resolves once the generation thread has done everything asked of it before.
+    pub async fn idle(&self) -> Result<(), LlmError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Work::Idle(tx)).map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())
     }
 
     /// Generate exactly `tokens` tokens (end-of-generation ignored): for measuring
@@ -190,6 +230,7 @@ impl LocalChat {
         let (done, mut done_rx) = oneshot::channel();
         let job = Job {
             prompt: chatml(req),
+            kind: req.kind,
             max_tokens: req.max_tokens,
             temperature: req.temperature,
             stop: req.stop.clone(),
@@ -200,7 +241,7 @@ impl LocalChat {
             done,
             cancel: cancel.clone(),
         };
-        self.tx.send(job).map_err(|_| LlmError::Local("the generation thread has stopped".into()))?;
+        self.tx.send(Work::Generate(job)).map_err(|_| stopped())?;
         loop {
             tokio::select! {
                 biased;
@@ -215,16 +256,22 @@ impl LocalChat {
     }
 }
 
+fn stopped() -> LlmError {
+    LlmError::Local("the generation thread has stopped".into())
+}
+
 fn worker(
     backend: &'static LlamaBackend,
     model: LlamaModel,
-    rx: mpsc::Receiver<Job>,
+    rx: mpsc::Receiver<Work>,
     ready: mpsc::Sender<Result<(), LlmError>>,
     stats: Arc<Mutex<ChatStats>>,
 ) {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
     let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(N_CTX))
+        .with_n_ctx(NonZeroU32::new(N_CTX * SEQUENCES as u32))
+        .with_n_seq_max(SEQUENCES as u32)
+        .with_kv_unified(false)
         .with_n_batch(N_BATCH)
         .with_n_threads(threads)
         .with_n_threads_batch(threads);
@@ -236,25 +283,43 @@ fn worker(
         }
     };
     let _ = ready.send(Ok(()));
-    let mut engine = Engine { model: &model, cached: Vec::new(), stats: ChatStats::default() };
-    for job in rx {
-        let result = engine.run(&mut ctx, &job);
-        if let Ok(mut s) = stats.lock() {
-            *s = engine.stats;
+    let mut engine = Engine { model: &model, cached: Default::default(), stats: ChatStats::default() };
+    let mut backlog: VecDeque<Work> = VecDeque::new();
+    while let Some(work) = backlog.pop_front().or_else(|| rx.recv().ok()) {
+        match work {
+            Work::Generate(job) => {
+                let result = engine.run(&mut ctx, &job);
+                if let Ok(mut s) = stats.lock() {
+                    *s = engine.stats;
+                }
+                // A cancelled call stops between decodes, so what is cached is still true.
+                if result.as_ref().is_err_and(|e| !matches!(e, LlmError::Cancelled)) {
+                    engine.forget(&mut ctx, sequence(job.kind));
+                }
+                let _ = job.done.send(result);
+            }
+            Work::Prefill { prompt, kind } => {
+                // Anything but an idle probe waiting behind it stops it.
+                let mut yield_to_waiting = || {
+                    backlog.extend(rx.try_iter());
+                    backlog.iter().any(|w| !matches!(w, Work::Idle(_)))
+                };
+                if let Err(e) = engine.prefill(&mut ctx, sequence(kind), &prompt, &mut yield_to_waiting) {
+                    tracing::debug!("prefill stopped: {e}");
+                    engine.forget(&mut ctx, sequence(kind));
+                }
+            }
+            Work::Idle(done) => {
+                let _ = done.send(());
+            }
         }
-        if result.is_err() {
-            // A failed decode leaves the cache in an unknown state: start clean.
-            ctx.clear_kv_cache();
-            engine.cached.clear();
-        }
-        let _ = job.done.send(result);
     }
 }
 
 struct Engine<'m> {
     model: &'m LlamaModel,
-    /// Tokens whose keys/values sit in the cache at positions 0..len (sequence 0).
-    cached: Vec<LlamaToken>,
+    /// Per sequence: the tokens whose keys/values it holds at positions 0..len.
+    cached: [Vec<LlamaToken>; SEQUENCES],
     stats: ChatStats,
 }
 
@@ -275,7 +340,75 @@ impl Engine<'_> {
         out
     }
 
+    /// A failed decode leaves the sequence in an unknown state: start it clean.
+    fn forget(&mut self, ctx: &mut LlamaContext<'_>, seq: usize) {
+        if ctx.clear_kv_cache_seq(Some(seq as u32), None, None).is_err() {
+            ctx.clear_kv_cache();
+            self.cached.iter_mut().for_each(Vec::clear);
+        }
+        self.cached[seq].clear();
+    }
+
+    /// Drop what `seq` holds beyond the `keep` tokens it shares with the coming prompt.
+    fn keep_prefix(&mut self, ctx: &mut LlamaContext<'_>, seq: usize, keep: usize) -> Result<(), LlmError> {
+        ctx.clear_kv_cache_seq(Some(seq as u32), Some(keep as u32), None).map_err(local)?;
+        self.cached[seq].truncate(keep);
+        Ok(())
+    }
+
+    /// Decode `tokens` after what `seq` holds, in batches of `batch`, asking `stop` before
+    /// each. Returns the index of the last token's logits in the last batch, or `None` if
+    /// stopped first.
+    fn extend(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        seq: usize,
+        tokens: &[LlamaToken],
+        batch: usize,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<i32>, LlmError> {
+        let mut last_idx = 0;
+        for chunk in tokens.chunks(batch) {
+            if stop() {
+                return Ok(None);
+            }
+            let mut b = LlamaBatch::new(chunk.len(), 1);
+            let start = self.cached[seq].len();
+            for (i, tok) in chunk.iter().enumerate() {
+                b.add(*tok, (start + i) as i32, &[seq as i32], i + 1 == chunk.len()).map_err(local)?;
+            }
+            ctx.decode(&mut b).map_err(local)?;
+            self.cached[seq].extend_from_slice(chunk);
+            last_idx = chunk.len() as i32 - 1;
+        }
+        Ok(Some(last_idx))
+    }
+
+    /// How many of `prompt`'s first tokens `seq` already holds.
+    fn shared(&self, seq: usize, prompt: &[LlamaToken]) -> usize {
+        self.cached[seq].iter().zip(prompt).take_while(|(a, b)| a == b).count()
+    }
+
+    fn prefill(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        seq: usize,
+        prompt: &[Segment],
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<(), LlmError> {
+        let tokens = self.tokenize(prompt);
+        // Room for the per-turn part, the message and the reply after it.
+        if tokens.len() + N_BATCH as usize > N_CTX as usize {
+            return Ok(());
+        }
+        let common = self.shared(seq, &tokens);
+        self.keep_prefix(ctx, seq, common)?;
+        self.extend(ctx, seq, &tokens[common..], PREFILL_BATCH, stop)?;
+        Ok(())
+    }
+
     fn run(&mut self, ctx: &mut LlamaContext<'_>, job: &Job) -> Result<Completion, LlmError> {
+        let seq = sequence(job.kind);
         let prompt = self.tokenize(&job.prompt);
         let room = N_CTX as usize - prompt.len().min(N_CTX as usize);
         if room < 16 {
@@ -288,24 +421,16 @@ impl Engine<'_> {
 
         // Reuse the cached prefix; always re-decode at least the last prompt token so
         // there are fresh logits to sample from.
-        let common = self.cached.iter().zip(&prompt).take_while(|(a, b)| a == b).count().min(prompt.len() - 1);
-        ctx.clear_kv_cache_seq(Some(0), Some(common as u32), None).map_err(local)?;
-        self.cached.truncate(common);
-        self.stats = ChatStats { prompt_tokens: prompt.len(), reused_tokens: common, generated_tokens: 0 };
-        let mut last_idx = 0;
-        for chunk in prompt[common..].chunks(N_BATCH as usize) {
-            if job.cancel.is_cancelled() {
-                return Err(LlmError::Cancelled);
-            }
-            let mut batch = LlamaBatch::new(chunk.len(), 1);
-            let start = self.cached.len();
-            for (i, tok) in chunk.iter().enumerate() {
-                batch.add(*tok, (start + i) as i32, &[0], i + 1 == chunk.len()).map_err(local)?;
-            }
-            ctx.decode(&mut batch).map_err(local)?;
-            self.cached.extend_from_slice(chunk);
-            last_idx = chunk.len() as i32 - 1;
-        }
+        let common = self.shared(seq, &prompt).min(prompt.len() - 1);
+        self.keep_prefix(ctx, seq, common)?;
+        self.stats =
+            ChatStats { kind: job.kind, prompt_tokens: prompt.len(), reused_tokens: common, generated_tokens: 0 };
+        let cancel = &job.cancel;
+        let Some(mut last_idx) =
+            self.extend(ctx, seq, &prompt[common..], N_BATCH as usize, &mut || cancel.is_cancelled())?
+        else {
+            return Err(LlmError::Cancelled);
+        };
 
         let mut sampler = self.sampler(job)?;
         let vocab = self.model.vocab();
@@ -349,9 +474,9 @@ impl Engine<'_> {
                 break;
             }
             batch.clear();
-            batch.add(token, self.cached.len() as i32, &[0], true).map_err(local)?;
+            batch.add(token, self.cached[seq].len() as i32, &[seq as i32], true).map_err(local)?;
             ctx.decode(&mut batch).map_err(local)?;
-            self.cached.push(token);
+            self.cached[seq].push(token);
             last_idx = 0;
         }
         let tail = out.finish();
@@ -388,96 +513,6 @@ fn rand_seed() -> u32 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
 }
 
-/// Natural-log probability of `token` under the raw logits.
-///
-/// Runs over the whole vocabulary (49,152 logits) for every generated token, so it is
-/// written to vectorise: f32 throughout and a polynomial `exp` instead of libm's, which
-/// the compiler cannot turn into SIMD. Its error (~1e-6) is far below what the
-/// regulator's low-confidence spans (logprob ≤ −2.0) can notice (docs/cognition.md §13.3).
-fn log_softmax_at(logits: &[f32], token: usize) -> Option<f64> {
-    let target = *logits.get(token)?;
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    // Eight partial sums: independent lanes the compiler can keep in one vector register.
-    let mut lanes = [0f32; 8];
-    let mut chunks = logits.chunks_exact(8);
-    for c in &mut chunks {
-        for (acc, &l) in lanes.iter_mut().zip(c) {
-            *acc += exp_nonpositive(l - max);
-        }
-    }
-    let tail: f32 = chunks.remainder().iter().map(|&l| exp_nonpositive(l - max)).sum();
-    let sum = lanes.iter().sum::<f32>() + tail;
-    Some(f64::from(target - max) - f64::from(sum).ln())
-}
-
-/// `e^x` for `x <= 0` (relative error ~2e-7): `x = n·ln2 + r`, `|r| <= ln2/2`, a degree-6
-/// Taylor polynomial for `e^r` and `2^n` built in the exponent bits. Below -87 the
-/// result would leave f32's normal range; there it is clamped, which a sum of
-/// probabilities that includes `e^0 = 1` cannot notice.
-#[inline(always)]
-fn exp_nonpositive(x: f32) -> f32 {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    const LN2_HI: f32 = 0.693_145_75;
-    const LN2_LO: f32 = 1.428_606_8e-6;
-    // Adding 1.5·2^23 rounds to the nearest integer without a rounding instruction.
-    const ROUND: f32 = 12_582_912.0;
-    let x = x.max(-87.0);
-    let n = (x * LOG2E + ROUND) - ROUND;
-    let r = x - n * LN2_HI - n * LN2_LO;
-    let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
-    p * scale
-}
-
-/// Holds back text that might be the start of a stop string, so a stop string is
-/// never shown to the user and never part of the result.
-struct StopFilter<'a> {
-    stops: &'a [String],
-    /// Everything accepted so far (what the reply is).
-    text: String,
-    /// Accepted but not yet emitted.
-    held: String,
-}
-
-impl<'a> StopFilter<'a> {
-    fn new(stops: &'a [String]) -> Self {
-        StopFilter { stops, text: String::new(), held: String::new() }
-    }
-
-    /// Add a piece; returns (text safe to emit now, whether a stop string was hit).
-    fn push(&mut self, piece: &str) -> (String, bool) {
-        self.held.push_str(piece);
-        for stop in self.stops.iter().filter(|s| !s.is_empty()) {
-            if let Some(at) = self.held.find(stop.as_str()) {
-                let emit = self.held[..at].to_string();
-                self.text.push_str(&emit);
-                self.held.clear();
-                return (emit, true);
-            }
-        }
-        // Keep the longest suffix that is a prefix of some stop string.
-        let keep = self
-            .stops
-            .iter()
-            .flat_map(|s| (1..s.len().min(self.held.len() + 1)).rev().map(move |n| &s[..n]))
-            .filter(|p| self.held.ends_with(p) && self.held.is_char_boundary(self.held.len() - p.len()))
-            .map(str::len)
-            .max()
-            .unwrap_or(0);
-        let cut = self.held.len() - keep;
-        let emit: String = self.held.drain(..cut).collect();
-        self.text.push_str(&emit);
-        (emit, false)
-    }
-
-    /// The generation ended without a stop string: release what was held.
-    fn finish(&mut self) -> String {
-        let rest = std::mem::take(&mut self.held);
-        self.text.push_str(&rest);
-        rest
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,86 +528,21 @@ mod tests {
     }
 
     #[test]
-    fn stop_strings_are_never_emitted_even_across_pieces() {
-        let stops = vec!["\nUser:".to_string()];
-        let mut f = StopFilter::new(&stops);
-        let mut shown = String::new();
-        for piece in ["Hello", " there", "\nUs", "er: more"] {
-            let (emit, stopped) = f.push(piece);
-            shown.push_str(&emit);
-            if stopped {
-                break;
-            }
-        }
-        assert_eq!(shown, "Hello there");
-        assert_eq!(f.text, "Hello there");
-
-        let mut f = StopFilter::new(&stops);
-        let (a, _) = f.push("a\nU");
-        assert_eq!(a, "a");
-        assert_eq!(f.finish(), "\nU");
-        assert_eq!(f.text, "a\nU");
-    }
-
-    #[test]
-    fn the_outbox_merges_pieces_without_logprobs_and_keeps_the_others_apart() {
-        let o = Outbox::default();
-        o.push("Hel".into(), None);
-        o.push("lo".into(), None);
-        o.push(" there".into(), Some(-0.5));
-        o.push("!".into(), Some(-0.1));
-        o.push(" Bye".into(), None);
-        let got = o.take();
-        let want = [("Hello", None), (" there", Some(-0.5)), ("!", Some(-0.1)), (" Bye", None)]
-            .map(|(t, l)| Token { text: t.into(), logprob: l });
-        assert_eq!(got, want);
-        assert!(o.take().is_empty());
-    }
-
-    #[test]
-    fn log_softmax_is_a_log_probability() {
-        let lp = log_softmax_at(&[0.0, 0.0], 1).unwrap();
-        assert!((lp - 0.5f64.ln()).abs() < 1e-9);
-        assert_eq!(log_softmax_at(&[1.0], 3), None);
-    }
-
-    /// The straightforward f64 computation the fast one must agree with.
-    fn log_softmax_f64(logits: &[f32], token: usize) -> f64 {
-        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-        let sum: f64 = logits.iter().map(|&l| (l as f64 - max).exp()).sum();
-        logits[token] as f64 - max - sum.ln()
-    }
-
-    #[test]
-    fn fast_log_softmax_matches_f64_over_a_full_vocabulary() {
-        // Logits spread like a small model's (a few peaks, a long tail, some far below the
-        // max), generated by a fixed LCG so the test is deterministic.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
-        for spread in [1.0f32, 8.0, 40.0, 200.0] {
-            let logits: Vec<f32> = (0..49_157).map(|_| (next() - 0.7) * spread).collect();
-            for token in [0, 17, 4_096, 49_156] {
-                let fast = log_softmax_at(&logits, token).unwrap();
-                let exact = log_softmax_f64(&logits, token);
-                assert!((fast - exact).abs() < 1e-3, "spread {spread} token {token}: {fast} vs {exact}");
-            }
-            let best = (0..logits.len()).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap();
-            let fast = log_softmax_at(&logits, best).unwrap();
-            assert!((fast - log_softmax_f64(&logits, best)).abs() < 1e-3);
-        }
-    }
-
-    #[test]
-    fn polynomial_exp_tracks_libm_down_to_the_clamp() {
-        let mut x = 0.0f32;
-        while x > -100.0 {
-            let (fast, exact) = (exp_nonpositive(x) as f64, (x as f64).exp());
-            let tolerance = if x < -87.0 { 1e-37 } else { exact * 1e-6 };
-            assert!((fast - exact).abs() <= tolerance, "exp({x}) = {fast}, libm {exact}");
-            x -= 0.0137;
-        }
+    fn a_prefix_renders_as_the_start_of_the_full_prompt_with_its_last_message_open() {
+        let full = ChatRequest::new(vec![
+            Message::system("Be brief."),
+            Message::user("hi"),
+            Message::assistant("hello"),
+            Message::system("Answer directly.\n\nFacts: none"),
+            Message::user("and now?"),
+        ]);
+        let mut start = full.clone();
+        start.messages.truncate(4);
+        start.messages[3].content = "Answer directly.".into();
+        let (prefix, whole) = (chatml_prefix(&start), chatml(&full));
+        let open = prefix.len() - 1;
+        assert_eq!(prefix[..open], whole[..open]);
+        assert_eq!(prefix[open], Segment::Text("Answer directly.".into()));
+        assert!(matches!(&whole[open], Segment::Text(t) if t.starts_with("Answer directly.")));
     }
 }

@@ -8,6 +8,7 @@ pub mod embed;
 pub mod fetch;
 mod int8;
 mod minilm;
+mod stream;
 
 pub use chat::{ChatStats, LocalChat, N_BATCH, N_CTX, backend as llama_backend};
 
@@ -126,6 +127,15 @@ impl LocalProvider {
         self.chat.get().map(LocalChat::last_stats)
     }
 
+    /// Resolves once the chat model has done all it was asked (at once when it is not
+    /// loaded): the first-token bench's pause between turns, as a user's reading and typing.
+    pub async fn chat_idle(&self) -> Result<(), LlmError> {
+        match self.chat.get() {
+            Some(chat) => chat.idle().await,
+            None => Ok(()),
+        }
+    }
+
     async fn embed_model(&self, model: &str) -> Result<Arc<Embedder>, LlmError> {
         if model != EMBED_MODEL {
             return Err(self.unavailable(model, format!("the built-in embedding model is `{EMBED_MODEL}`")));
@@ -161,6 +171,14 @@ impl Provider for LocalProvider {
             return Err(LlmError::Empty { provider: self.name.clone() });
         }
         Ok(c)
+    }
+
+    /// Only into a model already loaded: a prefill is never worth a load or a fetch.
+    async fn prefill(&self, model: &str, req: &ChatRequest) -> Result<(), LlmError> {
+        match self.chat.get() {
+            Some(chat) if model == CHAT_MODEL => chat.prefill(req),
+            _ => Ok(()),
+        }
     }
 
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {

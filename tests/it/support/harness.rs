@@ -79,8 +79,12 @@ pub enum Call {
     Other,
 }
 
+/// A request's system messages, joined: for a reply, the persona (first) and the turn's
+/// instructions (after the conversation, before the message).
 pub fn system_prompt(r: &RecordedRequest) -> String {
-    r.body["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+    let messages = r.body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let system = messages.iter().filter(|m| m["role"] == "system");
+    system.filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n\n")
 }
 
 pub fn kind(r: &RecordedRequest) -> Call {
