@@ -63,6 +63,7 @@ impl PeriodicTask for CheckpointTask {
 mod tests {
     use super::*;
     use crate::background::{Registry, WorkerBoard, WorkerId};
+    use crate::events::EngineEvent;
     use crate::store::KvStateRepo;
     use tokio_util::sync::CancellationToken;
 
