@@ -115,8 +115,6 @@ pub fn recalled_for_context(
 /// What Phase A read.
 #[derive(Debug, Clone, Default)]
 pub struct PhaseA {
-    /// The newest `WORKING_MEMORY_ENTRIES` of the conversation: what the router and triage read.
-    pub working_memory: Vec<WmEntry>,
     /// All of the thread's live working memory, oldest first: what the reply prompt shows.
     pub conversation: Vec<WmEntry>,
     pub traits: Vec<TraitRow>,
@@ -127,6 +125,14 @@ pub struct PhaseA {
     pub self_items: Vec<crate::cognition::self_model::SelfItem>,
     /// The onboarding state before this exchange (docs/cognition.md §4.9).
     pub spark: crate::cognition::onboarding::SparkState,
+}
+
+impl PhaseA {
+    /// The newest `WORKING_MEMORY_ENTRIES` of the conversation: what the router and triage read.
+    pub fn working_memory(&self) -> &[WmEntry] {
+        let newest = self.conversation.len().saturating_sub(crate::store::WORKING_MEMORY_ENTRIES);
+        &self.conversation[newest..]
+    }
 }
 
 /// Phase A steps 1–2 and 9: the identity hook's write, working memory, traits, session
@@ -156,16 +162,7 @@ pub fn phase_a(
         crate::cognition::act::plan::ActLimits::default().fatigue_budget,
     );
     let conversation = repo.conversation(thread_id, now)?;
-    let newest = conversation.len().saturating_sub(crate::store::WORKING_MEMORY_ENTRIES);
-    Ok(PhaseA {
-        working_memory: conversation[newest..].to_vec(),
-        conversation,
-        traits,
-        session_exchanges,
-        silence_gap_s,
-        self_items,
-        spark: spark_state(c)?,
-    })
+    Ok(PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items, spark: spark_state(c)? })
 }
 
 /// The stored onboarding state (fresh when there is none).

@@ -297,7 +297,7 @@ impl<'t> Turn<'t> {
                     previous_tools: Vec::new(),
                     named_tools: self.engine.mcp_named(self.msg.text).await,
                 };
-                let wm = &context.phase_a.working_memory;
+                let wm = &context.phase_a.working_memory();
                 let halted = self.halted();
                 let (report, fallback) = self.engine.triage(self.msg, &u.signals, wm, &ctx, halted, self.cancel).await;
                 self.fallbacks.extend(fallback);
@@ -360,7 +360,7 @@ impl<'t> Turn<'t> {
 /// intent, and the router's inputs, all over the one reading of the message.
 pub fn understand(msg: &Analysis, a: &PhaseA, topic: &TopicStage) -> Understanding {
     let ctx = ContextSignals {
-        working_memory_turns: a.working_memory.len(),
+        working_memory_turns: a.working_memory().len(),
         gist_count: topic.context.real_gist_count(),
         fact_count: topic.context.facts.len(),
         world_state_present: !topic.context.world_state.is_empty(),
@@ -372,7 +372,7 @@ pub fn understand(msg: &Analysis, a: &PhaseA, topic: &TopicStage) -> Understandi
         focus_distraction: phases::is_distraction(topic.focus_on.as_deref(), &topic.report, msg.social.is_some()),
         referent_support: Some(referent_support(
             &msg.words,
-            &a.working_memory.iter().map(|e| e.content.as_str()).collect::<Vec<_>>(),
+            &a.working_memory().iter().map(|e| e.content.as_str()).collect::<Vec<_>>(),
             topic.report.is_new_topic,
         )),
     };

@@ -120,7 +120,7 @@ impl Turn<'_> {
     async fn adapt(&self, context: &Context, answers: bool) -> crate::cognition::adaptive::Applied {
         let last_reply_words = context
             .phase_a
-            .working_memory
+            .working_memory()
             .iter()
             .rev()
             .find(|e| e.role == "assistant")

@@ -22,9 +22,9 @@ fn stage(name: &str, is_new: bool, focus_on: Option<&str>) -> TopicStage {
 }
 
 fn phase_a(turns: &[&str]) -> PhaseA {
-    let working_memory =
+    let conversation =
         turns.iter().map(|c| WmEntry { role: "user".into(), content: c.to_string(), created_at: 0 }).collect();
-    PhaseA { working_memory, session_exchanges: turns.len(), ..PhaseA::default() }
+    PhaseA { conversation, session_exchanges: turns.len(), ..PhaseA::default() }
 }
 
 #[test]
