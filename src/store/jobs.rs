@@ -127,6 +127,12 @@ pub struct QueueActivity {
     pub last_error: Option<String>,
 }
 
+/// Done jobs kept per queue when old ones are pruned (see [`JobsRepo::prune_done`]).
+pub const DONE_KEPT: i64 = 512;
+/// How often, in job ids, completing a job prunes: often enough that the table never holds
+/// more than `DONE_KEPT` + this many done rows per queue, rarely enough to cost nothing.
+const PRUNE_EVERY: i64 = 64;
+
 pub struct JobsRepo<'c>(pub &'c Connection);
 
 impl JobsRepo<'_> {
@@ -160,12 +166,33 @@ impl JobsRepo<'_> {
         .transpose()
     }
 
+    /// Mark a job done. Every [`PRUNE_EVERY`]th job also prunes old done rows, so the queue
+    /// table stays the size of its live work plus a short history instead of growing by two
+    /// rows a turn forever.
     pub fn complete(&self, id: i64) -> Result<(), StoreError> {
         self.0.execute(
             "UPDATE jobs SET state = ?3, updated_at = ?2 WHERE id = ?1",
             params![id, now_ts(), JobState::Done],
         )?;
+        if id % PRUNE_EVERY == 0 {
+            self.prune_done()?;
+        }
         Ok(())
+    }
+
+    /// Delete done jobs beyond the newest [`DONE_KEPT`] of each queue. A done job's work is
+    /// in its own tables (the episode, the gists, the concepts); the rows kept answer "when
+    /// did this queue last run?" and "is this exchange's work done?" for recent exchanges,
+    /// and an exchange whose row is gone reads as finished (`exchange_state` gives `None`).
+    /// Failed jobs stay: they are the record of what went wrong. Returns how many went.
+    pub fn prune_done(&self) -> Result<usize, StoreError> {
+        Ok(self.0.execute(
+            "DELETE FROM jobs WHERE id IN (
+                 SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY queue ORDER BY id DESC) AS n
+                                 FROM jobs WHERE state = ?1)
+                 WHERE n > ?2)",
+            params![JobState::Done, DONE_KEPT],
+        )?)
     }
 
     /// Record a failure: retried after `retry_in_s` until its attempts run out, then

@@ -53,6 +53,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0018_turn_trait_indexes",
         sql: include_str!("../../migrations/0018_turn_trait_indexes.sql"),
     },
+    Migration {
+        version: 19,
+        name: "0019_exchange_lookups",
+        sql: include_str!("../../migrations/0019_exchange_lookups.sql"),
+    },
 ];
 
 pub fn latest_version() -> u32 {

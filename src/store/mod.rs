@@ -124,7 +124,7 @@ pub use identity::IdentityRepo;
 pub use instance::InstanceLock;
 pub use interaction_log::{InteractionLogRepo, LogOrigin};
 pub use introspection::{Activity, RECALLS_CONSIDERED, RecallOutcomes, recall_outcomes, recent_activity};
-pub use jobs::{Job, JobKind, JobState, JobsRepo, QueueActivity, wait_for_exchange_job};
+pub use jobs::{DONE_KEPT, Job, JobKind, JobState, JobsRepo, QueueActivity, wait_for_exchange_job};
 pub use kv_state::KvStateRepo;
 pub use lists::{ListChange, ListEntry, ListsRepo};
 pub use migrate::{MIGRATIONS, latest_version, migrate};

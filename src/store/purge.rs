@@ -178,6 +178,28 @@ pub(crate) fn purge_in(tx: &Connection, p: &Purge) -> Result<Purged, StoreError>
         if hits.is_empty() {
             continue;
         }
+        if *table == "jobs" {
+            // A queued job whose own exchange keeps its lines (the words are only in its topic
+            // label, say) stays, with the words taken out: its exchange is still remembered.
+            let gone: BTreeSet<&str> =
+                lines.iter().chain(&p.exchanges).chain(&p.block_only).map(String::as_str).collect();
+            let mut kept = Vec::new();
+            hits.retain(|&id| {
+                let exchange = job_exchange(tx, id).ok().flatten();
+                let goes = exchange.as_deref().is_none_or(|x| gone.contains(x));
+                if !goes {
+                    kept.push(id);
+                }
+                goes
+            });
+            let mut n = 0;
+            for id in kept {
+                n += replace_in_row(tx, table, cols, id, &needles)?;
+            }
+            if n > 0 {
+                *counts.entry("jobs_redacted".into()).or_default() += n;
+            }
+        }
         let n = match policy {
             Policy::Delete(vec) => {
                 for &id in &hits {
@@ -353,18 +375,38 @@ fn block_hash(salt: &str, exchange_id: &str) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Row ids of `table` where any of `cols` holds any of `terms` (ASCII case ignored).
+/// Row ids of `table` where any of `cols` holds any of `terms` as a whole word, ASCII case
+/// ignored (in a JSON column, in its string values): what [`replace_in_row`] would change.
+/// SQLite's `instr` picks the candidates; the word test decides.
 fn matching_rows(c: &Connection, table: &str, cols: &[&str], terms: &[String]) -> Result<Vec<i64>, StoreError> {
     if terms.is_empty() {
         return Ok(Vec::new());
     }
     let hay = cols.iter().map(|c| format!("lower(coalesce({c}, ''))")).collect::<Vec<_>>().join(" || char(31) || ");
-    let test = (1..=terms.len()).map(|i| format!("instr(hay, ?{i}) > 0")).collect::<Vec<_>>().join(" OR ");
-    let sql = format!("SELECT id FROM (SELECT rowid AS id, {hay} AS hay FROM {table}) WHERE {test}");
+    let test = (1..=terms.len()).map(|i| format!("instr({hay}, ?{i}) > 0")).collect::<Vec<_>>().join(" OR ");
+    let values = cols.iter().map(|c| format!("CAST(coalesce({c}, '') AS TEXT)")).collect::<Vec<_>>().join(", ");
+    let sql = format!("SELECT rowid, {values} FROM {table} WHERE {test}");
     let lower: Vec<String> = terms.iter().map(|t| t.to_ascii_lowercase()).collect();
     let mut stmt = c.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(lower.iter()), |r| r.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut rows = stmt.query(params_from_iter(lower.iter()))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut hit = false;
+        for i in 1..=cols.len() {
+            let v: String = r.get(i)?;
+            hit |= crate::text::needles::redact_text(&v, terms, "").is_some();
+        }
+        if hit {
+            out.push(r.get(0)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The exchange a queued job works for, if it names one.
+fn job_exchange(c: &Connection, id: i64) -> Result<Option<String>, StoreError> {
+    let mut stmt = c.prepare_cached("SELECT json_extract(payload, '$.exchange_id') FROM jobs WHERE id = ?1")?;
+    Ok(stmt.query_row([id], |r| r.get::<_, Option<String>>(0))?)
 }
 
 fn exchange_rows(c: &Connection, table: &str, exchanges: &BTreeSet<&str>) -> Result<Vec<i64>, StoreError> {

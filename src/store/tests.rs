@@ -207,6 +207,58 @@ fn jobs_survive_a_crash_and_give_up_eventually() {
     assert_eq!(jobs.pending_count().unwrap(), 0);
 }
 
+#[test]
+fn done_jobs_are_pruned_to_a_short_history_per_queue_while_live_and_failed_ones_stay() {
+    let conn = open_in_memory().unwrap();
+    let jobs = JobsRepo(&conn);
+    let failed = jobs.enqueue(JobKind::Chunk, &json!({"exchange_id": "bad"}), 1).unwrap();
+    jobs.claim(JobKind::Chunk).unwrap().unwrap();
+    jobs.fail(failed, "junk", 0).unwrap();
+    let semantic = jobs.enqueue(JobKind::Semantic, &json!({"reason": "volume"}), 3).unwrap();
+    jobs.claim(JobKind::Semantic).unwrap().unwrap();
+    jobs.complete(semantic).unwrap();
+    let waiting = jobs.enqueue(JobKind::Chunk, &json!({"exchange_id": "later"}), 3).unwrap();
+    for n in 0..2_000 {
+        let id = jobs.enqueue(JobKind::Encode, &json!({"exchange_id": format!("x{n}")}), 3).unwrap();
+        assert_eq!(jobs.claim(JobKind::Encode).unwrap().unwrap().id, id);
+        jobs.complete(id).unwrap();
+    }
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    let done = count("SELECT COUNT(*) FROM jobs WHERE queue = 'encode' AND state = 'done'");
+    assert!((DONE_KEPT..=DONE_KEPT + 64).contains(&done), "{done} done encode rows kept");
+    assert_eq!(jobs.exchange_state(JobKind::Encode, "x1999").unwrap(), Some(JobState::Done), "the newest stay");
+    assert_eq!(jobs.exchange_state(JobKind::Encode, "x3").unwrap(), None, "an old one reads as finished");
+    assert!(jobs.last_queued_at(JobKind::Semantic).unwrap().is_some(), "a queue's newest done job stays");
+    assert_eq!(jobs.exchange_state(JobKind::Chunk, "bad").unwrap(), Some(JobState::Failed));
+    assert_eq!(jobs.claim(JobKind::Chunk).unwrap().map(|j| j.id), Some(waiting), "live work is untouched");
+}
+
+#[test]
+fn an_exchange_s_rows_are_found_by_index_not_by_walking_the_history() {
+    let conn = open_in_memory().unwrap();
+    let plan = |sql: &str| -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+    };
+    for (sql, index) in [
+        (
+            "SELECT state FROM jobs WHERE queue = 'encode' AND json_extract(payload, '$.exchange_id') = 'x' \
+             ORDER BY id DESC LIMIT 1",
+            "idx_jobs_exchange",
+        ),
+        (
+            "UPDATE chat_history SET mode = 'x' WHERE thread_id = 't' AND exchange_id = 'x' AND role = 'user'",
+            "idx_chat_history_exchange",
+        ),
+        ("UPDATE triage_calibration SET outcome = '{}' WHERE exchange_id = 'x'", "idx_triage_exchange"),
+        ("SELECT id FROM episodes WHERE exchange_id = 'x' AND deleted_at IS NULL", "idx_episodes_exchange"),
+    ] {
+        let p = plan(sql);
+        assert!(p.contains(index), "{sql}\n  plan: {p}");
+    }
+}
+
 fn unit(hot: usize, mix: f32) -> Vec<f32> {
     let mut v = vec![0.0f32; EMBEDDING_DIM];
     v[hot] = 1.0;

@@ -139,6 +139,11 @@ pub struct TurnCommit {
     pub interaction: Value,
     /// The encode job's payload; `None` for turns with nothing to remember.
     pub encode: Option<Value>,
+    /// The adaptive layer's directives as sent to the model, for the decision's audit row.
+    pub adaptive: Option<Value>,
+    /// A forget the turn's `forget` skill resolved: carried out in the same transaction, so a
+    /// kill can never leave the request committed ("Forgotten.") and the words still stored.
+    pub forget: Option<super::Purge>,
 }
 
 /// A triage verdict with what the next message said of the route.
@@ -347,8 +352,9 @@ impl TurnRepo<'_> {
         super::KvStateRepo(self.0).set_text(namespace, key, &value.to_string(), now_ts())
     }
 
-    /// Phase D in one transaction: the turn is either wholly committed or not at all.
-    pub fn commit(&self, c: &TurnCommit) -> Result<(), StoreError> {
+    /// Phase D in one transaction: the turn is either wholly committed or not at all, its
+    /// forget (if it asked for one) included. Returns what the forget purged.
+    pub fn commit(&self, c: &TurnCommit) -> Result<Option<super::Purged>, StoreError> {
         let now = now_ts();
         let tx = self.0.unchecked_transaction()?;
         {
@@ -399,9 +405,17 @@ impl TurnRepo<'_> {
                 super::JobsRepo(&tx).enqueue(ENCODE_QUEUE, payload, 3)?;
                 super::JobsRepo(&tx).enqueue(CHUNK_QUEUE, payload, 3)?;
             }
+            if let Some(v) = &c.adaptive {
+                super::RoutingRepo(&tx).set_adaptive(&c.routing.id, v)?;
+            }
         }
+        // Last, so the turn's own rows (its audit of the request) are purged too.
+        let purged = c.forget.as_ref().map(|p| super::purge::purge_in(&tx, p)).transpose()?;
         tx.commit()?;
-        Ok(())
+        if purged.is_some() {
+            super::purge::settle(self.0)?;
+        }
+        Ok(purged)
     }
 
     /// Append an exchange's message and reply (either may be missing) to working memory,

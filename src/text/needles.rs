@@ -1,7 +1,7 @@
 //! Which strings of a forgotten line must disappear wherever they were copied. Pure text:
 //! the store (forgetting by id) and the memory layer (forgetting by request) derive the same.
 
-use super::privacy::{find_secrets, replace_all_ci};
+use super::privacy::{find_secrets, replace_words_ci};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -69,12 +69,13 @@ pub fn secret_needles(text: &str) -> Vec<String> {
     out
 }
 
-/// Replace `needles` inside the string values of a JSON document only, so a number-shaped
-/// needle never cuts into a JSON number or key. True when something changed.
+/// Replace `needles`, as whole words ([`replace_words_ci`]), inside the string values of a
+/// JSON document only, so a number-shaped needle never cuts into a JSON number or key. True
+/// when something changed.
 pub fn redact_json(v: &mut serde_json::Value, needles: &[String], with: &str) -> bool {
     use serde_json::Value;
     match v {
-        Value::String(s) => match replace_all_ci(s, needles, with) {
+        Value::String(s) => match replace_words_ci(s, needles, with) {
             Some(new) => {
                 *s = new;
                 true
@@ -87,8 +88,8 @@ pub fn redact_json(v: &mut serde_json::Value, needles: &[String], with: &str) ->
     }
 }
 
-/// [`replace_all_ci`] for a stored text that may be JSON: a JSON object or array is redacted
-/// in its string values and re-serialised; anything else as text.
+/// [`replace_words_ci`] for a stored text that may be JSON: a JSON object or array is
+/// redacted in its string values and re-serialised; anything else as text.
 pub fn redact_text(text: &str, needles: &[String], with: &str) -> Option<String> {
     let t = text.trim_start();
     if (t.starts_with('{') || t.starts_with('['))
@@ -96,5 +97,5 @@ pub fn redact_text(text: &str, needles: &[String], with: &str) -> Option<String>
     {
         return redact_json(&mut v, needles, with).then(|| v.to_string());
     }
-    replace_all_ci(text, needles, with)
+    replace_words_ci(text, needles, with)
 }

@@ -152,17 +152,56 @@ pub fn mask(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `text` with every case-insensitive occurrence of each of `needles` replaced by `with`.
-/// ASCII case folding only, so byte offsets stay valid for any UTF-8 input.
+/// `text` with every case-insensitive occurrence of each of `needles` replaced by `with`,
+/// inside words too. For raw text whose escapes may sit against a needle (a diagnostics log
+/// line's `\nJordan`): over-redacting a log costs nothing. Stored memory uses
+/// [`replace_words_ci`]. ASCII case folding only, so byte offsets stay valid for any UTF-8.
 pub fn replace_all_ci(text: &str, needles: &[String], with: &str) -> Option<String> {
+    replace_hits(text, needles, with, false)
+}
+
+/// [`replace_all_ci`] for whole words only: an occurrence counts where the needle does not
+/// run on into a longer word, so forgetting "Zed5" leaves "Zed50", and "Ann" leaves
+/// "planning"; "Zed5's" and "cousin-zed5-lives" still lose it. Only the needle's own word
+/// edges are checked: a needle ending in "!" may be followed by anything.
+pub fn replace_words_ci(text: &str, needles: &[String], with: &str) -> Option<String> {
+    replace_hits(text, needles, with, true)
+}
+
+/// Whether [`replace_words_ci`] would change `text`.
+pub fn contains_word_ci(text: &str, needles: &[String]) -> bool {
+    let lower = text.to_ascii_lowercase();
+    needles.iter().map(|n| n.to_ascii_lowercase()).any(|n| !hits_of(text, &lower, &n, true).is_empty())
+}
+
+/// Where `needle` (lowercase) occurs in `text`, whose ASCII-lowercase copy is `lower`.
+fn hits_of(text: &str, lower: &str, needle: &str, words: bool) -> Vec<Range<usize>> {
+    let mut hits = Vec::new();
+    if needle.is_empty() {
+        return hits;
+    }
+    let wordy = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(needle) {
+        let r = from + i..from + i + needle.len();
+        from = r.end;
+        let runs_on = |inside: Option<char>, outside: Option<char>| wordy(inside) && wordy(outside);
+        if words
+            && (runs_on(needle.chars().next(), text[..r.start].chars().next_back())
+                || runs_on(needle.chars().next_back(), text[r.end..].chars().next()))
+        {
+            continue;
+        }
+        hits.push(r);
+    }
+    hits
+}
+
+fn replace_hits(text: &str, needles: &[String], with: &str, words: bool) -> Option<String> {
     let lower = text.to_ascii_lowercase();
     let mut hits: Vec<Range<usize>> = Vec::new();
-    for n in needles.iter().map(|n| n.to_ascii_lowercase()).filter(|n| !n.is_empty()) {
-        let mut from = 0;
-        while let Some(i) = lower[from..].find(&n) {
-            hits.push(from + i..from + i + n.len());
-            from += i + n.len();
-        }
+    for n in needles.iter().map(|n| n.to_ascii_lowercase()) {
+        hits.extend(hits_of(text, &lower, &n, words));
     }
     if hits.is_empty() {
         return None;
@@ -183,7 +222,8 @@ pub fn replace_all_ci(text: &str, needles: &[String], with: &str) -> Option<Stri
     Some(out)
 }
 
-/// Whether `text` holds any of `needles`, ignoring ASCII case.
+/// Whether `text` holds any of `needles`, ignoring ASCII case, inside words too: a cheap
+/// superset test before [`replace_words_ci`] or [`replace_all_ci`] decides.
 pub fn contains_any_ci(text: &str, needles: &[String]) -> bool {
     let lower = text.to_ascii_lowercase();
     needles.iter().any(|n| !n.is_empty() && lower.contains(&n.to_ascii_lowercase()))
@@ -243,6 +283,20 @@ mod tests {
         let n = vec!["jordan".to_string()];
         assert_eq!(replace_all_ci("Jordan said JORDAN", &n, "[x]").as_deref(), Some("[x] said [x]"));
         assert_eq!(replace_all_ci("nobody", &n, "[x]"), None);
+        let z = vec!["Zed5".to_string(), "hunter22!".to_string()];
+        assert_eq!(
+            replace_words_ci("Zed50 and zed5's cousin-zed5-x", &z, "[x]").as_deref(),
+            Some("Zed50 and [x]'s cousin-[x]-x")
+        );
+        assert_eq!(
+            replace_words_ci("pw hunter22!x", &z, "[x]").as_deref(),
+            Some("pw [x]x"),
+            "a needle's own edge only"
+        );
+        assert_eq!(replace_words_ci("Zed50 only", &z, "[x]"), None);
+        assert_eq!(replace_all_ci("Zed50", &z, "[x]").as_deref(), Some("[x]0"), "raw text: inside words too");
+        assert!(contains_word_ci("é Zed5.", &z) && !contains_word_ci("éZed5", &z) && !contains_word_ci("Zed5é", &z));
+        assert!(!contains_word_ci("planning", &["Ann".to_string()]));
         assert!(contains_any_ci("hi JoRdAn", &n));
         assert!(luhn("4111111111111111") && !luhn("4111111111111112"));
     }

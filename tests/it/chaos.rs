@@ -68,6 +68,40 @@ fn turn_times(dir: &Path) -> HashMap<String, Span> {
     times
 }
 
+/// One exchange's session-log events (its own and its model calls') as `+ms type figures`
+/// from the first of them: what a late turn spent its time on.
+fn timeline(dir: &Path, exchange_id: &str) -> String {
+    let Ok(entries) = std::fs::read_dir(dir.join("sessions")) else { return String::new() };
+    let lines: Vec<Value> = entries
+        .flatten()
+        .flat_map(|e| {
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            String::from_utf8_lossy(&bytes).lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>()
+        })
+        .collect();
+    let origin = format!("exchange:{exchange_id}");
+    let calls: std::collections::HashSet<&str> =
+        lines.iter().filter(|v| v["origin"].as_str() == Some(&origin)).filter_map(|v| v["call_id"].as_str()).collect();
+    let mut events: Vec<(DateTime<Utc>, String)> = lines
+        .iter()
+        .filter(|v| !matches!(v["type"].as_str(), Some("llm_token" | "reply_chunk")))
+        .filter(|v| {
+            v["exchange_id"].as_str() == Some(exchange_id) || v["call_id"].as_str().is_some_and(|c| calls.contains(c))
+        })
+        .filter_map(|v| {
+            let ts = v["ts"].as_str()?.parse::<DateTime<Utc>>().ok()?;
+            let figures: Vec<String> = ["call_id", "role", "wall_ms", "error", "will_retry", "fallbacks", "timings_ms"]
+                .iter()
+                .filter_map(|k| v.get(*k).filter(|x| !x.is_null()).map(|x| format!("{k}={x}")))
+                .collect();
+            Some((ts, format!("{} {}", v["type"].as_str().unwrap_or("?"), figures.join(" "))))
+        })
+        .collect();
+    events.sort_by_key(|e| e.0);
+    let Some(start) = events.first().map(|e| e.0) else { return String::new() };
+    events.iter().map(|(ts, e)| format!("  +{} {e}", (*ts - start).num_milliseconds())).collect::<Vec<_>>().join("\n")
+}
+
 /// Lines of any session log holding a notice that contains `needle`.
 fn notices_with(dir: &Path, needle: &str) -> usize {
     let Ok(entries) = std::fs::read_dir(dir.join("sessions")) else { return 0 };
@@ -173,6 +207,18 @@ fn faults_on_every_model_call_at_once_lose_nothing_and_every_degraded_turn_says_
         unnamed.len(),
         late.len()
     );
+    for l in &late {
+        let ex = l.split(':').next().unwrap_or_default();
+        println!("chaos: late turn {l}\n{}", timeline(dir.path(), ex));
+    }
+    let failed = panics > 0 || losses > 0 || untimed > 0 || !unnamed.is_empty() || !late.is_empty();
+    // A failed long run cannot be redone cheaply: keep its database and session logs for a look.
+    let dir = if failed {
+        println!("chaos: data dir kept at {}", dir.keep().display());
+        None
+    } else {
+        Some(dir)
+    };
     assert_eq!(panics, 0, "{stderr}");
     assert_eq!(losses, 0, "{} reports, {stored} stored, of {turns}: {stderr}", reports.len());
     assert_eq!(untimed, 0, "every turn is in the session log");
@@ -185,6 +231,7 @@ fn faults_on_every_model_call_at_once_lose_nothing_and_every_degraded_turn_says_
         assert!(explained.0 <= 1 && (1..=2).contains(&explained.1), "the refused key is explained once: {explained:?}");
     }
     assert!(!stdout.contains(&KEY[9..]) && !stderr.contains(&KEY[9..]), "the key leaked into the output");
+    drop(dir);
 }
 
 #[test]

@@ -340,3 +340,44 @@ fn with_keep_secrets_off_a_secret_is_never_stored_nor_sent() {
     assert!(s.files_with("219-09-9999").is_empty(), "{}", s.where_is("219-09-9999"));
     assert!(!s.sent_since(0).contains("219-09-9999"), "the model saw it");
 }
+
+/// The forget is part of its turn's commit: when the purge cannot finish, the turn is not
+/// committed either (no routing row, no reply line), so "Forgotten." is never on record while
+/// the words are still stored; asked again, it is carried out.
+#[test]
+fn a_forget_whose_purge_fails_commits_nothing_of_its_turn() {
+    let s = session();
+    s.ask("a", "My cousin Zed7 lives in Town7.");
+    let db = s.dir.path().join("chalie.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER fail_forget BEFORE INSERT ON memory_deletions BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
+    )
+    .unwrap();
+    let out = chalie(s.dir.path(), &["ask", "--json", "--thread", "a", "Forget everything about Zed7."]);
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    let request = "(SELECT exchange_id FROM chat_history WHERE content = 'Forget everything about Zed7.')";
+    assert_eq!(
+        count(&format!("SELECT COUNT(*) FROM chat_history WHERE exchange_id IN {request}")),
+        1,
+        "the message is kept"
+    );
+    assert_eq!(
+        count(&format!("SELECT COUNT(*) FROM routing_decisions WHERE exchange_id IN {request}")),
+        0,
+        "no part of the turn is committed: {}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM chat_history WHERE content LIKE '%Zed7 lives%'"),
+        1,
+        "nothing half forgotten"
+    );
+    conn.execute_batch("DROP TRIGGER fail_forget;").unwrap();
+    let report = s.ask("a", "Forget everything about Zed7.");
+    assert!(report["response"].as_str().unwrap_or_default().to_lowercase().contains("forgotten"), "{report}");
+    assert_eq!(
+        count("SELECT COUNT(*) FROM chat_history WHERE content LIKE '%Zed7%' AND content NOT LIKE 'Forget%'"),
+        0
+    );
+}

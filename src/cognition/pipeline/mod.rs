@@ -219,9 +219,10 @@ impl Engine {
         if let (Some(stats), Some(g)) = (topic.graph_stats.as_mut(), topic.graph.as_ref()) {
             stats.used_by(g, &replied.generated.text);
         }
-        turn.learn_graph(topic.graph.take(), &replied.generated.text).await;
-        if let Some(plan) = crate::cognition::act::skills::forget::take_pending(exchange_id) {
-            self.forget(exchange_id, plan).await?;
+        // A forget request is never learned from, and learning now would write back what the
+        // commit just purged.
+        if turn.forgotten.is_none() {
+            turn.learn_graph(topic.graph.take(), &replied.generated.text).await;
         }
         let report = turn.finish(context, topic, understood, triage, delivered, replied);
         self.prefill_next_reply(thread_id).await;
@@ -241,25 +242,6 @@ impl Engine {
             Ok(history) => self.llm.prefill(Role::Primary, &prompts::conversation_prefix(&history)).await,
             Err(e) => tracing::debug!("no prefill for the next reply: {}", crate::describe(&e)),
         }
-    }
-
-    /// Carry out a forget the `forget` skill resolved, once the turn is committed: the
-    /// database first (the request's own audit rows included), then the files, through the
-    /// session-log writer, which the `forgotten` event tells to rewrite the logs.
-    async fn forget(&self, exchange_id: &str, plan: crate::memory::forget::Plan) -> Result<(), EngineError> {
-        let purge = crate::store::Purge {
-            needles: plan.needles.clone(),
-            exchanges: plan.exchanges,
-            kind: "statement".into(),
-            row: None,
-            block_only: vec![exchange_id.to_string()],
-            trait_slots: plan.slots,
-        };
-        let purged = self.db.call(move |c| crate::store::purge(c, &purge)).await?;
-        crate::text::privacy::hand_over(&plan.needles);
-        self.bus
-            .emit(crate::events::EngineEvent::Forgotten { exchanges: purged.lines, rows: purged.rows.values().sum() });
-        Ok(())
     }
 }
 

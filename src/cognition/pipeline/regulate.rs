@@ -232,8 +232,18 @@ impl Turn<'_> {
             report.decision = "circuit_break".into();
         }
         reg.finish_turn(&decision);
-        let state = serde_json::to_string(reg.export()).unwrap_or_default();
+        let mut state = serde_json::to_string(reg.export()).unwrap_or_default();
         drop(slot);
+        // This turn's commit carried out a forget: the state loaded before it still holds the
+        // words (the next turn reloads the purged one), and the report may quote them.
+        if let Some(needles) = &self.forgotten {
+            use crate::{store::purge::FORGOTTEN_WORDS, text::needles};
+            state = needles::redact_text(&state, needles, FORGOTTEN_WORDS).unwrap_or(state);
+            let mut v = serde_json::to_value(&report).unwrap_or_default();
+            if needles::redact_json(&mut v, needles, FORGOTTEN_WORDS) {
+                report = serde_json::from_value(v).unwrap_or(report);
+            }
+        }
         if let Some(d) = &report.scope_drift {
             engine.bus.notice(
                 NoticeLevel::Info,

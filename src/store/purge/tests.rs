@@ -228,3 +228,69 @@ fn an_exchange_takes_the_trait_rows_it_wrote_not_another_value_of_the_key() {
         .collect();
     assert_eq!(left, ["Lisbon"]);
 }
+
+#[test]
+fn a_forgotten_word_is_taken_whole_not_out_of_longer_words() {
+    // Forgetting cousin Zed5 must not take Zed50, nor what merely contains the letters.
+    let mut c = crate::store::open_in_memory().unwrap();
+    let chat = ChatRepo(&c);
+    chat.append("t1", "x5", "user", "my cousin Zed5 lives in Town5", None, None).unwrap();
+    chat.append("t1", "x50", "user", "my cousin Zed50 lives in Town50", None, None).unwrap();
+    chat.append("t1", "x6", "user", "Zed5's birthday is in May", None, None).unwrap();
+    c.execute_batch(
+        "INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
+           VALUES ('family', 't1', 'fact', 'cousin Zed50 lives in Town50', 5, 1, 9999999999),
+                  ('family', 't1', 'fact', 'cousin zed5 lives in Town5', 5, 1, 9999999999);",
+    )
+    .unwrap();
+    let p = Purge { needles: vec!["Zed5".into(), "Town5".into()], ..Purge::default() };
+    let purged = purge(&mut c, &p).unwrap();
+    let lines: Vec<String> = c
+        .prepare("SELECT content FROM chat_history ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(lines, [FORGOTTEN_LINE, "my cousin Zed50 lives in Town50", FORGOTTEN_LINE]);
+    let gists: Vec<String> = c
+        .prepare("SELECT content FROM gists")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(gists, ["cousin Zed50 lives in Town50"]);
+    assert_eq!(purged.lines, ["x5", "x6"]);
+}
+
+#[test]
+fn a_job_whose_exchange_is_kept_loses_the_words_not_the_job() {
+    // x7's topic label was named after the forgotten message (one topic for both): its encode
+    // job stays, label redacted, and its episode will still be written. x8's own line held
+    // the word: its job goes with it.
+    let mut c = crate::store::open_in_memory().unwrap();
+    let chat = ChatRepo(&c);
+    chat.append("t1", "x8", "user", "my cousin Zed28 lives in Town28", None, Some("cousin-zed28-lives")).unwrap();
+    chat.append("t1", "x7", "user", "what should I cook tonight?", None, Some("cousin-zed28-lives")).unwrap();
+    c.execute_batch(
+        "INSERT INTO jobs (queue, payload, state, run_after, created_at, updated_at) VALUES
+           ('encode', '{\"exchange_id\":\"x8\",\"topic\":\"cousin-zed28-lives\",\"user_text\":\"my cousin Zed28 lives in Town28\"}', 'queued', 0, 1, 1),
+           ('encode', '{\"exchange_id\":\"x7\",\"topic\":\"cousin-zed28-lives\",\"user_text\":\"what should I cook tonight?\"}', 'queued', 0, 1, 1);",
+    )
+    .unwrap();
+    let p = Purge { needles: vec!["Zed28".into()], ..Purge::default() };
+    purge(&mut c, &p).unwrap();
+    let jobs: Vec<String> = c
+        .prepare("SELECT payload FROM jobs")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let job: Value = serde_json::from_str(&jobs[0]).unwrap();
+    assert_eq!(job["exchange_id"], "x7");
+    assert_eq!(job["topic"], "cousin-[forgotten]-lives");
+    assert_eq!(job["user_text"], "what should I cook tonight?");
+}

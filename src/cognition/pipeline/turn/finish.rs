@@ -43,27 +43,26 @@ impl Turn<'_> {
         replied: &Replied,
     ) -> Result<(), EngineError> {
         let clock = Instant::now();
-        let rows =
+        let mut rows =
             commit_rows(&self.header(), &self.timings, &topic.stage, triage, delivered, replied, &self.fallbacks);
         // The directives the model was sent go into the decision's audit row (docs/cognition.md §18).
-        let adaptive = self.adaptive_sent.as_ref().map(|sent| {
+        rows.adaptive = self.adaptive_sent.as_ref().map(|sent| {
             let mut v = serde_json::to_value(&self.adaptive).unwrap_or(Value::Null);
             if let Some(o) = v.as_object_mut() {
                 o.insert("sent".into(), json!(sent));
             }
             v
         });
-        let id = self.routing_id.clone();
-        self.engine
-            .db
-            .call(move |c| {
-                TurnRepo(c).commit(&rows)?;
-                if let Some(v) = &adaptive {
-                    crate::store::RoutingRepo(c).set_adaptive(&id, v)?;
-                }
-                Ok(())
-            })
-            .await?;
+        let plan = crate::cognition::act::skills::forget::take_pending(self.exchange_id);
+        rows.forget = plan.as_ref().map(|plan| forget_purge(self.exchange_id, plan));
+        let purged = self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await?;
+        if let (Some(plan), Some(purged)) = (plan, purged) {
+            // The files follow the database: the session-log writer rewrites the logs when
+            // the `forgotten` event reaches it, with the strings handed over here.
+            crate::text::privacy::hand_over(&plan.needles);
+            self.engine.bus.emit(EngineEvent::Forgotten { exchanges: purged.lines, rows: purged.rows.values().sum() });
+            self.forgotten = Some(plan.needles);
+        }
         self.advance_onboarding(delivered, replied).await?;
         self.timings.commit = ms(clock);
         self.timings.total = ms(self.started);
@@ -207,5 +206,20 @@ pub(in crate::cognition::pipeline) fn commit_rows(
         )),
         interaction,
         encode,
+        adaptive: None,
+        forget: None,
+    }
+}
+
+/// What a forget the `forget` skill resolved during `exchange_id` takes: the plan's exchanges
+/// and strings, and the request itself, which is never learned from.
+fn forget_purge(exchange_id: &str, plan: &crate::memory::forget::Plan) -> crate::store::Purge {
+    crate::store::Purge {
+        needles: plan.needles.clone(),
+        exchanges: plan.exchanges.clone(),
+        kind: "statement".into(),
+        row: None,
+        block_only: vec![exchange_id.to_string()],
+        trait_slots: plan.slots.clone(),
     }
 }

@@ -53,6 +53,9 @@ pub(super) struct Turn<'t> {
     pub(in crate::cognition::pipeline) weights: (u32, crate::cognition::router::RouterWeights),
     /// The reply to a yes or no to the critic's question (docs/cognition.md §16.5).
     pub(in crate::cognition::pipeline) critic_reply: Option<String>,
+    /// The strings of a forget the commit carried out (in memory only): nothing of this turn
+    /// is learned, and what is written after the commit is written without them.
+    pub(in crate::cognition::pipeline) forgotten: Option<Vec<String>>,
 }
 
 /// Phase A: the identity hook's name, working memory, traits and session.
@@ -118,6 +121,7 @@ impl<'t> Turn<'t> {
             adaptive_sent: None,
             weights: engine.weights(),
             critic_reply: None,
+            forgotten: None,
         }
     }
 
