@@ -253,6 +253,7 @@ fn an_exchange_s_rows_are_found_by_index_not_by_walking_the_history() {
         ),
         ("UPDATE triage_calibration SET outcome = '{}' WHERE exchange_id = 'x'", "idx_triage_exchange"),
         ("SELECT id FROM episodes WHERE exchange_id = 'x' AND deleted_at IS NULL", "idx_episodes_exchange"),
+        ("DELETE FROM kv_state WHERE namespace = 'graph_fired' AND updated_at < 5", "idx_kv_state_age"),
     ] {
         let p = plan(sql);
         assert!(p.contains(index), "{sql}\n  plan: {p}");

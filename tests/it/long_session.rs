@@ -187,9 +187,12 @@ fn a_long_session_holds_flat_memory_and_time_per_turn() {
         assert_eq!(failed, Vec::<String>::new());
     }
     assert_eq!(times.len(), turns, "every turn is timed in the session log");
-    // Flat: no more than a quarter above the warmed-up size, and well under a megabyte per
-    // hundred turns (a leak of a reply per turn would be far past both on a long run).
-    assert!(rss_end <= rss_warm + rss_warm / 4 + 8 * 1024, "RSS grew: {rss_warm} kB -> {rss_end} kB");
+    // Flat: the heap (anonymous memory) no more than a quarter above its warmed-up size plus
+    // 8 MB (a leak of a reply per turn would be far past it on a long run). VmRSS is not the
+    // measure: it also counts the pages read of the memory-mapped database, which grows by
+    // design (7.7 kB a turn) and which the kernel drops under pressure; 10k turns took it from
+    // 78 to 152 MB while the heap went from 24 to 32 MB.
+    assert!(anon_end <= anon_warm + anon_warm / 4 + 8 * 1024, "the heap grew: {anon_warm} kB -> {anon_end} kB");
     // Time per turn: the last third no slower than three times the first (medians, after
     // warm-up; loose, since other processes share the machine).
     assert!(last <= 3.0 * first + 20.0, "turns slowed down: {first:.1} ms -> {last:.1} ms");
