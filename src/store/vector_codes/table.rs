@@ -299,7 +299,10 @@ impl TableCodes {
                 scan(&self.lists[l], &mut dist, &mut slots);
             }
         }
-        let picked: Vec<u32> = super::select_nearest(&dist, self.words * 64, n).into_iter().map(|i| slots[i]).collect();
+        let mut picked: Vec<u32> =
+            super::select_nearest(&dist, self.words * 64, n).into_iter().map(|i| slots[i]).collect();
+        // In table order, so the rows are read front to back (the result's order is set below).
+        picked.sort_unstable();
         let query_norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let dots = dots_int8(query, &self.rows, &picked);
         let mut scored: Vec<(i64, f32)> = picked
