@@ -1,5 +1,6 @@
 //! Threads and the chat history shown in the chat pane.
 
+use super::CachedSql;
 use super::{StoreError, now_ts};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -32,7 +33,7 @@ impl ChatRepo<'_> {
     /// Create the thread if it does not exist and mark it active.
     pub fn touch_thread(&self, thread_id: &str) -> Result<(), StoreError> {
         let now = now_ts();
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO threads (id, created_at, last_active_at) VALUES (?1, ?2, ?2)
              ON CONFLICT(id) DO UPDATE SET last_active_at = excluded.last_active_at",
             params![thread_id, now],
@@ -44,7 +45,7 @@ impl ChatRepo<'_> {
     pub fn latest_thread(&self) -> Result<Option<String>, StoreError> {
         Ok(self
             .0
-            .query_row("SELECT id FROM threads ORDER BY last_active_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
+            .row("SELECT id FROM threads ORDER BY last_active_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
             .optional()?)
     }
 
@@ -98,7 +99,7 @@ impl ChatRepo<'_> {
         at: i64,
     ) -> Result<i64, StoreError> {
         self.touch_thread(thread_id)?;
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO chat_history (thread_id, exchange_id, role, content, mode, topic, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![thread_id, exchange_id, role, content, mode, topic, at],
@@ -110,7 +111,7 @@ impl ChatRepo<'_> {
     pub fn user_text(&self, exchange_id: &str) -> Result<Option<String>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT content FROM chat_history WHERE exchange_id = ?1 AND role = 'user' ORDER BY id LIMIT 1",
                 params![exchange_id],
                 |r| r.get(0),
@@ -185,7 +186,7 @@ impl ChatRepo<'_> {
         mode: &str,
         topic: &str,
     ) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE chat_history SET mode = ?3, topic = ?4
              WHERE thread_id = ?1 AND exchange_id = ?2 AND role = 'user'",
             params![thread_id, exchange_id, mode, topic],

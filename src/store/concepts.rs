@@ -1,6 +1,7 @@
 //! `semantic_concepts`: the concept graph's nodes (their vectors in `concept_vec`, edges in
 //! [`super::RelationshipsRepo`]). Recall's reads are in [`super::RecallRepo`].
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -45,7 +46,7 @@ impl ConceptsRepo<'_> {
     pub fn live_by_name(&self, name: &str, concept_type: &str) -> Result<Option<i64>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT id FROM semantic_concepts
                  WHERE name = ?1 COLLATE NOCASE AND concept_type = ?2 AND deleted_at IS NULL LIMIT 1",
                 params![name, concept_type],
@@ -58,7 +59,7 @@ impl ConceptsRepo<'_> {
     pub fn any_by_name(&self, name: &str, concept_type: &str) -> Result<Option<i64>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT id FROM semantic_concepts WHERE name = ?1 COLLATE NOCASE AND concept_type = ?2 LIMIT 1",
                 params![name, concept_type],
                 |r| r.get(0),
@@ -79,15 +80,13 @@ impl ConceptsRepo<'_> {
     pub fn is_live(&self, id: i64) -> Result<bool, StoreError> {
         let live: Option<i64> = self
             .0
-            .query_row("SELECT id FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL", params![id], |r| {
-                r.get(0)
-            })
+            .row("SELECT id FROM semantic_concepts WHERE id = ?1 AND deleted_at IS NULL", params![id], |r| r.get(0))
             .optional()?;
         Ok(live.is_some())
     }
 
     pub fn strength(&self, id: i64) -> Result<ConceptStrength, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT strength, consolidation_count, source_episodes FROM semantic_concepts WHERE id = ?1",
             params![id],
             |r| Ok(ConceptStrength { strength: r.get(0)?, consolidation_count: r.get(1)?, source_episodes: r.get(2)? }),
@@ -104,7 +103,7 @@ impl ConceptsRepo<'_> {
         source_episodes: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE semantic_concepts SET strength = ?2, consolidation_count = ?3, decay_resistance = ?4,
                     source_episodes = ?5, last_reinforced_at = ?6, updated_at = ?6, at_floor_since = NULL
              WHERE id = ?1",
@@ -116,7 +115,7 @@ impl ConceptsRepo<'_> {
     /// Add `by` to a live concept's strength, at most 10 (drift's rescue of a decaying seed);
     /// it is no longer at the floor.
     pub fn strengthen(&self, id: i64, by: f64, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE semantic_concepts SET strength = min(10.0, strength + ?2), at_floor_since = NULL, updated_at = ?3
              WHERE id = ?1 AND deleted_at IS NULL",
             params![id, by, now],
@@ -126,7 +125,7 @@ impl ConceptsRepo<'_> {
 
     /// Bring a forgotten concept back as new, on its own row.
     pub fn revive(&self, id: i64, c: &ConceptFields<'_>, source_episodes: &str, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE semantic_concepts SET definition = ?2, abstraction_level = ?3, domain = ?4, strength = 1.0,
                     activation = 1.0, confidence = 0.5, utility = 0.5, decay_resistance = 0.5,
                     consolidation_count = 0, access_count = 0, source_episodes = ?5, created_at = ?6,
@@ -140,7 +139,7 @@ impl ConceptsRepo<'_> {
 
     /// A new concept. Returns its id.
     pub fn insert(&self, c: &ConceptFields<'_>, source_episodes: &str, now: i64) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO semantic_concepts (name, concept_type, definition, abstraction_level, domain, confidence,
                                             source_episodes, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, 0.5, ?6, ?7, ?7)",
@@ -151,7 +150,7 @@ impl ConceptsRepo<'_> {
 
     /// Set a concept's reliability; `force` for a resolution, otherwise only downwards (the rank guard).
     pub fn set_reliability(&self, id: i64, state: &str, force: bool) -> Result<bool, StoreError> {
-        Ok(self.0.execute(&super::traits::guarded_update("semantic_concepts"), params![id, state, force])? > 0)
+        Ok(self.0.exec(&super::traits::guarded_update("semantic_concepts"), params![id, state, force])? > 0)
     }
 
     /// `(name, definition)` of a concept.
@@ -173,7 +172,7 @@ impl ConceptsRepo<'_> {
 
     /// How many concepts are live (the decay gate's richness).
     pub fn live_count(&self) -> Result<i64, StoreError> {
-        Ok(self.0.query_row("SELECT COUNT(*) FROM semantic_concepts WHERE deleted_at IS NULL", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT COUNT(*) FROM semantic_concepts WHERE deleted_at IS NULL", [], |r| r.get(0))?)
     }
 
     /// Every live concept, for one decay pass.
@@ -207,14 +206,13 @@ impl ConceptsRepo<'_> {
     /// Soft-delete: the row stays (episodes' and the audit's references keep resolving) with
     /// `deleted_at`; `updated_at` moves so caches keyed on it notice.
     pub fn soft_delete(&self, id: i64, now: i64) -> Result<(), StoreError> {
-        self.0
-            .execute("UPDATE semantic_concepts SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1", params![id, now])?;
+        self.0.exec("UPDATE semantic_concepts SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1", params![id, now])?;
         Ok(())
     }
 
     /// `(newest updated_at or 0, row count)`: changes whenever a concept is added, changed or removed.
     pub fn version(&self) -> Result<(i64, i64), StoreError> {
-        Ok(self.0.query_row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM semantic_concepts", [], |r| {
+        Ok(self.0.row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM semantic_concepts", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?)
     }

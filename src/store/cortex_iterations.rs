@@ -1,6 +1,7 @@
 //! `cortex_iterations`: one row per ACT loop iteration (the audit reads them through
 //! [`super::RoutingRepo::act_iterations`]).
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, params};
 
@@ -27,7 +28,7 @@ pub struct CortexIterationsRepo<'c>(pub &'c Connection);
 impl CortexIterationsRepo<'_> {
     /// Set why the loop stopped on an iteration already recorded. Returns whether one was.
     pub fn set_termination(&self, exchange_id: &str, iteration: i64, reason: &str) -> Result<bool, StoreError> {
-        let n = self.0.execute(
+        let n = self.0.exec(
             "UPDATE cortex_iterations SET termination_reason = ?3
              WHERE exchange_id = ?1 AND iteration_number = ?2",
             params![exchange_id, iteration, reason],
@@ -53,7 +54,7 @@ impl CortexIterationsRepo<'_> {
         step: Option<(i64, i64)>,
         it: &IterationRow<'_>,
     ) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO cortex_iterations (exchange_id, routing_decision_id, task_id, step_index,
                  iteration_number, planner, actions_executed, action_results, execution_time_ms, fatigue,
                  iteration_cost, mode, termination_reason, created_at)

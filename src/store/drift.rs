@@ -1,6 +1,7 @@
 //! `drift_thoughts` and what a drift cycle reads (docs/cognition.md §14): the thoughts with
 //! their delivery state, and the concept and episode rows seeding draws from.
 
+use super::CachedSql;
 use super::StoreError;
 use crate::vocab::drift::DriftCycle;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -42,7 +43,7 @@ pub struct DriftRepo<'c>(pub &'c Connection);
 impl DriftRepo<'_> {
     pub fn insert(&self, t: &NewThought<'_>, now: i64) -> Result<i64, StoreError> {
         let cycle = serde_json::to_string(t.cycle)?;
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO drift_thoughts (thought_type, content, seed_concept_id, seed_strategy, energy, action,
                  topic, author, state, expires_at, delivered_at, cycle, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, CASE WHEN ?9 = 'delivered' THEN ?12 END, ?11, ?12)",
@@ -66,7 +67,7 @@ impl DriftRepo<'_> {
 
     /// Deferred thoughts past their 48 h become `expired`. Returns how many.
     pub fn expire(&self, now: i64) -> Result<usize, StoreError> {
-        Ok(self.0.execute(
+        Ok(self.0.exec(
             "UPDATE drift_thoughts SET state = 'expired' WHERE state = 'deferred' AND expires_at <= ?1",
             params![now],
         )?)
@@ -76,7 +77,7 @@ impl DriftRepo<'_> {
     pub fn next_deferred(&self, now: i64) -> Result<Option<Deferred>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT id, thought_type, content, topic FROM drift_thoughts
                  WHERE state = 'deferred' AND (expires_at IS NULL OR expires_at > ?1) ORDER BY created_at, id LIMIT 1",
                 params![now],
@@ -86,15 +87,13 @@ impl DriftRepo<'_> {
     }
 
     pub fn mark_delivered(&self, id: i64, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
-            "UPDATE drift_thoughts SET state = 'delivered', delivered_at = ?2 WHERE id = ?1",
-            params![id, now],
-        )?;
+        self.0
+            .exec("UPDATE drift_thoughts SET state = 'delivered', delivered_at = ?2 WHERE id = ?1", params![id, now])?;
         Ok(())
     }
 
     pub fn state_of(&self, id: i64) -> Result<Option<String>, StoreError> {
-        Ok(self.0.query_row("SELECT state FROM drift_thoughts WHERE id = ?1", params![id], |r| r.get(0)).optional()?)
+        Ok(self.0.row("SELECT state FROM drift_thoughts WHERE id = ?1", params![id], |r| r.get(0)).optional()?)
     }
 
     /// The newest thoughts' contents (novelty compares against them).
@@ -107,7 +106,7 @@ impl DriftRepo<'_> {
 
     /// How many `kind` thoughts went to REFLECT since `since`.
     pub fn reflected_since(&self, kind: &str, since: i64) -> Result<u32, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT COUNT(*) FROM drift_thoughts WHERE action = 'REFLECT' AND thought_type = ?1 AND created_at >= ?2",
             params![kind, since],
             |r| r.get(0),
@@ -153,7 +152,7 @@ impl DriftRepo<'_> {
     }
 
     pub fn last_episode_at(&self) -> Result<Option<i64>, StoreError> {
-        Ok(self.0.query_row("SELECT MAX(created_at) FROM episodes WHERE deleted_at IS NULL", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT MAX(created_at) FROM episodes WHERE deleted_at IS NULL", [], |r| r.get(0))?)
     }
 
     /// Topics with their interaction count since `since`.
@@ -168,7 +167,7 @@ impl DriftRepo<'_> {
 
     /// When the user last wrote, in any thread.
     pub fn last_user_message_at(&self) -> Result<Option<i64>, StoreError> {
-        Ok(self.0.query_row("SELECT MAX(created_at) FROM chat_history WHERE role = 'user'", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT MAX(created_at) FROM chat_history WHERE role = 'user'", [], |r| r.get(0))?)
     }
 }
 
@@ -228,7 +227,7 @@ impl CuriosityRepo<'_> {
         thought: Option<i64>,
         now: i64,
     ) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO curiosity_threads (question, seed_concept_id, topic, drift_thought_id, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5)",
             params![question, seed, topic, thought, now],
@@ -238,7 +237,7 @@ impl CuriosityRepo<'_> {
 
     /// Whether an open thread on `seed` exists.
     pub fn open_on(&self, seed: i64) -> Result<bool, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT EXISTS (SELECT 1 FROM curiosity_threads WHERE seed_concept_id = ?1 AND state = 'open')",
             params![seed],
             |r| r.get(0),
@@ -259,7 +258,7 @@ impl CuriosityRepo<'_> {
     pub fn surface_for_topic(&self, topic: &str, now: i64) -> Result<Vec<String>, StoreError> {
         let open = self.open_for_topic(topic)?;
         for (id, _) in &open {
-            self.0.execute(
+            self.0.exec(
                 "UPDATE curiosity_threads SET state = 'surfaced', surfaced_at = ?2 WHERE id = ?1 AND state = 'open'",
                 params![id, now],
             )?;
@@ -268,6 +267,6 @@ impl CuriosityRepo<'_> {
     }
 
     pub fn count_open(&self) -> Result<i64, StoreError> {
-        Ok(self.0.query_row("SELECT COUNT(*) FROM curiosity_threads WHERE state = 'open'", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT COUNT(*) FROM curiosity_threads WHERE state = 'open'", [], |r| r.get(0))?)
     }
 }

@@ -2,6 +2,7 @@
 //! `episode_vec`, written beside it by [`super::VectorRepo`]). Recall's reads are in
 //! [`super::RecallRepo`]; everything else on the table is here.
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -47,7 +48,7 @@ pub struct EpisodesRepo<'c>(pub &'c Connection);
 impl EpisodesRepo<'_> {
     /// Write an episode. Returns its id.
     pub fn insert(&self, e: &NewEpisode<'_>) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO episodes (intent, context, action, emotion, outcome, gist, salience, freshness, topic,
                                    thread_id, exchange_id, created_at, updated_at, salience_factors, open_loops)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)",
@@ -75,17 +76,15 @@ impl EpisodesRepo<'_> {
     pub fn of_exchange(&self, exchange_id: &str) -> Result<Option<i64>, StoreError> {
         Ok(self
             .0
-            .query_row(
-                "SELECT id FROM episodes WHERE exchange_id = ?1 AND deleted_at IS NULL",
-                params![exchange_id],
-                |r| r.get(0),
-            )
+            .row("SELECT id FROM episodes WHERE exchange_id = ?1 AND deleted_at IS NULL", params![exchange_id], |r| {
+                r.get(0)
+            })
             .optional()?)
     }
 
     /// How many live episodes wait for semantic consolidation.
     pub fn pending_count(&self) -> Result<i64, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT COUNT(*) FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL",
             [],
             |r| r.get(0),
@@ -96,7 +95,7 @@ impl EpisodesRepo<'_> {
     pub fn oldest_pending_at(&self) -> Result<Option<i64>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT MIN(created_at) FROM episodes WHERE semantic_consolidation_status = 'pending' AND deleted_at IS NULL",
                 [],
                 |r| r.get(0),
@@ -119,13 +118,13 @@ impl EpisodesRepo<'_> {
 
     /// Mark an episode's consolidation `done` or `failed`.
     pub fn set_consolidation(&self, id: i64, status: &str) -> Result<(), StoreError> {
-        self.0.execute("UPDATE episodes SET semantic_consolidation_status = ?2 WHERE id = ?1", params![id, status])?;
+        self.0.exec("UPDATE episodes SET semantic_consolidation_status = ?2 WHERE id = ?1", params![id, status])?;
         Ok(())
     }
 
     /// The mean salience of the `window` live episodes before `id` (`None`: there are none).
     pub fn mean_salience_before(&self, id: i64, window: i64) -> Result<Option<f64>, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT AVG(salience) FROM (SELECT salience FROM episodes WHERE id < ?1 AND deleted_at IS NULL
                                         ORDER BY id DESC LIMIT ?2)",
             params![id, window],
@@ -135,7 +134,7 @@ impl EpisodesRepo<'_> {
 
     /// How many episodes are live (the decay gate's richness).
     pub fn live_count(&self) -> Result<i64, StoreError> {
-        Ok(self.0.query_row("SELECT COUNT(*) FROM episodes WHERE deleted_at IS NULL", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT COUNT(*) FROM episodes WHERE deleted_at IS NULL", [], |r| r.get(0))?)
     }
 
     /// Live episodes above the activation floor not used since `unused_since`.
@@ -168,8 +167,8 @@ impl EpisodesRepo<'_> {
 
     /// `(newest updated_at or 0, row count)`: changes whenever an episode is added, changed or removed.
     pub fn version(&self) -> Result<(i64, i64), StoreError> {
-        Ok(self.0.query_row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM episodes", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?)
+        Ok(self
+            .0
+            .row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM episodes", [], |r| Ok((r.get(0)?, r.get(1)?)))?)
     }
 }

@@ -1,6 +1,7 @@
 //! `facts`: a topic's key/value facts (24 h). Every statement on the table is here but the
 //! expiry sweep of the decay pass ([`super::expired_rows`]).
 
+use super::CachedSql;
 use super::{FactRow, StoreError, VecTable, VectorRepo};
 use rusqlite::{Connection, params};
 
@@ -53,7 +54,7 @@ impl FactsRepo<'_> {
 
     /// Set a fact's reliability; `force` for a resolution, otherwise only downwards (the rank guard).
     pub fn set_reliability(&self, id: i64, state: &str, force: bool) -> Result<bool, StoreError> {
-        Ok(self.0.execute(&super::traits::guarded_update("facts"), params![id, state, force])? > 0)
+        Ok(self.0.exec(&super::traits::guarded_update("facts"), params![id, state, force])? > 0)
     }
 
     /// `(key, value, reliability)` of fact `id` while it is live (the pre-screen's lookup of a
@@ -94,7 +95,7 @@ impl FactsRepo<'_> {
     /// Delete fact `id` and its vector.
     pub fn delete(&self, id: i64) -> Result<(), StoreError> {
         VectorRepo(self.0).delete(VecTable::Facts, id)?;
-        self.0.execute("DELETE FROM facts WHERE id = ?1", params![id])?;
+        self.0.exec("DELETE FROM facts WHERE id = ?1", params![id])?;
         Ok(())
     }
 
@@ -123,7 +124,7 @@ impl FactsRepo<'_> {
             .prepare_cached("SELECT value FROM facts WHERE topic = ?1 AND key = ?2")?
             .query_row(params![topic, key], |r| r.get(0))
             .optional()?;
-        let id: i64 = self.0.query_row(
+        let id: i64 = self.0.row(
             &format!(
                 "INSERT INTO facts (topic, key, value, confidence, source, created_at, updated_at, expires_at)
                  VALUES (?1, ?2, ?3, ?4, '{source}', ?5, ?5, ?6)

@@ -1,6 +1,7 @@
 //! `gists`: a topic's short-lived summaries (30 min). Every statement on the table is here
 //! but the expiry sweep of the decay pass ([`super::expired_rows`]).
 
+use super::CachedSql;
 use super::{Gist, StoreError};
 use rusqlite::{Connection, params};
 
@@ -41,9 +42,11 @@ impl GistsRepo<'_> {
     }
 
     /// Keep the topic's live gists alive until at least `expires_at` (reading them refreshes them).
+    /// A row already alive that long is left as it is, so reading a topic twice within the clock's
+    /// second writes nothing.
     pub fn extend_live(&self, topic: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
-        self.0.execute(
-            "UPDATE gists SET expires_at = MAX(expires_at, ?2) WHERE topic = ?1 AND expires_at > ?3",
+        self.0.exec(
+            "UPDATE gists SET expires_at = ?2 WHERE topic = ?1 AND expires_at > ?3 AND expires_at < ?2",
             params![topic, expires_at, now],
         )?;
         Ok(())
@@ -51,7 +54,7 @@ impl GistsRepo<'_> {
 
     /// Drop the topic's expired gists (decay records the rest; these were never read again).
     pub fn sweep_topic(&self, topic: &str, now: i64) -> Result<usize, StoreError> {
-        Ok(self.0.execute("DELETE FROM gists WHERE topic = ?1 AND expires_at <= ?2", params![topic, now])?)
+        Ok(self.0.exec("DELETE FROM gists WHERE topic = ?1 AND expires_at <= ?2", params![topic, now])?)
     }
 
     /// The topic's non-cold-start gists, oldest first (call [`Self::sweep_topic`] first for live ones).
@@ -74,7 +77,7 @@ impl GistsRepo<'_> {
 
     /// Write a gist that lives until `expires_at`. Returns its id.
     pub fn insert(&self, g: &NewGist<'_>, now: i64, expires_at: i64) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO gists (topic, thread_id, gist_type, content, confidence, created_at, expires_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![g.topic, g.thread_id, g.gist_type, g.content, g.confidence, now, expires_at],
@@ -83,13 +86,13 @@ impl GistsRepo<'_> {
     }
 
     pub fn delete(&self, id: i64) -> Result<(), StoreError> {
-        self.0.execute("DELETE FROM gists WHERE id = ?1", params![id])?;
+        self.0.exec("DELETE FROM gists WHERE id = ?1", params![id])?;
         Ok(())
     }
 
     /// How many real (not cold-start, not drift) gists are live: a term of context warmth.
     pub fn live_count(&self, now: i64) -> Result<i64, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT COUNT(*) FROM gists WHERE expires_at > ?1 AND is_cold_start = 0 AND gist_type != 'drift'",
             params![now],
             |r| r.get(0),

@@ -1,6 +1,7 @@
 //! `interaction_log`: the append-only record of what happened in an exchange that no other
 //! table keeps (trait conflicts for the uncertainty engine to come, what a chunk job learned).
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, params};
 use serde_json::Value;
@@ -18,7 +19,7 @@ pub struct InteractionLogRepo<'c>(pub &'c Connection);
 impl InteractionLogRepo<'_> {
     /// Append one event. Returns its row id.
     pub fn append(&self, at: LogOrigin<'_>, event_type: &str, payload: &Value, now: i64) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO interaction_log (thread_id, exchange_id, topic, event_type, payload, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![at.thread_id, at.exchange_id, at.topic, event_type, payload.to_string(), now],

@@ -2,6 +2,7 @@
 //! the memory browser's read and forget paths. The `list` skill decides what a request means;
 //! this repository only stores and reads, so matching rules stay testable without a database.
 
+use super::CachedSql;
 use super::{StoreError, now_ts};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -26,11 +27,11 @@ impl ListsRepo<'_> {
     /// The id of the list called `name`, created empty when there is none.
     pub fn ensure(&self, name: &str) -> Result<i64, StoreError> {
         let now = now_ts();
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO lists (name, created_at, updated_at) VALUES (?1, ?2, ?2) ON CONFLICT(name) DO NOTHING",
             params![name, now],
         )?;
-        Ok(self.0.query_row("SELECT id FROM lists WHERE name = ?1", params![name], |r| r.get(0))?)
+        Ok(self.0.row("SELECT id FROM lists WHERE name = ?1", params![name], |r| r.get(0))?)
     }
 
     /// Every list as (id, name), oldest first: the order ambiguous names are offered in.
@@ -44,7 +45,7 @@ impl ListsRepo<'_> {
     pub fn latest(&self) -> Result<Option<String>, StoreError> {
         Ok(self
             .0
-            .query_row("SELECT name FROM lists ORDER BY updated_at DESC, id DESC LIMIT 1", [], |r| r.get(0))
+            .row("SELECT name FROM lists ORDER BY updated_at DESC, id DESC LIMIT 1", [], |r| r.get(0))
             .optional()?)
     }
 
@@ -77,7 +78,7 @@ impl ListsRepo<'_> {
 
     /// Whether `content` was added: a list holds one row per text, ignoring case.
     pub fn add_item(&self, list: i64, content: &str) -> Result<bool, StoreError> {
-        let added = self.0.execute(
+        let added = self.0.exec(
             "INSERT INTO list_items (list_id, content, added_at, updated_at) VALUES (?1, ?2, ?3, ?3)
              ON CONFLICT(list_id, content) DO NOTHING",
             params![list, content, now_ts()],
@@ -86,12 +87,12 @@ impl ListsRepo<'_> {
     }
 
     pub fn remove_item(&self, item: i64) -> Result<(), StoreError> {
-        self.0.execute("DELETE FROM list_items WHERE id = ?1", params![item])?;
+        self.0.exec("DELETE FROM list_items WHERE id = ?1", params![item])?;
         Ok(())
     }
 
     pub fn set_checked(&self, item: i64, checked: bool) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE list_items SET checked = ?2, updated_at = ?3 WHERE id = ?1",
             params![item, checked, now_ts()],
         )?;
@@ -100,30 +101,29 @@ impl ListsRepo<'_> {
 
     /// Empty a list; the number of items removed.
     pub fn clear(&self, list: i64) -> Result<usize, StoreError> {
-        Ok(self.0.execute("DELETE FROM list_items WHERE list_id = ?1", params![list])?)
+        Ok(self.0.exec("DELETE FROM list_items WHERE list_id = ?1", params![list])?)
     }
 
     /// The list, its items and its history go (the schema cascades).
     pub fn delete(&self, list: i64) -> Result<(), StoreError> {
-        self.0.execute("DELETE FROM lists WHERE id = ?1", params![list])?;
+        self.0.exec("DELETE FROM lists WHERE id = ?1", params![list])?;
         Ok(())
     }
 
     pub fn rename(&self, list: i64, new_name: &str) -> Result<(), StoreError> {
-        self.0
-            .execute("UPDATE lists SET name = ?2, updated_at = ?3 WHERE id = ?1", params![list, new_name, now_ts()])?;
+        self.0.exec("UPDATE lists SET name = ?2, updated_at = ?3 WHERE id = ?1", params![list, new_name, now_ts()])?;
         Ok(())
     }
 
     /// Mark the list as the one most recently used.
     pub fn touch(&self, list: i64) -> Result<(), StoreError> {
-        self.0.execute("UPDATE lists SET updated_at = ?2 WHERE id = ?1", params![list, now_ts()])?;
+        self.0.exec("UPDATE lists SET updated_at = ?2 WHERE id = ?1", params![list, now_ts()])?;
         Ok(())
     }
 
     /// Record a change for the list's history (`item` is empty when the change names none).
     pub fn record(&self, list: i64, action: &str, item: &str) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO list_history (list_id, action, item, created_at) VALUES (?1, ?2, ?3, ?4)",
             params![list, action, item, now_ts()],
         )?;

@@ -137,7 +137,7 @@ pub use regulator::RegulatorStateRepo;
 pub use relationships::{EdgeRow, NamedEdge, NewEdge, RelationshipsRepo, WEIGHT_BOUND};
 pub use reminders::{NewReminder, ReminderRow, RemindersRepo};
 pub use router_weights::{RouterWeightsRepo, WeightsVersion};
-pub use routing::{ActIteration, RoutingRecord, RoutingRepo};
+pub use routing::{ActIteration, RoutingRecord, RoutingRepo, Unjudged};
 pub use routing_adjustments::{AdjustmentLog, AdjustmentRow, RoutingAdjustmentsRepo};
 pub use self_state::{DURABLE_COUNT_CAP, FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
@@ -295,6 +295,34 @@ pub fn open_in_memory() -> Result<Connection, StoreError> {
     configure(&conn)?;
     migrate(&mut conn)?;
     Ok(conn)
+}
+
+/// `execute` and `query_row` through the connection's statement cache. rusqlite's own
+/// `Connection::execute` and `query_row` prepare (parse and plan) the SQL on every call; the
+/// statements a turn runs every time go through these instead (see `configure`).
+pub(crate) trait CachedSql {
+    fn exec<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
+    fn row<T, P: rusqlite::Params, F: FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>>(
+        &self,
+        sql: &str,
+        params: P,
+        f: F,
+    ) -> rusqlite::Result<T>;
+}
+
+impl CachedSql for Connection {
+    fn exec<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
+        self.prepare_cached(sql)?.execute(params)
+    }
+
+    fn row<T, P: rusqlite::Params, F: FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>>(
+        &self,
+        sql: &str,
+        params: P,
+        f: F,
+    ) -> rusqlite::Result<T> {
+        self.prepare_cached(sql)?.query_row(params, f)
+    }
 }
 
 /// See `configure`: SQLite's compiled ceiling (`SQLITE_MAX_MMAP_SIZE`, 0x7fff0000 bytes, just

@@ -2,6 +2,7 @@
 //! edge (negative inhibits; docs/cognition.md §9.4); symmetric edges are stored once, lower id
 //! first, and expanded both ways by whoever walks them.
 
+use super::CachedSql;
 use super::StoreError;
 use super::browse::row_object;
 use rusqlite::{Connection, params};
@@ -51,7 +52,7 @@ impl RelationshipsRepo<'_> {
     /// the weight to what learning made of it.
     pub fn upsert(&self, e: &NewEdge<'_>, now: i64) -> Result<(), StoreError> {
         let w = e.weight.clamp(-WEIGHT_BOUND, WEIGHT_BOUND);
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO semantic_relationships (source_id, target_id, rel_type, weight, confidence,
                                                  bidirectional, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, 0.5, ?5, ?6, ?6)
@@ -87,7 +88,7 @@ impl RelationshipsRepo<'_> {
 
     /// `(edges, of which inhibitory)`.
     pub fn counts(&self) -> Result<(i64, i64), StoreError> {
-        Ok(self.0.query_row("SELECT COUNT(*), COALESCE(SUM(weight < 0), 0) FROM semantic_relationships", [], |r| {
+        Ok(self.0.row("SELECT COUNT(*), COALESCE(SUM(weight < 0), 0) FROM semantic_relationships", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?)
     }
@@ -145,7 +146,7 @@ impl RelationshipsRepo<'_> {
 
     /// Every learned edge's weight times `factor` (the decay pass). Returns how many changed.
     pub fn scale_learned(&self, factor: f64) -> Result<usize, StoreError> {
-        Ok(self.0.execute(
+        Ok(self.0.exec(
             "UPDATE semantic_relationships SET weight = weight * ?1 WHERE weight <> 0 AND origin <> 'extracted'",
             params![factor],
         )?)
@@ -169,7 +170,7 @@ impl RelationshipsRepo<'_> {
     }
 
     pub fn delete(&self, id: i64) -> Result<(), StoreError> {
-        self.0.execute("DELETE FROM semantic_relationships WHERE id = ?1", params![id])?;
+        self.0.exec("DELETE FROM semantic_relationships WHERE id = ?1", params![id])?;
         Ok(())
     }
 
@@ -184,6 +185,6 @@ impl RelationshipsRepo<'_> {
 
     /// Remove every edge touching `concept`. Returns how many.
     pub fn delete_of_concept(&self, concept: i64) -> Result<usize, StoreError> {
-        Ok(self.0.execute("DELETE FROM semantic_relationships WHERE source_id = ?1 OR target_id = ?1", [concept])?)
+        Ok(self.0.exec("DELETE FROM semantic_relationships WHERE source_id = ?1 OR target_id = ?1", [concept])?)
     }
 }

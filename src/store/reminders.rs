@@ -1,5 +1,6 @@
 //! `reminders`: what the schedule skill sets and the scheduler fires.
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -79,7 +80,7 @@ impl RemindersRepo<'_> {
 
     /// Set a reminder, pending. Returns its id.
     pub fn insert(&self, r: &NewReminder<'_>, created_at: i64) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO reminders (message, due_at, due_ts, item_type, recurrence, state, thread_id, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7)",
             params![r.message, r.due_at, r.due_ts, r.item_type, r.recurrence, r.thread_id, created_at],
@@ -101,7 +102,7 @@ impl RemindersRepo<'_> {
     }
 
     pub fn pending_count(&self) -> Result<i64, StoreError> {
-        Ok(self.0.query_row("SELECT COUNT(*) FROM reminders WHERE state = 'pending'", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT COUNT(*) FROM reminders WHERE state = 'pending'", [], |r| r.get(0))?)
     }
 
     /// Pending reminders due at or before `now`, in due order.
@@ -111,12 +112,12 @@ impl RemindersRepo<'_> {
 
     /// Cancel a pending reminder. Returns whether it was pending.
     pub fn cancel(&self, id: i64) -> Result<bool, StoreError> {
-        Ok(self.0.execute("UPDATE reminders SET state = 'cancelled' WHERE id = ?1 AND state = 'pending'", [id])? > 0)
+        Ok(self.0.exec("UPDATE reminders SET state = 'cancelled' WHERE id = ?1 AND state = 'pending'", [id])? > 0)
     }
 
     /// A recurring reminder fired: it stays pending at its next occurrence.
     pub fn reschedule(&self, id: i64, due_at: &str, due_ts: i64, fired_at: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE reminders SET due_at = ?2, due_ts = ?3, fired_at = ?4 WHERE id = ?1",
             params![id, due_at, due_ts, fired_at],
         )?;
@@ -125,7 +126,7 @@ impl RemindersRepo<'_> {
 
     /// A one-shot reminder fired.
     pub fn mark_fired(&self, id: i64, fired_at: i64) -> Result<(), StoreError> {
-        self.0.execute("UPDATE reminders SET state = 'fired', fired_at = ?2 WHERE id = ?1", params![id, fired_at])?;
+        self.0.exec("UPDATE reminders SET state = 'fired', fired_at = ?2 WHERE id = ?1", params![id, fired_at])?;
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! `router_weights`: every version of the router's weights, newest last. A routing decision
 //! names the version it was made with, so versions are only ever added.
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -23,11 +24,7 @@ impl RouterWeightsRepo<'_> {
     pub fn latest(&self) -> Result<Option<WeightsVersion>, StoreError> {
         Ok(self
             .0
-            .query_row(
-                "SELECT version, weights, author FROM router_weights ORDER BY version DESC LIMIT 1",
-                [],
-                from_row,
-            )
+            .row("SELECT version, weights, author FROM router_weights ORDER BY version DESC LIMIT 1", [], from_row)
             .optional()?)
     }
 
@@ -35,7 +32,7 @@ impl RouterWeightsRepo<'_> {
     pub fn latest_not_by(&self, author: &str) -> Result<Option<WeightsVersion>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT version, weights, author FROM router_weights WHERE author <> ?1 ORDER BY version DESC LIMIT 1",
                 [author],
                 from_row,
@@ -47,13 +44,13 @@ impl RouterWeightsRepo<'_> {
     pub fn get(&self, version: u32) -> Result<Option<WeightsVersion>, StoreError> {
         Ok(self
             .0
-            .query_row("SELECT version, weights, author FROM router_weights WHERE version = ?1", [version], from_row)
+            .row("SELECT version, weights, author FROM router_weights WHERE version = ?1", [version], from_row)
             .optional()?)
     }
 
     /// Add a version.
     pub fn insert(&self, version: u32, weights: &str, author: &str, reason: &str, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO router_weights (version, weights, author, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![version, weights, author, reason, now],
         )?;

@@ -1,5 +1,6 @@
 //! The routing audit trail: one row per routing decision (docs/cognition.md §6.8).
 
+use super::CachedSql;
 use super::{StoreError, now_ts};
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,15 @@ pub struct ActIteration {
     pub termination: Option<String>,
 }
 
+/// A decision still waiting for the feedback the next message gives
+/// ([`RoutingRepo::latest_unjudged_in_thread`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unjudged {
+    pub id: String,
+    pub exchange_id: Option<String>,
+    pub selected_mode: String,
+}
+
 pub struct RoutingRepo<'c>(pub &'c Connection);
 
 const COLUMNS: &str = "id, thread_id, topic, exchange_id, selected_mode, router_confidence, scores, pre_routed,
@@ -105,7 +115,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
 
 impl RoutingRepo<'_> {
     pub fn insert(&self, d: &RoutingRecord) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             &format!("INSERT INTO routing_decisions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"),
             params![
                 d.id,
@@ -198,7 +208,7 @@ impl RoutingRepo<'_> {
     pub fn set_regulator(&self, id: &str, verdict: &Value) -> Result<bool, StoreError> {
         let n = self
             .0
-            .execute("UPDATE routing_decisions SET regulator = ?2 WHERE id = ?1", params![id, verdict.to_string()])?;
+            .exec("UPDATE routing_decisions SET regulator = ?2 WHERE id = ?1", params![id, verdict.to_string()])?;
         Ok(n == 1)
     }
 
@@ -206,7 +216,7 @@ impl RoutingRepo<'_> {
     pub fn set_adaptive(&self, id: &str, applied: &Value) -> Result<bool, StoreError> {
         let n = self
             .0
-            .execute("UPDATE routing_decisions SET adaptive = ?2 WHERE id = ?1", params![id, applied.to_string()])?;
+            .exec("UPDATE routing_decisions SET adaptive = ?2 WHERE id = ?1", params![id, applied.to_string()])?;
         Ok(n == 1)
     }
 
@@ -219,12 +229,25 @@ impl RoutingRepo<'_> {
         Ok(rows.next().transpose()?)
     }
 
+    /// The thread's newest decision when no feedback has judged it yet: what the next message's
+    /// verdict goes to. Reads three columns where [`RoutingRepo::latest_in_thread`] parses the
+    /// whole record (two JSON snapshots), every turn.
+    pub fn latest_unjudged_in_thread(&self, thread_id: &str) -> Result<Option<Unjudged>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, exchange_id, selected_mode, feedback IS NULL FROM routing_decisions
+             WHERE thread_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        )?;
+        let mut rows = stmt.query_map(params![thread_id], |r| {
+            Ok((Unjudged { id: r.get(0)?, exchange_id: r.get(1)?, selected_mode: r.get(2)? }, r.get::<_, bool>(3)?))
+        })?;
+        Ok(rows.next().transpose()?.and_then(|(u, open)| open.then_some(u)))
+    }
+
     /// Record the strong model's review of a decision (docs/cognition.md §15.6).
     pub fn set_reflection(&self, id: &str, reflection: &Value) -> Result<bool, StoreError> {
-        let n = self.0.execute(
-            "UPDATE routing_decisions SET reflection = ?2 WHERE id = ?1",
-            params![id, reflection.to_string()],
-        )?;
+        let n = self
+            .0
+            .exec("UPDATE routing_decisions SET reflection = ?2 WHERE id = ?1", params![id, reflection.to_string()])?;
         Ok(n == 1)
     }
 
@@ -232,7 +255,7 @@ impl RoutingRepo<'_> {
     pub fn set_feedback(&self, id: &str, feedback: &Value) -> Result<bool, StoreError> {
         let n = self
             .0
-            .execute("UPDATE routing_decisions SET feedback = ?2 WHERE id = ?1", params![id, feedback.to_string()])?;
+            .exec("UPDATE routing_decisions SET feedback = ?2 WHERE id = ?1", params![id, feedback.to_string()])?;
         Ok(n == 1)
     }
 }

@@ -2,6 +2,7 @@
 //! The plan and the checkpoint are JSON in the task's row, so a cycle's outcome is one
 //! UPDATE: a crash leaves the previous checkpoint whole, never half of the next.
 
+use super::CachedSql;
 use super::StoreError;
 use crate::vocab::tasks::{Task, TaskPlan, TaskProgress, TaskState};
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -70,7 +71,7 @@ fn with_json((mut t, plan, progress): (Task, Option<String>, Option<String>)) ->
 
 impl TasksRepo<'_> {
     pub fn insert(&self, t: &NewTask<'_>) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO persistent_tasks (goal, state, priority, created_at, updated_at, expires_at, thread_id, scope)
              VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)",
             params![
@@ -88,7 +89,7 @@ impl TasksRepo<'_> {
 
     pub fn get(&self, id: i64) -> Result<Option<Task>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM persistent_tasks WHERE id = ?1");
-        Ok(self.0.query_row(&sql, params![id], task).optional()?.map(with_json))
+        Ok(self.0.row(&sql, params![id], task).optional()?.map(with_json))
     }
 
     /// Every task, open ones first, then newest first; finished ones only with `all`.
@@ -106,7 +107,7 @@ impl TasksRepo<'_> {
     /// Move a task to `to` if it is in one of `from`. Returns whether it moved.
     pub fn transition(&self, id: i64, from: &[TaskState], to: TaskState, now: i64) -> Result<bool, StoreError> {
         let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
-        let n = self.0.execute(
+        let n = self.0.exec(
             "UPDATE persistent_tasks SET state = ?2, updated_at = ?3
              WHERE id = ?1 AND state IN (SELECT value FROM json_each(?4))",
             params![id, to.as_str(), now, serde_json::to_string(&from)?],
@@ -116,7 +117,7 @@ impl TasksRepo<'_> {
 
     /// Open tasks past their expiry become `expired`. Returns how many.
     pub fn expire(&self, now: i64) -> Result<usize, StoreError> {
-        Ok(self.0.execute(
+        Ok(self.0.exec(
             "UPDATE persistent_tasks SET state = 'expired', updated_at = ?1
              WHERE expires_at <= ?1 AND state NOT IN ('completed', 'expired', 'cancelled')",
             params![now],
@@ -130,12 +131,12 @@ impl TasksRepo<'_> {
              WHERE state IN ('pending', 'running') AND (next_run_at IS NULL OR next_run_at <= ?1)
              ORDER BY priority DESC, created_at, id LIMIT 1"
         );
-        Ok(self.0.query_row(&sql, params![now], task).optional()?.map(with_json))
+        Ok(self.0.row(&sql, params![now], task).optional()?.map(with_json))
     }
 
     /// Every confirmed task waiting for its next run is due now (`tasks run --now`).
     pub fn make_due(&self, now: i64) -> Result<usize, StoreError> {
-        Ok(self.0.execute(
+        Ok(self.0.exec(
             "UPDATE persistent_tasks SET next_run_at = ?1
              WHERE state IN ('pending', 'running') AND next_run_at > ?1",
             params![now],
@@ -143,7 +144,7 @@ impl TasksRepo<'_> {
     }
 
     pub fn set_plan(&self, id: i64, plan: &TaskPlan, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE persistent_tasks SET plan = ?2, updated_at = ?3 WHERE id = ?1",
             params![id, serde_json::to_string(plan)?, now],
         )?;
@@ -152,7 +153,7 @@ impl TasksRepo<'_> {
 
     /// The progress alone (a deferred message delivered).
     pub fn set_progress(&self, id: i64, progress: &TaskProgress, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE persistent_tasks SET progress = ?2, updated_at = ?3 WHERE id = ?1",
             params![id, serde_json::to_string(progress)?, now],
         )?;
@@ -162,7 +163,7 @@ impl TasksRepo<'_> {
     /// The atomic checkpoint after a cycle: plan, progress, coverage and state together. A task
     /// cancelled while the cycle ran stays cancelled (its work is dropped).
     pub fn checkpoint(&self, id: i64, o: &CycleOutcome<'_>) -> Result<bool, StoreError> {
-        let n = self.0.execute(
+        let n = self.0.exec(
             "UPDATE persistent_tasks SET plan = ?2, progress = ?3, coverage = ?4, state = ?5, cycles = cycles + 1,
                  iterations = iterations + ?6, fatigue = ?7, last_run_at = ?8, updated_at = ?8, next_run_at = ?9
              WHERE id = ?1 AND state IN ('pending', 'running')",

@@ -178,6 +178,26 @@ fn routing_round_trip_and_filter() {
 }
 
 #[test]
+fn the_thread_s_newest_decision_waits_for_its_verdict_until_one_is_stored() {
+    let conn = open_in_memory().unwrap();
+    let repo = RoutingRepo(&conn);
+    assert_eq!(repo.latest_unjudged_in_thread("t1").unwrap(), None);
+    repo.insert(&record("a", "RESPOND", 100)).unwrap();
+    repo.insert(&RoutingRecord { thread_id: Some("t2".into()), ..record("other", "ACT", 300) }).unwrap();
+    let b = RoutingRecord { exchange_id: Some("x2".into()), ..record("b", "CLARIFY", 200) };
+    repo.insert(&b).unwrap();
+    let want =
+        crate::store::Unjudged { id: "b".into(), exchange_id: Some("x2".into()), selected_mode: "CLARIFY".into() };
+    assert_eq!(repo.latest_unjudged_in_thread("t1").unwrap(), Some(want), "the newest of its own thread");
+    repo.set_feedback("b", &json!({"label": "correct_route"})).unwrap();
+    assert_eq!(
+        repo.latest_unjudged_in_thread("t1").unwrap(),
+        None,
+        "judged: no verdict is written again, and never to an older decision"
+    );
+}
+
+#[test]
 fn jobs_survive_a_crash_and_give_up_eventually() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chalie.db");

@@ -1,6 +1,7 @@
 //! `topic_params`: every version of the regulated topic and boundary parameters, newest last.
 //! Versions are only ever added, so the audit can show what the detector ran with when.
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -21,7 +22,7 @@ impl TopicParamsRepo<'_> {
     pub fn latest(&self) -> Result<Option<TopicParamsVersion>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT version, params, author, reason, created_at FROM topic_params ORDER BY version DESC LIMIT 1",
                 [],
                 |r| {
@@ -39,7 +40,7 @@ impl TopicParamsRepo<'_> {
 
     /// Add a version.
     pub fn insert(&self, version: u32, params: &str, author: &str, reason: &str, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO topic_params (version, params, author, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![version, params, author, reason, now],
         )?;

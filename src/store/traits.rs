@@ -1,6 +1,7 @@
 //! `user_traits`: what the user is, as the chunker learned it, the user stated it and decay
 //! wears it down. Every statement on the table is here.
 
+use super::CachedSql;
 use super::{StoreError, TraitRow};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -153,7 +154,7 @@ impl TraitsRepo<'_> {
             RANK.replace("{}", "?2"),
             RANK.replace("{}", "reliability")
         );
-        Ok(self.0.execute(&sql, params![id, state, force, now])? > 0)
+        Ok(self.0.exec(&sql, params![id, state, force, now])? > 0)
     }
 
     /// A new value taking over from row `old_id`: the old row becomes superseded (forced: a
@@ -168,7 +169,7 @@ impl TraitsRepo<'_> {
     /// Row `old` was replaced by row `new` (the temporal_evolution link "used to … until"
     /// reads). A no-op unless `old` is superseded and both rows are traits of one key.
     pub fn link_successor(&self, old: i64, new: i64) -> Result<bool, StoreError> {
-        Ok(self.0.execute(
+        Ok(self.0.exec(
             "UPDATE user_traits SET superseded_by = ?2 WHERE id = ?1 AND reliability = 'superseded' AND ?1 != ?2
                AND trait_key = (SELECT n.trait_key FROM user_traits n WHERE n.id = ?2)",
             params![old, new],
@@ -191,8 +192,8 @@ impl TraitsRepo<'_> {
     /// Returns the rival's id.
     pub fn insert_rival(&self, current_id: i64, t: &TraitWrite<'_>, now: i64) -> Result<i64, StoreError> {
         self.set_reliability(current_id, "contradicted", false, now)?;
-        self.0.execute("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![current_id, now])?;
-        self.0.execute(
+        self.0.exec("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![current_id, now])?;
+        self.0.exec(
             "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
                  reinforcement_count, last_reinforced_at, last_conflict_at, created_at, updated_at, reliability)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?8, ?8, 'contradicted')",
@@ -203,17 +204,14 @@ impl TraitsRepo<'_> {
 
     /// The confidence of row `id`.
     pub fn confidence_of(&self, id: i64) -> Result<Option<f64>, StoreError> {
-        Ok(self
-            .0
-            .query_row("SELECT confidence FROM user_traits WHERE id = ?1", params![id], |r| r.get(0))
-            .optional()?)
+        Ok(self.0.row("SELECT confidence FROM user_traits WHERE id = ?1", params![id], |r| r.get(0)).optional()?)
     }
 
     /// `(key, value, reliability)` of one row.
     pub fn describe(&self, id: i64) -> Result<Option<(String, String, String)>, StoreError> {
         Ok(self
             .0
-            .query_row("SELECT trait_key, trait_value, reliability FROM user_traits WHERE id = ?1", params![id], |r| {
+            .row("SELECT trait_key, trait_value, reliability FROM user_traits WHERE id = ?1", params![id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
             .optional()?)
@@ -239,7 +237,7 @@ impl TraitsRepo<'_> {
     pub fn find(&self, key: &str) -> Result<Option<StoredTrait>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 &format!(
                     "SELECT id, trait_value, confidence, reinforcement_count, last_reinforced_at, reliability
                      FROM user_traits WHERE trait_key = ?1 AND reliability != 'superseded'
@@ -254,7 +252,7 @@ impl TraitsRepo<'_> {
 
     /// A new trait, counted once. Returns its id.
     pub fn insert(&self, t: &TraitWrite<'_>, now: i64) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO user_traits (trait_key, trait_value, category, confidence, source, is_literal,
                  reinforcement_count, last_reinforced_at, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?8)",
@@ -274,7 +272,7 @@ impl TraitsRepo<'_> {
         observed_at: i64,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE user_traits SET confidence = ?2, reinforcement_count = ?3, last_reinforced_at = ?4,
                  updated_at = ?5, at_floor_since = NULL,
                  source = CASE WHEN ?6 = 'explicit' THEN 'explicit' ELSE source END
@@ -288,7 +286,7 @@ impl TraitsRepo<'_> {
     /// with nothing worth remembering as past; a user's changed value goes through
     /// [`Self::supersede_with`].
     pub fn overwrite(&self, id: i64, t: &TraitWrite<'_>, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE user_traits SET trait_value = ?2, category = ?3, confidence = ?4, source = ?5, is_literal = ?6,
                  reinforcement_count = 1, last_reinforced_at = ?7, last_conflict_at = ?8, updated_at = ?8,
                  at_floor_since = NULL
@@ -300,13 +298,13 @@ impl TraitsRepo<'_> {
 
     /// A rival value that did not win: only the conflict is stamped.
     pub fn stamp_conflict(&self, id: i64, now: i64) -> Result<(), StoreError> {
-        self.0.execute("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![id, now])?;
+        self.0.exec("UPDATE user_traits SET last_conflict_at = ?2 WHERE id = ?1", params![id, now])?;
         Ok(())
     }
 
     /// How many traits are stored (the decay gate's richness).
     pub fn count(&self) -> Result<i64, StoreError> {
-        Ok(self.0.query_row("SELECT COUNT(*) FROM user_traits", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT COUNT(*) FROM user_traits", [], |r| r.get(0))?)
     }
 
     /// Every trait, for one decay pass.
@@ -338,7 +336,7 @@ impl TraitsRepo<'_> {
 
     /// Remove the row (its vector and uncertainties are the caller's).
     pub fn delete(&self, id: i64) -> Result<(), StoreError> {
-        self.0.execute("DELETE FROM user_traits WHERE id = ?1", params![id])?;
+        self.0.exec("DELETE FROM user_traits WHERE id = ?1", params![id])?;
         Ok(())
     }
 
@@ -369,12 +367,12 @@ impl TraitsRepo<'_> {
     /// Remove every row of one category, past values included (a reset of what the adaptive
     /// layer learned); how many went.
     pub fn delete_category(&self, category: &str) -> Result<usize, StoreError> {
-        Ok(self.0.execute("DELETE FROM user_traits WHERE category = ?1", params![category])?)
+        Ok(self.0.exec("DELETE FROM user_traits WHERE category = ?1", params![category])?)
     }
 
     /// `(newest updated_at or 0, row count)`: changes whenever a trait is added, changed or removed.
     pub fn version(&self) -> Result<(i64, i64), StoreError> {
-        Ok(self.0.query_row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM user_traits", [], |r| {
+        Ok(self.0.row("SELECT COALESCE(MAX(updated_at), 0), COUNT(*) FROM user_traits", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?)
     }

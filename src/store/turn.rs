@@ -3,6 +3,7 @@
 //!
 //! Keys follow the seeds: working memory per thread, gists/facts/FOK per topic name.
 
+use super::CachedSql;
 use super::{StoreError, now_ts};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -189,7 +190,7 @@ fn unblob(b: &[u8]) -> Vec<f32> {
 impl TurnRepo<'_> {
     /// Fill `triage_calibration.outcome` of an exchange from the feedback its next message gave.
     pub fn set_triage_outcome(&self, exchange_id: &str, outcome: &Value) -> Result<bool, StoreError> {
-        let n = self.0.execute(
+        let n = self.0.exec(
             "UPDATE triage_calibration SET outcome = ?2 WHERE exchange_id = ?1",
             params![exchange_id, outcome.to_string()],
         )?;
@@ -297,12 +298,12 @@ impl TurnRepo<'_> {
 
     /// The id the next topic row will get (so a classification can name it before insert).
     pub fn next_topic_id(&self) -> Result<i64, StoreError> {
-        Ok(self.0.query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM topics", [], |r| r.get(0))?)
+        Ok(self.0.row("SELECT COALESCE(MAX(id), 0) + 1 FROM topics", [], |r| r.get(0))?)
     }
 
     /// Insert or update a topic row.
     pub fn save_topic(&self, thread_id: &str, t: &Topic) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO topics (id, name, thread_id, centroid, message_count, avg_salience, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
              ON CONFLICT(id) DO UPDATE SET centroid = excluded.centroid, message_count = excluded.message_count,
@@ -324,7 +325,7 @@ impl TurnRepo<'_> {
     pub fn boundary_state(&self, thread_id: &str, now: i64) -> Result<Option<String>, StoreError> {
         Ok(self
             .0
-            .query_row(
+            .row(
                 "SELECT state FROM boundary_state WHERE thread_id = ?1 AND expires_at > ?2",
                 params![thread_id, now],
                 |r| r.get(0),
@@ -333,7 +334,7 @@ impl TurnRepo<'_> {
     }
 
     pub fn save_boundary_state(&self, thread_id: &str, state: &str, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO boundary_state (thread_id, state, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT(thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
                  expires_at = excluded.expires_at",
@@ -369,7 +370,7 @@ impl TurnRepo<'_> {
             repo.append_exchange_to_working_memory(&c.thread_id, user, reply, now)?;
             super::RoutingRepo(&tx).insert(&c.routing)?;
             if let Some(t) = &c.triage {
-                tx.execute(
+                tx.exec(
                     "INSERT INTO triage_calibration (exchange_id, source, fallback_reason, branch, mode, skills,
                          confidence_internal, confidence_tool_need, freshness_risk, effort_estimate, reasoning,
                          routed_mode, latency_ms, created_at)

@@ -2,6 +2,7 @@
 //! memories by `(type, id)` and never copies their text: the text is read where it is shown,
 //! so forgetting a memory leaves no copy of it here.
 
+use super::CachedSql;
 use super::{StoreError, UncertaintyItem};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -73,7 +74,7 @@ impl UncertaintiesRepo<'_> {
             Some((s, d)) => ("resolved", Some(s), Some(d), Some(now)),
             None => ("open", None, None, None),
         };
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO uncertainties (id, memory_a_type, memory_a_id, memory_b_type, memory_b_id, uncertainty_type,
                  severity, detection_context, reasoning, temporal_signal, surface_context, state, resolution_strategy,
                  resolution_detail, resolved_at, created_at)
@@ -101,10 +102,7 @@ impl UncertaintiesRepo<'_> {
     }
 
     pub fn get(&self, id: &str) -> Result<Option<UncertaintyRecord>, StoreError> {
-        Ok(self
-            .0
-            .query_row(&format!("SELECT {COLUMNS} FROM uncertainties WHERE id = ?1"), params![id], record)
-            .optional()?)
+        Ok(self.0.row(&format!("SELECT {COLUMNS} FROM uncertainties WHERE id = ?1"), params![id], record).optional()?)
     }
 
     /// Open and surfaced records, most severe first, then newest.
@@ -153,7 +151,7 @@ impl UncertaintiesRepo<'_> {
     /// Whether an open or surfaced record between the two memories (either order) was created
     /// at or after `since` (RECONCILE skips those pairs).
     pub fn recent_between(&self, a: (&str, &str), b: (&str, &str), since: i64) -> Result<bool, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT EXISTS (SELECT 1 FROM uncertainties WHERE state IN ('open', 'surfaced') AND created_at >= ?5
                AND ((memory_a_type = ?1 AND memory_a_id = ?2 AND memory_b_type = ?3 AND memory_b_id = ?4)
                  OR (memory_a_type = ?3 AND memory_a_id = ?4 AND memory_b_type = ?1 AND memory_b_id = ?2)))",
@@ -165,7 +163,7 @@ impl UncertaintiesRepo<'_> {
     /// A reply raised the record: counted, state `surfaced`, and after `nag_after` raisings
     /// the severity steps down one level (anti-nag, docs/cognition.md §10.6). Returns the new count.
     pub fn mark_surfaced(&self, id: &str, nag_after: i64, now: i64) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE uncertainties SET state = 'surfaced', surfaced_count = surfaced_count + 1, last_surfaced_at = ?2,
                  severity = CASE WHEN surfaced_count + 1 >= ?3 THEN
                      CASE severity WHEN 'critical' THEN 'high' WHEN 'high' THEN 'medium' ELSE 'low' END
@@ -175,14 +173,14 @@ impl UncertaintiesRepo<'_> {
         )?;
         Ok(self
             .0
-            .query_row("SELECT surfaced_count FROM uncertainties WHERE id = ?1", params![id], |r| r.get(0))
+            .row("SELECT surfaced_count FROM uncertainties WHERE id = ?1", params![id], |r| r.get(0))
             .optional()?
             .unwrap_or(0))
     }
 
     /// Close a record: `resolved` with a strategy, or `decayed`. Returns whether it was open.
     pub fn resolve(&self, id: &str, state: &str, strategy: &str, detail: &str, now: i64) -> Result<bool, StoreError> {
-        Ok(self.0.execute(
+        Ok(self.0.exec(
             "UPDATE uncertainties SET state = ?2, resolution_strategy = ?3, resolution_detail = ?4, resolved_at = ?5
              WHERE id = ?1 AND state IN ('open', 'surfaced')",
             params![id, state, strategy, detail, now],
@@ -191,7 +189,7 @@ impl UncertaintiesRepo<'_> {
 
     /// How many records are in each state `(open, surfaced, resolved, decayed)`.
     pub fn counts(&self) -> Result<(i64, i64, i64, i64), StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT COALESCE(SUM(state = 'open'), 0), COALESCE(SUM(state = 'surfaced'), 0),
                     COALESCE(SUM(state = 'resolved'), 0), COALESCE(SUM(state = 'decayed'), 0) FROM uncertainties",
             [],

@@ -1,5 +1,6 @@
 //! `working_memory`: the last few turns of each thread (24 h).
 
+use super::CachedSql;
 use super::{StoreError, WmEntry};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -29,14 +30,12 @@ impl WorkingMemoryRepo<'_> {
         now: i64,
         expires_at: i64,
     ) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO working_memory (thread_id, role, content, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![thread_id, role, content, now, expires_at],
         )?;
-        self.0.execute(
-            "UPDATE working_memory SET expires_at = ?2 WHERE thread_id = ?1",
-            params![thread_id, expires_at],
-        )?;
+        self.0
+            .exec("UPDATE working_memory SET expires_at = ?2 WHERE thread_id = ?1", params![thread_id, expires_at])?;
         Ok(())
     }
 
@@ -44,7 +43,7 @@ impl WorkingMemoryRepo<'_> {
     /// only its newest `keep` (a block at a time, so between drops what stays keeps its place
     /// at the front).
     pub fn make_room(&self, thread_id: &str, incoming: usize, cap: usize, keep: usize) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "DELETE FROM working_memory WHERE thread_id = ?1
                  AND (SELECT COUNT(*) FROM working_memory WHERE thread_id = ?1) + ?2 > ?3
                  AND id NOT IN (SELECT id FROM working_memory WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?4)",
@@ -57,14 +56,14 @@ impl WorkingMemoryRepo<'_> {
     pub fn latest_thread_len(&self, now: i64) -> Result<i64, StoreError> {
         let thread: Option<String> = self
             .0
-            .query_row(
+            .row(
                 "SELECT thread_id FROM working_memory WHERE expires_at > ?1 ORDER BY id DESC LIMIT 1",
                 params![now],
                 |r| r.get(0),
             )
             .optional()?;
         let Some(t) = thread else { return Ok(0) };
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT COUNT(*) FROM working_memory WHERE thread_id = ?1 AND expires_at > ?2",
             params![t, now],
             |r| r.get(0),

@@ -1,6 +1,7 @@
 //! `world_state`: the open things of each topic (docs/cognition.md §4.7). The key is
 //! `topic/slot`, so one topic has at most one line per slot and a new one replaces the old.
 
+use super::CachedSql;
 use super::StoreError;
 use rusqlite::{Connection, params};
 
@@ -35,7 +36,7 @@ impl WorldStateRepo<'_> {
 
     /// Set `slot` of `topic` to `value` until `expires_at`.
     pub fn set(&self, topic: &str, slot: &str, value: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO world_state (key, value, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
                                             expires_at = excluded.expires_at",
@@ -46,13 +47,13 @@ impl WorldStateRepo<'_> {
 
     /// Close `slot` of `topic`.
     pub fn clear(&self, topic: &str, slot: &str) -> Result<(), StoreError> {
-        self.0.execute("DELETE FROM world_state WHERE key = ?1", params![world_key(topic, slot)])?;
+        self.0.exec("DELETE FROM world_state WHERE key = ?1", params![world_key(topic, slot)])?;
         Ok(())
     }
 
     /// Whether any entry is live at `now`.
     pub fn any_live(&self, now: i64) -> Result<bool, StoreError> {
-        Ok(self.0.query_row(
+        Ok(self.0.row(
             "SELECT EXISTS (SELECT 1 FROM world_state WHERE expires_at IS NULL OR expires_at > ?1)",
             params![now],
             |r| r.get(0),

@@ -223,15 +223,22 @@ pub fn topic_stage(
             let new_id = repo.next_topic_id()?;
             let i = topic::apply(&mut topics, &cls, &msg, new_id, cparams);
             let t = &topics[i];
-            repo.save_topic(thread_id, t)?;
-            repo.save_boundary_state(thread_id, &state.to_json(), now)?;
-            TopicReport {
+            let report = TopicReport {
                 switch_score: cls.switch_score,
                 confidence: cls.confidence,
                 contentless: cls.contentless,
                 ..TopicReport::new(t.name.clone(), cls.is_new_topic)
             }
-            .with_diagnostics(cls.diagnostics.as_ref())
+            .with_diagnostics(cls.diagnostics.as_ref());
+            let state = state.to_json();
+            // The topic row, the detector's state and the context read's writes (the gists'
+            // TTL, a surfaced curiosity thread) as one commit, not one autocommit each. It
+            // opens with a write, so the savepoint holds the write lock from its first statement.
+            return crate::store::in_savepoint(c, || {
+                repo.save_topic(thread_id, t)?;
+                repo.save_boundary_state(thread_id, &state, now)?;
+                finish(&repo, thread_id, report, (focus, focus_on), now)
+            });
         }
         None => {
             let (name, is_new) = match topics.first() {

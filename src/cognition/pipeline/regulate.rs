@@ -64,7 +64,7 @@ impl Turn<'_> {
             .db
             .call(move |c| {
                 Ok((
-                    RoutingRepo(c).latest_in_thread(&thread)?,
+                    RoutingRepo(c).latest_unjudged_in_thread(&thread)?,
                     RegulatorStateRepo(c).load(USER_ID)?,
                     ChatRepo(c).recent(&thread, 8)?,
                 ))
@@ -83,7 +83,7 @@ impl Turn<'_> {
         let Slot { reg } = &mut *slot;
         let reg = reg.get_or_insert_with(|| Regulator::new(settings(engine), RegulatorState::default()));
         reg.set_state(state);
-        if let Some(prev) = prev.filter(|p| p.feedback.is_none()) {
+        if let Some(prev) = prev {
             let mode = prev.selected_mode.parse::<Mode>().unwrap_or(Mode::Respond);
             let user = recent
                 .iter()

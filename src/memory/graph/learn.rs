@@ -182,17 +182,33 @@ pub fn stdp_pairs(
 }
 
 /// The fired concepts a reply used: those whose name appears in it as whole words (any case).
+///
+/// The report asks this of every node of the graph each turn (tens of thousands at 100k
+/// memories), so a name is first checked by its first word against the reply's words, without
+/// allocating: almost every name stops there, and only the rest are lowered and matched whole.
 pub fn used_concepts<'n>(reply: &str, fired: impl IntoIterator<Item = (i64, &'n str)>) -> HashSet<i64> {
-    let words = |s: &str| -> Vec<String> {
-        s.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
-    };
-    let reply = words(reply);
+    let reply = words(reply).map(|w| lowered(w).into_owned()).collect::<Vec<_>>();
+    let present: HashSet<&str> = reply.iter().map(String::as_str).collect();
     fired
         .into_iter()
         .filter(|(_, name)| {
-            let n = words(name);
-            !n.is_empty() && reply.windows(n.len()).any(|w| w == n.as_slice())
+            let Some(first) = words(name).next() else { return false };
+            if !present.contains(lowered(first).as_ref()) {
+                return false;
+            }
+            let n: Vec<String> = words(name).map(|w| lowered(w).into_owned()).collect();
+            reply.windows(n.len()).any(|w| w == n.as_slice())
         })
         .map(|(id, _)| id)
         .collect()
+}
+
+/// The words of `s`: runs of letters, digits and apostrophes.
+fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty())
+}
+
+/// `w` lower-cased, borrowed when it has no upper-case ASCII letter and nothing outside ASCII.
+fn lowered(w: &str) -> std::borrow::Cow<'_, str> {
+    if w.is_ascii() && !w.bytes().any(|b| b.is_ascii_uppercase()) { w.into() } else { w.to_lowercase().into() }
 }

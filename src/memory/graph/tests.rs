@@ -249,6 +249,12 @@ mod learning {
             [(1, "coffee"), (2, "Ice Cream"), (3, "tea"), (4, "ice")],
         );
         assert_eq!(used, [1, 2, 4].into());
+        // Case folds outside ASCII too; a name is matched whole, in order, never by its first word alone.
+        let used = learn::used_concepts(
+            "ÉCLAIRS and Crème Brûlée, then cream ice",
+            [(1, "éclairs"), (2, "crème brûlée"), (3, "ice cream"), (4, "Cream"), (5, ""), (6, "brûlée crème")],
+        );
+        assert_eq!(used, [1, 2, 4].into());
     }
 }
 
