@@ -101,3 +101,25 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draft_is_kept_for_its_thread_until_a_turn_starts() {
+        let d = Drafts::default();
+        d.set("t", "next May");
+        assert_eq!(d.for_thread("t").as_deref(), Some("next May"));
+        assert_eq!(d.for_thread("other"), None, "another conversation's prompt never gets it");
+        let running = d.turn_started();
+        assert_eq!(d.for_thread("t"), None, "the draft is the message being answered");
+        assert_eq!(d.running.load(Ordering::SeqCst), 1);
+        d.set("t", "and then");
+        drop(running);
+        assert_eq!(d.running.load(Ordering::SeqCst), 0);
+        assert_eq!(d.for_thread("t").as_deref(), Some("and then"), "typed during the turn: for the prefill after it");
+        d.set("t", "");
+        assert_eq!(d.for_thread("t"), None);
+    }
+}
