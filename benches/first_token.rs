@@ -107,6 +107,9 @@ struct Split {
     other_calls: usize,
     /// Events the receiver missed (the bus overran it): the turn's figures may lack some.
     lagged: u64,
+    /// The reply call failed after its first token (on a saturated machine: its deadline),
+    /// so no `LlmCost` gave the prompt's size; the chat model's stats do.
+    failed: bool,
 }
 
 /// Read the turn's events (all emitted by the time `turn` returns) and place them in time.
@@ -138,6 +141,7 @@ fn split(rx: &mut broadcast::Receiver<Stamped>, enter: DateTime<Utc>) -> Option<
             EngineEvent::LlmCost { call_id, tokens_in, .. } if reply_call.as_ref() == Some(&call_id) => {
                 s.prompt_tokens = tokens_in;
             }
+            EngineEvent::LlmFailed { call_id, .. } if reply_call.as_ref() == Some(&call_id) => s.failed = true,
             _ => {}
         }
     }
@@ -195,6 +199,16 @@ fn bench(c: &mut Criterion) {
         let mut s = split(&mut rx, enter);
         if let (Some(s), Some(c)) = (&mut s, local.last_chat_stats()) {
             s.reused = if c.kind == PromptKind::Conversation { c.reused_tokens } else { 0 };
+            if s.prompt_tokens == 0 && c.kind == PromptKind::Conversation {
+                s.prompt_tokens = c.prompt_tokens as u32;
+            }
+            let mut notes = String::new();
+            if s.lagged > 0 {
+                notes += &format!("; {} events missed", s.lagged);
+            }
+            if s.failed {
+                notes += "; the reply call failed after its first token";
+            }
             eprintln!(
                 "turn {i}{}: routed {:.1} ms, reply call {:.1} ms, first token {:.1} ms; reply prompt {} tokens, \
                  {} from the KV cache, {} decoded at Enter; other calls {}{}",
@@ -206,7 +220,7 @@ fn bench(c: &mut Criterion) {
                 s.reused,
                 (s.prompt_tokens as usize).saturating_sub(s.reused),
                 s.other_calls,
-                if s.lagged > 0 { format!("; {} events missed", s.lagged) } else { String::new() }
+                notes
             );
         }
         s
