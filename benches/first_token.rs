@@ -10,13 +10,17 @@
 //!
 //! Every message carries the same long paragraph of detail, so with the exchanges working
 //! memory holds the reply prompt is ~600 tokens or more; two turns run first to load the models
-//! and fill the KV cache. Before each measured Enter the bench waits until the chat model is
-//! idle, as the user's reading and typing would let it be: the engine has it decode the next
-//! reply's prefix (persona and conversation) after each turn, and that is the warm KV prefix
-//! the figure is about. Per turn the split is printed: up to `Routed`, up to the reply call's
-//! `LlmStart`, and to the first token; the prompt's size from `LlmCost`, and how many of its
-//! tokens the KV cache served. `first_token_no_pause` is the same with Enter pressed as soon
-//! as the previous turn returns (the prefill then gives way to the new turn's calls).
+//! and fill the KV cache. Before each measured Enter the bench does what the TUI does while
+//! the user reads and types: after each turn the engine has the chat model decode the next
+//! reply's prefix (persona, conversation, the RESPOND prompt); then the message is typed and
+//! handed over as a draft at a pause before its last word (`Engine::prefill_draft`, which the
+//! TUI calls once typing pauses), the bench waits until the model is idle, and Enter sends the
+//! whole message. That cached prefix is the warm KV prefix the figure is about; at Enter the
+//! model decodes the last word, the turn's sections and the reply's header. Per turn the split
+//! is printed: up to `Routed`, up to the reply call's `LlmStart`, and to the first token; the
+//! prompt's size from `LlmCost`, and how many of its tokens the KV cache served.
+//! `first_token_no_pause` is the same with Enter pressed as soon as the previous turn returns
+//! and no draft (the prefill then gives way to the new turn's calls).
 //!
 //! `cargo bench --bench first_token`. Needs the built-in models (fetched on first run).
 
@@ -35,6 +39,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::TryRecvError;
 use tokio_util::sync::CancellationToken;
 
 fn models_dir() -> PathBuf {
@@ -100,6 +105,11 @@ struct Split {
     reused: usize,
     /// Model calls of the turn other than the reply (they have a KV sequence of their own).
     other_calls: usize,
+    /// Events the receiver missed (the bus overran it): the turn's figures may lack some.
+    lagged: u64,
+    /// The reply call failed after its first token (on a saturated machine: its deadline),
+    /// so no `LlmCost` gave the prompt's size; the chat model's stats do.
+    failed: bool,
 }
 
 /// Read the turn's events (all emitted by the time `turn` returns) and place them in time.
@@ -108,7 +118,15 @@ fn split(rx: &mut broadcast::Receiver<Stamped>, enter: DateTime<Utc>) -> Option<
     let mut s = Split::default();
     let mut reply_call = None;
     let mut got_token = false;
-    while let Ok(e) = rx.try_recv() {
+    loop {
+        let e = match rx.try_recv() {
+            Ok(e) => e,
+            Err(TryRecvError::Lagged(n)) => {
+                s.lagged += n;
+                continue;
+            }
+            Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+        };
         match e.event {
             EngineEvent::Routed { .. } => s.routed = ms(e.ts),
             EngineEvent::LlmStart { call_id, role: Role::Primary, .. } if reply_call.is_none() => {
@@ -123,6 +141,7 @@ fn split(rx: &mut broadcast::Receiver<Stamped>, enter: DateTime<Utc>) -> Option<
             EngineEvent::LlmCost { call_id, tokens_in, .. } if reply_call.as_ref() == Some(&call_id) => {
                 s.prompt_tokens = tokens_in;
             }
+            EngineEvent::LlmFailed { call_id, .. } if reply_call.as_ref() == Some(&call_id) => s.failed = true,
             _ => {}
         }
     }
@@ -164,6 +183,11 @@ fn bench(c: &mut Criterion) {
         let text = format!("{} {MESSAGES_DETAIL}", MESSAGES[i % MESSAGES.len()]);
         let text = text.as_str();
         if pause {
+            // Read the reply, type the message but its last word, pause: the TUI hands the
+            // draft over; the model decodes it while the last word is typed.
+            tok.block_on(local.chat_idle()).expect("chat model idle");
+            let draft = text.rsplit_once(' ').map_or(text, |(typed, _)| typed);
+            tok.block_on(engine.prefill_draft(Some(&thread), draft));
             tok.block_on(local.chat_idle()).expect("chat model idle");
         }
         let _ = split(&mut rx, Utc::now());
@@ -175,9 +199,19 @@ fn bench(c: &mut Criterion) {
         let mut s = split(&mut rx, enter);
         if let (Some(s), Some(c)) = (&mut s, local.last_chat_stats()) {
             s.reused = if c.kind == PromptKind::Conversation { c.reused_tokens } else { 0 };
+            if s.prompt_tokens == 0 && c.kind == PromptKind::Conversation {
+                s.prompt_tokens = c.prompt_tokens as u32;
+            }
+            let mut notes = String::new();
+            if s.lagged > 0 {
+                notes += &format!("; {} events missed", s.lagged);
+            }
+            if s.failed {
+                notes += "; the reply call failed after its first token";
+            }
             eprintln!(
                 "turn {i}{}: routed {:.1} ms, reply call {:.1} ms, first token {:.1} ms; reply prompt {} tokens, \
-                 {} from the KV cache, {} decoded at Enter; other calls {}",
+                 {} from the KV cache, {} decoded at Enter; other calls {}{}",
                 if pause { "" } else { " (no pause)" },
                 s.routed,
                 s.reply_start,
@@ -185,7 +219,8 @@ fn bench(c: &mut Criterion) {
                 s.prompt_tokens,
                 s.reused,
                 (s.prompt_tokens as usize).saturating_sub(s.reused),
-                s.other_calls
+                s.other_calls,
+                notes
             );
         }
         s

@@ -164,40 +164,50 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     warm_first_token(rt, chat, &mut reference);
 }
 
-/// A reply's first token once its ~600-token prefix (persona, conversation, the start of the
-/// turn's instructions) was decoded ahead with [`LocalChat::prefill`]: the message and the
-/// template around it are all that is left. The reference decodes the same suffix after the
-/// same cached prefix. The prefill and the wait for it are outside the timing.
+/// A reply's first token once its ~600-token prompt was decoded ahead with
+/// [`LocalChat::prefill`] as the engine does it: the persona and the turn's instructions, then
+/// the message as typed up to its last word, closed, and the reply's header
+/// (`prompts::conversation_prefix` with a draft). At Enter the last word, the message's end
+/// and the header are left. The reference decodes the same suffix after the same cached
+/// prefix, from the prompt tokenized as one string. The prefills are outside the timing.
 fn warm_first_token(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &mut Reference<'_>) {
-    let full = |i: usize| {
-        let mut r = req(persona(0), &format!("Question {i}: what should I cook tonight with rice and beans?"), 1);
-        r.messages.insert(1, Message::system("Answer the user's message directly."));
+    const INSTRUCTIONS: &str = "Answer the user's message directly.";
+    let typed = |i: usize| format!("Question {i}: what should I cook tonight with rice and");
+    let conversation = |user: String| {
+        let mut r = req(persona(0), &user, 1);
+        r.messages.insert(1, Message::system(INSTRUCTIONS));
         r.kind = PromptKind::Conversation;
         r
     };
-    let mut prefix = full(0);
-    prefix.messages.pop();
-    let text = |r: &ChatRequest| {
-        chatml(&r.messages[0].content, &r.messages[2].content).replace(
-            "<|im_start|>user",
-            "<|im_start|>system\nAnswer the user's message directly.<|im_end|>\n<|im_start|>user",
-        )
+    let full = |i: usize| conversation(format!("{} beans?", typed(i)));
+    let draft = |i: usize| {
+        let mut r = conversation(typed(i));
+        r.messages.push(Message::assistant(""));
+        r
     };
-    let (a, b) = (reference.tokens(&text(&full(0))), reference.tokens(&text(&full(1))));
-    let shared = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    reference.generate(&a, 0, 1);
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let text = |user: &str| {
+        chatml(&persona(0), user)
+            .replace("<|im_start|>user", &format!("<|im_start|>system\n{INSTRUCTIONS}<|im_end|>\n<|im_start|>user"))
+    };
+    let common = |a: &[LlamaToken], b: &[LlamaToken]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // What the reference's sequence holds, as `LocalChat` knows its own.
+    let mut held: Vec<LlamaToken> = Vec::new();
+    let (mut ours, mut theirs, mut their_suffix) = (Vec::new(), Vec::new(), 0);
     for i in 0..17 {
-        chat.prefill(&prefix).expect("prefill");
+        chat.prefill(&draft(i)).expect("prefill");
         rt.block_on(chat.idle()).expect("idle");
-        let r = full(i);
         let t = std::time::Instant::now();
-        rt.block_on(chat.generate_exact(&r, 1)).expect("warm first token");
+        rt.block_on(chat.generate_exact(&full(i), 1)).expect("warm first token");
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        let prompt = reference.tokens(&text(&r));
+
+        let prompt = reference.tokens(&text(&format!("{} beans?", typed(i))));
+        let ahead = common(&reference.tokens(&text(&typed(i))), &prompt);
+        reference.generate(&prompt[..ahead], common(&held, &prompt[..ahead]).min(ahead - 1), 1);
         let t = std::time::Instant::now();
-        reference.generate(&prompt, shared, 1);
+        reference.generate(&prompt, ahead, 1);
         let ref_ms = t.elapsed().as_secs_f64() * 1e3;
+        held = prompt.clone();
+        their_suffix = prompt.len() - ahead;
         // The first two warm up.
         if i >= 2 {
             ours.push(ms);
@@ -210,7 +220,7 @@ fn warm_first_token(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &
         s.prompt_tokens,
         s.reused_tokens,
         s.prompt_tokens - s.reused_tokens,
-        reference.tokens(&text(&full(16))).len() - shared
+        their_suffix
     );
     benchfig::print("chat_first_token_after_prefill", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
 }

@@ -34,6 +34,9 @@ pub enum Action {
     Quit,
     /// Send a user message to the engine.
     Send(String),
+    /// The message box now holds this (trimmed, as it would be sent): the engine may decode
+    /// it ahead on the built-in model.
+    Draft(String),
     /// Stop the reply that is streaming.
     CancelReply,
     /// Read audit rows (newest first), optionally only one delivered mode.
@@ -138,6 +141,8 @@ pub struct App {
     pub areas: Areas,
     /// Set by anything that changes what is on screen; cleared by a render.
     pub dirty: bool,
+    /// The message box's text as last handed over ([`App::take_draft`]).
+    draft: String,
 }
 
 impl App {
@@ -173,6 +178,7 @@ impl App {
             workers: settings.workers,
             areas: Areas::default(),
             dirty: true,
+            draft: String::new(),
         }
     }
 
@@ -811,6 +817,17 @@ impl App {
     pub fn take_memory_texts(&mut self) -> Option<Action> {
         let missing = self.uncertainties.take_missing();
         (!missing.is_empty()).then_some(Action::LoadMemoryTexts(missing))
+    }
+
+    /// The message box's text, when it changed since the last call (a sent message leaves it
+    /// empty): the worker hands it to the engine once typing pauses.
+    pub fn take_draft(&mut self) -> Option<Action> {
+        let text = self.input.text().trim();
+        if text == self.draft {
+            return None;
+        }
+        self.draft = text.to_string();
+        Some(Action::Draft(self.draft.clone()))
     }
 
     pub fn take_audit_refresh(&mut self) -> Option<Action> {

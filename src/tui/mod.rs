@@ -248,6 +248,11 @@ where
         {
             return Ok(());
         }
+        if let Some(action) = app.take_draft()
+            && !on_action(action)
+        {
+            return Ok(());
+        }
     }
 }
 

@@ -283,6 +283,19 @@ fn help_lists_every_binding_and_user_overrides() {
 }
 
 #[test]
+fn the_message_box_goes_to_the_engine_as_a_draft_each_time_it_changes() {
+    let mut a = app();
+    assert_eq!(a.take_draft(), None, "nothing typed yet");
+    type_text(&mut a, "next May ");
+    assert_eq!(a.take_draft(), Some(Action::Draft("next May".into())), "trimmed, as it would be sent");
+    assert_eq!(a.take_draft(), None, "unchanged");
+    type_text(&mut a, " ");
+    assert_eq!(a.take_draft(), None, "the same message once trimmed");
+    assert_eq!(a.on_terminal(key(KeyCode::Enter)), Some(Action::Send("next May".into())));
+    assert_eq!(a.take_draft(), Some(Action::Draft(String::new())), "a sent message leaves no draft");
+}
+
+#[test]
 fn typing_sends_and_shows_the_message() {
     let mut a = app();
     type_text(&mut a, "what's on my list?");

@@ -15,7 +15,8 @@ use crate::store;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{OnceCell, mpsc};
+use std::time::Duration;
+use tokio::sync::{OnceCell, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 /// What the intake task receives, in the order the user did it: a message, or a change of the
@@ -41,7 +42,14 @@ pub struct Worker {
     current: Arc<Mutex<CancellationToken>>,
     engine: Arc<OnceCell<Arc<Engine>>>,
     fetching: Arc<AtomicBool>,
+    /// The message box's text, for [`hand_over_drafts`].
+    draft: watch::Sender<String>,
 }
+
+/// How long typing must pause before the draft goes to the engine: each hand-over has the
+/// built-in model decode what changed (on the cores the TUI draws with too), so not one per
+/// keystroke, but soon enough that a pause before the last words is caught.
+const DRAFT_PAUSE: Duration = Duration::from_millis(300);
 
 impl Worker {
     /// Start the engine (model probe, weights) right away so the first reply is not late,
@@ -74,14 +82,25 @@ impl Worker {
             }
         });
 
+        // Where the next message goes, as the intake task knows it, for the drafts.
+        let thread_now = Arc::new(Mutex::new(thread.clone()));
+        let (draft, draft_rx) = watch::channel(String::new());
+        tokio::spawn(hand_over_drafts(rt.clone(), engine.clone(), thread_now.clone(), draft_rx));
+
         let rt_in = rt.clone();
         tokio::spawn(async move {
             let mut thread = thread;
             while let Some(item) = intake_rx.recv().await {
+                let settle = |thread: &Option<String>| {
+                    if let Ok(mut now) = thread_now.lock() {
+                        now.clone_from(thread);
+                    }
+                };
                 let text = match item {
                     Intake::Text(text) => text,
                     Intake::Switch(t) => {
                         thread = t;
+                        settle(&thread);
                         continue;
                     }
                     // With no thread yet, the next message would go to the most recently
@@ -89,6 +108,7 @@ impl Worker {
                     Intake::Deleted(t) => {
                         if thread.as_ref().is_none_or(|cur| *cur == t) {
                             thread = Some(new_thread());
+                            settle(&thread);
                         }
                         continue;
                     }
@@ -98,6 +118,7 @@ impl Worker {
                 match rt_in.intake_kept(thread.clone(), text.clone(), None).await {
                     Ok((t, xid)) => {
                         thread = Some(t.clone());
+                        settle(&thread);
                         if turn_tx.send((t, xid, text)).is_err() {
                             return;
                         }
@@ -139,6 +160,7 @@ impl Worker {
             current,
             engine,
             fetching: Arc::new(AtomicBool::new(false)),
+            draft,
         }
     }
 
@@ -151,6 +173,9 @@ impl Worker {
                 if self.intake.send(Intake::Text(text)).is_err() {
                     bus.notice(NoticeLevel::Error, "the conversation task has stopped; restart chalie-tui");
                 }
+            }
+            Action::Draft(text) => {
+                self.draft.send_replace(text);
             }
             Action::CancelReply => {
                 if let Ok(c) = self.current.lock() {
@@ -286,6 +311,29 @@ impl Worker {
             }
             flag.store(false, Ordering::SeqCst);
         });
+    }
+}
+
+/// Hand the message box's text to the engine each time typing pauses ([`DRAFT_PAUSE`]), as
+/// intake would store it (masked), for the conversation it would go to. Before the engine has
+/// started there is no model to decode it.
+async fn hand_over_drafts(
+    rt: Runtime,
+    engine: Arc<OnceCell<Arc<Engine>>>,
+    thread: Arc<Mutex<Option<String>>>,
+    mut rx: watch::Receiver<String>,
+) {
+    while rx.changed().await.is_ok() {
+        loop {
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { return },
+                () = tokio::time::sleep(DRAFT_PAUSE) => break,
+            }
+        }
+        let text = rx.borrow_and_update().clone();
+        let Some(engine) = engine.get() else { continue };
+        let thread = thread.lock().ok().and_then(|t| t.clone());
+        engine.prefill_draft(thread.as_deref(), &rt.admit(text)).await;
     }
 }
 

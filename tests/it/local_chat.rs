@@ -185,3 +185,33 @@ async fn a_call_during_a_prefill_is_answered() {
     assert!(c.tokens_out > 0);
     chat.idle().await.unwrap();
 }
+
+/// The message decoded while it is typed (`prompts::conversation_prefix` with a draft: the
+/// prompt up to the message's end, then the reply's header, open) leaves one token to decode
+/// at Enter; a draft that changed before Enter is decoded again from where it differs.
+#[tokio::test]
+async fn a_typed_draft_leaves_one_token_at_enter_and_a_changed_one_is_decoded_again() {
+    let chat = chat().await;
+    let none = CancellationToken::new();
+    let typed = |text: &str| {
+        let mut r = conversation(3, text);
+        r.messages.push(Message::assistant(""));
+        r
+    };
+    let full = conversation(3, "Which ocean is the largest?");
+    chat.prefill(&typed("Which ocean is the largest?")).unwrap();
+    chat.idle().await.unwrap();
+    let c = chat.generate(&full, &mut |_| {}, &none).await.unwrap();
+    let s = chat.last_stats();
+    // The last prompt token is always decoded again, for the logits the reply starts from.
+    assert_eq!(s.reused_tokens + 1, s.prompt_tokens, "{s:?}");
+    assert!(c.tokens_out > 0);
+
+    chat.prefill(&typed("Which sea is the warmest?")).unwrap();
+    chat.idle().await.unwrap();
+    chat.generate(&full, &mut |_| {}, &none).await.unwrap();
+    let changed = chat.last_stats();
+    assert_eq!(changed.prompt_tokens, s.prompt_tokens);
+    // "ocean is the largest?", the message's end and the reply's header: decoded at Enter.
+    assert!(changed.prompt_tokens - changed.reused_tokens > 8, "{changed:?}");
+}

@@ -262,14 +262,17 @@ async fn phase_d_commits_history_working_memory_log_and_encode_jobs() {
     assert_eq!(wm, expected.map(|(a, b)| (a.to_string(), b.to_string())));
 
     // The second turn's generation saw the first exchange as turns, after the persona and
-    // before the turn's own instructions and the message.
+    // before the message; a server gets the turn's instructions merged into the one system
+    // message, after the persona.
     let gen2 = &h.double.chat_requests()[1];
     let msgs = gen2.body["messages"].as_array().unwrap();
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "system", "user"]);
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
     let contents: Vec<&str> = msgs.iter().map(|m| m["content"].as_str().unwrap()).collect();
-    assert_eq!([contents[1], contents[2], contents[4]], [expected[0].1, expected[1].1, expected[2].1]);
-    assert!(contents[3].starts_with(chalie::cognition::pipeline::prompts::RESPOND.trim()), "{}", contents[3]);
+    assert_eq!(contents[1..], [expected[0].1, expected[1].1, expected[2].1]);
+    let respond = format!("\n\n{}", chalie::cognition::pipeline::prompts::RESPOND.trim());
+    assert!(contents[0].starts_with(chalie::cognition::pipeline::prompts::SOUL.trim()), "{}", contents[0]);
+    assert!(contents[0].contains(&respond), "{}", contents[0]);
 
     let ignored = h.say("t", "  ").await;
     let r3 = h.say("t", "What is the capital of Italy?").await;

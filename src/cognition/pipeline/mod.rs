@@ -10,6 +10,7 @@ mod act_mcp;
 mod after_act;
 mod commit;
 mod critic;
+mod draft;
 pub mod fallback;
 mod model;
 pub mod phases;
@@ -26,7 +27,6 @@ use crate::cognition::boundary::BoundaryParams;
 use crate::cognition::intent::Analysis;
 use crate::cognition::router::{DEFAULT_WEIGHTS_VERSION, RouterWeights};
 use crate::cognition::topic::ClassifierParams;
-use crate::config::Role;
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::Llm;
 use crate::store::{Db, StoreError};
@@ -75,6 +75,8 @@ pub struct Engine {
     /// The model the v2 router asks when it is not this engine's lightweight role (a replay
     /// answers every role from the log, but the router's calls need a live model).
     graph_llm: Option<Arc<Llm>>,
+    /// The message being typed, decoded ahead on the built-in model (`draft`).
+    drafts: draft::Drafts,
 }
 
 impl Engine {
@@ -111,6 +113,7 @@ impl Engine {
             graph_router,
             graph_breaker: Default::default(),
             graph_llm: None,
+            drafts: Default::default(),
         })
     }
 
@@ -191,7 +194,13 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<TurnReport, EngineError> {
         let origin = crate::llm::exchange_origin(exchange_id);
-        crate::llm::ORIGIN.scope(origin, self.turn_inner(thread_id, exchange_id, text, cancel)).await
+        let running = self.drafts.turn_started();
+        let report = crate::llm::ORIGIN.scope(origin, self.turn_inner(thread_id, exchange_id, text, cancel)).await;
+        drop(running);
+        if report.is_ok() {
+            self.prefill_next_reply(thread_id).await;
+        }
+        report
     }
 
     async fn turn_inner(
@@ -224,24 +233,7 @@ impl Engine {
         if turn.forgotten.is_none() {
             turn.learn_graph(topic.graph.take(), &replied.generated.text).await;
         }
-        let report = turn.finish(context, topic, understood, triage, delivered, replied);
-        self.prefill_next_reply(thread_id).await;
-        Ok(report)
-    }
-
-    /// Have the built-in reply model decode the start of the thread's next reply prompt (the
-    /// persona and the conversation, now with this exchange) while the user reads and types,
-    /// so Enter leaves only the next turn's own sections and message to decode. Queued, not
-    /// awaited; any call that comes first goes first. A failed read only costs the head start.
-    async fn prefill_next_reply(&self, thread_id: &str) {
-        if !model::builtin_primary(self) {
-            return;
-        }
-        let (thread, now) = (thread_id.to_string(), crate::store::now_ts());
-        match self.db.call(move |c| crate::store::TurnRepo(c).conversation(&thread, now)).await {
-            Ok(history) => self.llm.prefill(Role::Primary, &prompts::conversation_prefix(&history)).await,
-            Err(e) => tracing::debug!("no prefill for the next reply: {}", crate::describe(&e)),
-        }
+        Ok(turn.finish(context, topic, understood, triage, delivered, replied))
     }
 }
 

@@ -47,16 +47,25 @@ pub struct GenerationInput<'a> {
 /// The frontal cortex request, what stays the same first, so a prompt cache (the built-in
 /// model's, or a server's) serves it from turn to turn: the persona (soul, identity core) as
 /// the first system message, then working memory as turns (it only grows until it drops a
-/// block, `store::WORKING_MEMORY_CAP`), then this turn's system message (the mode's prompt and
-/// the context sections its relevance mask keeps), then the message.
+/// block, `store::WORKING_MEMORY_CAP`), then the mode's prompt as a system message, the
+/// message, and last, only when there are any, the context sections the mode's relevance mask
+/// keeps, as a system message of their own. The message comes before the sections because
+/// the sections are known only once the turn has run its stages, and the message is known
+/// while it is typed: the built-in model decodes the draft ahead
+/// ([`conversation_prefix`]), so at Enter only the sections and the reply's header are left.
+/// A remote server gets the system messages merged into one (`llm::openai`).
 pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     let mut messages = vec![Message::system(persona(g.mode))];
     let short_greeting = g.mode == Mode::Acknowledge && g.prompt_tokens < 6;
     if !short_greeting {
         messages.extend(turns(g.working_memory));
     }
-    messages.push(Message::system(turn_instructions(g)));
+    messages.push(Message::system(mode_prompt(g.mode)));
     messages.push(Message::user(g.user_text.to_string()));
+    let sections = turn_sections(g);
+    if !sections.is_empty() {
+        messages.push(Message::system(sections));
+    }
     let mut req = ChatRequest::new(messages);
     req.max_tokens = max_tokens(g.mode);
     req.temperature = if g.mode == Mode::Respond { 0.6 } else { 0.4 };
@@ -64,14 +73,23 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     req
 }
 
-/// The start of the next reply's prompt once `history` is the thread's working memory: the
-/// persona, the turns and the opening of a RESPOND turn's instructions (the likeliest mode).
-/// A backend decodes it while the user reads and types ([`crate::llm::Llm::prefill`]), so
-/// at Enter only the turn's own sections and the message are left.
-pub fn conversation_prefix(history: &[WmEntry]) -> ChatRequest {
+/// The start of the next reply's prompt once `history` is the thread's working memory and
+/// `draft` what the user has typed so far: the persona, the turns and a RESPOND turn's prompt
+/// (the likeliest mode), then the draft as the message and the opening of the reply. A
+/// backend decodes it while the user reads and types ([`crate::llm::Llm::prefill`]). With no
+/// draft yet it stops after the message's header. The built-in model reuses only the tokens
+/// a later prompt shares with it from the start, so a draft that changed before Enter costs
+/// the decoding of what changed and never shows in the reply.
+pub fn conversation_prefix(history: &[WmEntry], draft: Option<&str>) -> ChatRequest {
     let mut messages = vec![Message::system(persona(Mode::Respond))];
     messages.extend(turns(history));
-    messages.push(Message::system(RESPOND.trim()));
+    messages.push(Message::system(mode_prompt(Mode::Respond)));
+    match draft {
+        // Left open, empty: the reply's header when the turn has no sections (a prompt that
+        // has them shares the header's first token, `<|im_start|>`).
+        Some(text) => messages.extend([Message::user(text.to_string()), Message::assistant(String::new())]),
+        None => messages.push(Message::user(String::new())),
+    }
     let mut req = ChatRequest::new(messages);
     req.kind = PromptKind::Conversation;
     req
@@ -95,17 +113,18 @@ fn turns(history: &[WmEntry]) -> impl Iterator<Item = Message> + '_ {
     })
 }
 
-/// This turn's system message: the mode's prompt first (so a prefix decoded ahead for the
-/// likeliest mode is reused), then the sections.
-fn turn_instructions(g: &GenerationInput) -> String {
-    let mode_prompt = match g.mode {
-        Mode::Clarify => CLARIFY,
-        Mode::Acknowledge => ACKNOWLEDGE,
-        Mode::Respond | Mode::Act | Mode::Ignore => RESPOND,
-    };
-    let mut system = String::with_capacity(1024);
-    system.push_str(mode_prompt.trim());
+fn mode_prompt(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Clarify => CLARIFY.trim(),
+        Mode::Acknowledge => ACKNOWLEDGE.trim(),
+        Mode::Respond | Mode::Act | Mode::Ignore => RESPOND.trim(),
+    }
+}
 
+/// This turn's context, after the message: the sections its mode's relevance mask keeps
+/// (empty when it keeps none).
+fn turn_sections(g: &GenerationInput) -> String {
+    let mut system = String::new();
     // Relevance mask (docs/cognition.md §4.4): the user's traits always; facts and gists for replies
     // that answer; world state only for a full answer.
     // Micro-preferences are directives (the style section), not facts about the user.
@@ -127,7 +146,7 @@ fn turn_instructions(g: &GenerationInput) -> String {
     }
     let notes: Vec<String> = g.notes.iter().map(|n| format!("- {n}")).collect();
     section(&mut system, "Notes", &notes);
-    // Last, nearest the message; worded within the voice above, which outranks them.
+    // Last, nearest the reply; worded within the voice above, which outranks them.
     let style: Vec<String> = g.style.iter().map(|s| format!("- {s}")).collect();
     section(&mut system, STYLE_TITLE, &style);
     system
@@ -170,7 +189,9 @@ fn section(out: &mut String, title: &str, lines: &[String]) {
     if lines.is_empty() {
         return;
     }
-    out.push_str("\n\n");
+    if !out.is_empty() {
+        out.push_str("\n\n");
+    }
     out.push_str(title);
     out.push_str(":\n");
     out.push_str(&lines.join("\n"));
@@ -240,9 +261,16 @@ mod tests {
         );
     }
 
-    /// This turn's system message: the one before the user's message.
+    /// The mode's prompt: the system message just before the user's.
     fn instructions(req: &ChatRequest) -> &str {
-        &req.messages[req.messages.len() - 2].content
+        let user = req.messages.iter().rposition(|m| m.role == ChatRole::User).unwrap();
+        &req.messages[user - 1].content
+    }
+
+    /// This turn's sections: a system message after the user's, if any.
+    fn sections(req: &ChatRequest) -> Option<&str> {
+        let last = req.messages.last().unwrap();
+        (last.role == ChatRole::System).then_some(last.content.as_str())
     }
 
     #[test]
@@ -257,13 +285,21 @@ mod tests {
             until: None,
         }];
         let wm = wm();
-        let prefix = conversation_prefix(&wm);
         let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
-        let open = prefix.messages.len() - 1;
-        assert_eq!(prefix.messages[..open], req.messages[..open]);
-        assert_eq!(prefix.messages[open].role, req.messages[open].role);
-        assert!(req.messages[open].content.starts_with(&prefix.messages[open].content));
-        assert_eq!(prefix.kind, req.kind);
+        // Before anything is typed: everything up to the message, whose header is open.
+        let before = conversation_prefix(&wm, None);
+        let open = before.messages.len() - 1;
+        assert_eq!(before.messages[..open], req.messages[..open]);
+        assert_eq!((before.messages[open].role, before.messages[open].content.as_str()), (ChatRole::User, ""));
+        assert_eq!(before.kind, req.kind);
+        // With the whole message typed: all of it, closed, then the reply's header, open.
+        let typed = conversation_prefix(&wm, Some("next May"));
+        let n = req.messages.len() - 1;
+        assert_eq!(typed.messages[..n], req.messages[..n], "the sections are all that follows the draft");
+        assert_eq!((typed.messages[n].role, typed.messages[n].content.as_str()), (ChatRole::Assistant, ""));
+        // Without sections, the draft's prompt is the whole prompt but the header.
+        let bare = generation_request(&input(Mode::Respond, &wm, &[], &topic));
+        assert_eq!(typed.messages[..n], bare.messages[..]);
         // A turn later the conversation only grew: the earlier prompt's turns are still its start.
         let mut longer = wm.clone();
         longer.push(WmEntry { role: "user".into(), content: "next May".into(), created_at: 3 });
@@ -344,19 +380,19 @@ mod tests {
         };
         let wm = wm();
         let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
-        // Persona, the turns, this turn's instructions, the message: what stays first.
+        // Persona, the turns, the mode's prompt, the message, this turn's sections.
         assert_eq!(req.messages[0].content, format!("{} {}", SOUL.trim(), IDENTITY_CORE.trim()));
-        assert_eq!(req.messages.len(), 5);
+        assert_eq!(req.messages.len(), 6);
         assert_eq!(req.messages[1].role, ChatRole::User);
         assert_eq!(req.messages[2].role, ChatRole::Assistant);
         assert_eq!(req.messages[3].role, ChatRole::System);
-        let system = instructions(&req);
-        assert!(system.starts_with(RESPOND.trim()));
-        assert!(system.contains("- name: Ada"));
+        assert_eq!(instructions(&req), RESPOND.trim());
+        assert_eq!(req.messages[4].content, "next May");
+        let system = sections(&req).unwrap();
+        assert!(system.starts_with("What you know about the user:\n- name: Ada"), "{system}");
         assert!(system.contains("- destination: Lisbon"));
         assert!(system.contains("wants a city break"));
         assert!(!system.contains("placeholder"), "cold-start gists stay out");
-        assert_eq!(req.messages[4].content, "next May");
         assert_eq!(req.max_tokens, 512);
         assert_eq!(req.kind, PromptKind::Conversation);
     }
@@ -371,7 +407,7 @@ mod tests {
         let ack = generation_request(&input(Mode::Acknowledge, &wm, &[], &topic));
         assert!(instructions(&ack).starts_with(ACKNOWLEDGE.trim()));
         assert!(!ack.messages[0].content.contains(IDENTITY_CORE.trim()));
-        assert_eq!(ack.messages.len(), 3, "a short greeting gets no working memory");
+        assert_eq!(ack.messages.len(), 3, "a short greeting gets no working memory, and it has no sections");
         assert_eq!(ack.max_tokens, 48);
     }
 
@@ -380,6 +416,7 @@ mod tests {
         let topic = TopicContext::default();
         let req = generation_request(&input(Mode::Respond, &[], &[], &topic));
         assert_eq!(instructions(&req), RESPOND.trim());
+        assert_eq!(sections(&req), None, "no sections, no message for them");
         assert_eq!(req.messages.len(), 3);
     }
 
@@ -397,11 +434,12 @@ mod tests {
         let style = vec!["Keep replies brief: a few sentences.".to_string()];
         let mut g = input(Mode::Respond, &[], &traits, &topic);
         g.style = &style;
-        let system = instructions(&generation_request(&g)).to_string();
-        assert!(system.ends_with("How to reply to this user:\n- Keep replies brief: a few sentences."), "{system}");
+        let req = generation_request(&g);
+        let system = sections(&req).unwrap();
+        assert_eq!(system, "How to reply to this user:\n- Keep replies brief: a few sentences.");
         assert!(!system.contains("reply length"), "a micro-preference is a directive, not a trait line");
         g.style = &[];
-        assert!(!instructions(&generation_request(&g)).contains(STYLE_TITLE));
+        assert_eq!(sections(&generation_request(&g)), None);
     }
 
     #[test]

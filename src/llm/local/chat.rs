@@ -21,6 +21,7 @@ use llama_cpp_2::token::LlamaToken;
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -159,8 +160,37 @@ pub struct ChatStats {
 /// Handle to the generation thread. Cloning shares the one model.
 #[derive(Clone)]
 pub struct LocalChat {
-    tx: mpsc::Sender<Work>,
+    thread: Arc<Worker>,
     stats: Arc<Mutex<ChatStats>>,
+}
+
+/// The generation thread, joined when the last handle goes. Left running, it could still be
+/// freeing the model and its context while the process exits and llama.cpp's own statics are
+/// destroyed under it: the bench binaries died with SIGSEGV after their last figure that way.
+struct Worker {
+    tx: Option<mpsc::Sender<Work>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+    /// Set as the last handle goes: the generation under way stops at its next token and
+    /// whatever is queued is dropped, so the join waits for one decode at most.
+    closing: Arc<AtomicBool>,
+}
+
+impl Worker {
+    fn send(&self, work: Work) -> Result<(), LlmError> {
+        self.tx.as_ref().ok_or_else(stopped)?.send(work).map_err(|_| stopped())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.tx.take();
+        if let Some(handle) = self.handle.take()
+            && handle.join().is_err()
+        {
+            tracing::warn!("the generation thread panicked");
+        }
+    }
 }
 
 impl LocalChat {
@@ -173,12 +203,15 @@ impl LocalChat {
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LlmError>>();
         let stats = Arc::new(Mutex::new(ChatStats::default()));
         let worker_stats = stats.clone();
-        std::thread::Builder::new()
+        let closing = Arc::new(AtomicBool::new(false));
+        let worker_closing = closing.clone();
+        let handle = std::thread::Builder::new()
             .name("chalie-llama".into())
-            .spawn(move || worker(backend, model, rx, ready_tx, worker_stats))
+            .spawn(move || worker(backend, model, rx, ready_tx, worker_stats, worker_closing))
             .map_err(|e| LlmError::Local(format!("cannot start the generation thread: {e}")))?;
+        let thread = Arc::new(Worker { tx: Some(tx), handle: Some(handle), closing });
         ready_rx.recv().map_err(|_| LlmError::Local("generation thread died while loading".into()))??;
-        Ok(LocalChat { tx, stats })
+        Ok(LocalChat { thread, stats })
     }
 
     /// Statistics of the most recent generation.
@@ -190,14 +223,13 @@ impl LocalChat {
     /// message left open, no assistant turn opened). Returns at once; a call that arrives
     /// meanwhile goes first.
     pub fn prefill(&self, req: &ChatRequest) -> Result<(), LlmError> {
-        let work = Work::Prefill { prompt: chatml_prefix(req), kind: req.kind };
-        self.tx.send(work).map_err(|_| stopped())
+        self.thread.send(Work::Prefill { prompt: chatml_prefix(req), kind: req.kind })
     }
 
     /// Resolves once the generation thread has done everything asked of it before.
     pub async fn idle(&self) -> Result<(), LlmError> {
         let (tx, rx) = oneshot::channel();
-        self.tx.send(Work::Idle(tx)).map_err(|_| stopped())?;
+        self.thread.send(Work::Idle(tx))?;
         rx.await.map_err(|_| stopped())
     }
 
@@ -241,7 +273,7 @@ impl LocalChat {
             done,
             cancel: cancel.clone(),
         };
-        self.tx.send(Work::Generate(job)).map_err(|_| stopped())?;
+        self.thread.send(Work::Generate(job))?;
         loop {
             tokio::select! {
                 biased;
@@ -266,6 +298,7 @@ fn worker(
     rx: mpsc::Receiver<Work>,
     ready: mpsc::Sender<Result<(), LlmError>>,
     stats: Arc<Mutex<ChatStats>>,
+    closing: Arc<AtomicBool>,
 ) {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
     let params = LlamaContextParams::default()
@@ -285,10 +318,14 @@ fn worker(
     let _ = ready.send(Ok(()));
     let mut engine = Engine { model: &model, cached: Default::default(), stats: ChatStats::default() };
     let mut backlog: VecDeque<Work> = VecDeque::new();
+    let closing = &*closing;
     while let Some(work) = backlog.pop_front().or_else(|| rx.recv().ok()) {
+        if closing.load(Ordering::SeqCst) {
+            break;
+        }
         match work {
             Work::Generate(job) => {
-                let result = engine.run(&mut ctx, &job);
+                let result = engine.run(&mut ctx, &job, closing);
                 if let Ok(mut s) = stats.lock() {
                     *s = engine.stats;
                 }
@@ -299,10 +336,11 @@ fn worker(
                 let _ = job.done.send(result);
             }
             Work::Prefill { prompt, kind } => {
-                // Anything but an idle probe waiting behind it stops it.
+                // Anything but an idle probe waiting behind it stops it, and so does the
+                // last handle going (nothing will ever read what it decodes).
                 let mut yield_to_waiting = || {
                     backlog.extend(rx.try_iter());
-                    backlog.iter().any(|w| !matches!(w, Work::Idle(_)))
+                    closing.load(Ordering::SeqCst) || backlog.iter().any(|w| !matches!(w, Work::Idle(_)))
                 };
                 if let Err(e) = engine.prefill(&mut ctx, sequence(kind), &prompt, &mut yield_to_waiting) {
                     tracing::debug!("prefill stopped: {e}");
@@ -407,7 +445,7 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn run(&mut self, ctx: &mut LlamaContext<'_>, job: &Job) -> Result<Completion, LlmError> {
+    fn run(&mut self, ctx: &mut LlamaContext<'_>, job: &Job, closing: &AtomicBool) -> Result<Completion, LlmError> {
         let seq = sequence(job.kind);
         let prompt = self.tokenize(&job.prompt);
         let room = N_CTX as usize - prompt.len().min(N_CTX as usize);
@@ -425,9 +463,8 @@ impl Engine<'_> {
         self.keep_prefix(ctx, seq, common)?;
         self.stats =
             ChatStats { kind: job.kind, prompt_tokens: prompt.len(), reused_tokens: common, generated_tokens: 0 };
-        let cancel = &job.cancel;
-        let Some(mut last_idx) =
-            self.extend(ctx, seq, &prompt[common..], N_BATCH as usize, &mut || cancel.is_cancelled())?
+        let cancelled = || job.cancel.is_cancelled() || closing.load(Ordering::SeqCst);
+        let Some(mut last_idx) = self.extend(ctx, seq, &prompt[common..], N_BATCH as usize, &mut || cancelled())?
         else {
             return Err(LlmError::Cancelled);
         };
@@ -440,7 +477,7 @@ impl Engine<'_> {
         let mut finish = FinishReason::Length;
         let mut batch = LlamaBatch::new(1, 1);
         while (produced as usize) < max_tokens {
-            if job.cancel.is_cancelled() {
+            if cancelled() {
                 return Err(LlmError::Cancelled);
             }
             // `sample` also accepts the token into the sampler state (grammar included).

@@ -75,21 +75,9 @@ pub(super) fn retry_after(api_error: &ApiError) -> Option<u64> {
 }
 
 pub(super) fn request_body(model: &str, req: &ChatRequest, logprobs: bool, schema: bool) -> Value {
-    let messages: Vec<Value> = req
-        .messages
-        .iter()
-        .map(|m| {
-            let role = match m.role {
-                ChatRole::System => "system",
-                ChatRole::User => "user",
-                ChatRole::Assistant => "assistant",
-            };
-            json!({ "role": role, "content": m.content })
-        })
-        .collect();
     let mut body = json!({
         "model": model,
-        "messages": messages,
+        "messages": wire_messages(req),
         "stream": true,
         "stream_options": { "include_usage": true },
         // Not `max_completion_tokens`: Ollama and older llama.cpp builds ignore it.
@@ -116,6 +104,25 @@ pub(super) fn request_body(model: &str, req: &ChatRequest, logprobs: bool, schem
         }
     }
     body
+}
+
+/// The messages as a server gets them: every system message merged, in order, into one that
+/// comes first. The reply prompt carries three (the persona first, the mode's prompt before the
+/// message, the turn's sections after it: the built-in model's cache layout, `prompts`), and
+/// many chat templates (Llama 2 and Mistral style, Gemma, some served by vLLM or llama.cpp)
+/// reject a system message anywhere but first. The cost: a server's own prefix cache serves
+/// the merged message up to its first change from turn to turn (the sections), not the turns
+/// after it. Folding the later ones into user messages instead would keep that cache but
+/// present the engine's instructions as the user's words.
+pub(super) fn wire_messages(req: &ChatRequest) -> Vec<Value> {
+    let system: Vec<&str> =
+        req.messages.iter().filter(|m| m.role == ChatRole::System).map(|m| m.content.as_str()).collect();
+    let first = (!system.is_empty()).then(|| json!({ "role": "system", "content": system.join("\n\n") }));
+    let rest = req.messages.iter().filter(|m| m.role != ChatRole::System).map(|m| {
+        let role = if m.role == ChatRole::User { "user" } else { "assistant" };
+        json!({ "role": role, "content": m.content })
+    });
+    first.into_iter().chain(rest).collect()
 }
 
 /// The human part of an error body: OpenAI and Ollama nest it as `error.message`, vLLM
@@ -219,5 +226,35 @@ mod retry_after_tests {
         assert_eq!(retry_after_seconds("Wed, 25 Nov 2026 08:48:00 GMT", now), Some(0), "a past date is no wait");
         assert_eq!(retry_after_seconds("soon", now), None);
         assert_eq!(retry_after_seconds("-3", now), None);
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::wire_messages;
+    use crate::llm::{ChatRequest, Message};
+    use serde_json::json;
+
+    #[test]
+    fn a_server_gets_one_system_message_first_and_the_turns_in_order() {
+        let req = ChatRequest::new(vec![
+            Message::system("persona"),
+            Message::user("hi"),
+            Message::assistant("hello"),
+            Message::system("answer directly"),
+            Message::user("and now?"),
+            Message::system("Facts:\n- a: b"),
+        ]);
+        assert_eq!(
+            wire_messages(&req),
+            [
+                json!({"role": "system", "content": "persona\n\nanswer directly\n\nFacts:\n- a: b"}),
+                json!({"role": "user", "content": "hi"}),
+                json!({"role": "assistant", "content": "hello"}),
+                json!({"role": "user", "content": "and now?"}),
+            ]
+        );
+        let bare = ChatRequest::new(vec![Message::user("hi")]);
+        assert_eq!(wire_messages(&bare), [json!({"role": "user", "content": "hi"})]);
     }
 }
