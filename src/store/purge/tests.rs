@@ -19,6 +19,11 @@ fn file_bytes_contain(dir: &std::path::Path, needle: &[u8]) -> Vec<String> {
     hits
 }
 
+/// The first column of every row `sql` returns.
+fn strings(c: &Connection, sql: &str) -> Vec<String> {
+    c.prepare(sql).unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
 fn seed(c: &Connection) {
     let chat = ChatRepo(c);
     chat.append("t1", "x1", "user", &format!("my locker code is {SECRET}"), None, None).unwrap();
@@ -219,13 +224,7 @@ fn an_exchange_takes_the_trait_rows_it_wrote_not_another_value_of_the_key() {
     .unwrap();
     let p = Purge { exchanges: vec!["x1".into()], ..Purge::default() };
     purge(&mut c, &p).unwrap();
-    let left: Vec<String> = c
-        .prepare("SELECT trait_value FROM user_traits ORDER BY id")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let left: Vec<String> = strings(&c, "SELECT trait_value FROM user_traits ORDER BY id");
     assert_eq!(left, ["Lisbon"]);
 }
 
@@ -245,21 +244,9 @@ fn a_forgotten_word_is_taken_whole_not_out_of_longer_words() {
     .unwrap();
     let p = Purge { needles: vec!["Zed5".into(), "Town5".into()], ..Purge::default() };
     let purged = purge(&mut c, &p).unwrap();
-    let lines: Vec<String> = c
-        .prepare("SELECT content FROM chat_history ORDER BY id")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let lines: Vec<String> = strings(&c, "SELECT content FROM chat_history ORDER BY id");
     assert_eq!(lines, [FORGOTTEN_LINE, "my cousin Zed50 lives in Town50", FORGOTTEN_LINE]);
-    let gists: Vec<String> = c
-        .prepare("SELECT content FROM gists")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let gists: Vec<String> = strings(&c, "SELECT content FROM gists");
     assert_eq!(gists, ["cousin Zed50 lives in Town50"]);
     assert_eq!(purged.lines, ["x5", "x6"]);
 }
@@ -281,13 +268,7 @@ fn a_job_whose_exchange_is_kept_loses_the_words_not_the_job() {
     .unwrap();
     let p = Purge { needles: vec!["Zed28".into()], ..Purge::default() };
     purge(&mut c, &p).unwrap();
-    let jobs: Vec<String> = c
-        .prepare("SELECT payload FROM jobs")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let jobs: Vec<String> = strings(&c, "SELECT payload FROM jobs");
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     let job: Value = serde_json::from_str(&jobs[0]).unwrap();
     assert_eq!(job["exchange_id"], "x7");
