@@ -183,19 +183,14 @@ pub(crate) fn purge_in(tx: &Connection, p: &Purge) -> Result<Purged, StoreError>
             // label, say) stays, with the words taken out: its exchange is still remembered.
             let gone: BTreeSet<&str> =
                 lines.iter().chain(&p.exchanges).chain(&p.block_only).map(String::as_str).collect();
-            let mut kept = Vec::new();
-            hits.retain(|&id| {
-                let exchange = job_exchange(tx, id).ok().flatten();
-                let goes = exchange.as_deref().is_none_or(|x| gone.contains(x));
-                if !goes {
-                    kept.push(id);
+            let (mut goes, mut n) = (Vec::new(), 0);
+            for id in std::mem::take(&mut hits) {
+                match job_exchange(tx, id)? {
+                    Some(x) if !gone.contains(x.as_str()) => n += replace_in_row(tx, table, cols, id, &needles)?,
+                    _ => goes.push(id),
                 }
-                goes
-            });
-            let mut n = 0;
-            for id in kept {
-                n += replace_in_row(tx, table, cols, id, &needles)?;
             }
+            hits = goes;
             if n > 0 {
                 *counts.entry("jobs_redacted".into()).or_default() += n;
             }
@@ -382,10 +377,16 @@ fn matching_rows(c: &Connection, table: &str, cols: &[&str], terms: &[String]) -
     if terms.is_empty() {
         return Ok(Vec::new());
     }
+    // The haystack is built once a row, in a subquery, however many terms there are.
     let hay = cols.iter().map(|c| format!("lower(coalesce({c}, ''))")).collect::<Vec<_>>().join(" || char(31) || ");
-    let test = (1..=terms.len()).map(|i| format!("instr({hay}, ?{i}) > 0")).collect::<Vec<_>>().join(" OR ");
-    let values = cols.iter().map(|c| format!("CAST(coalesce({c}, '') AS TEXT)")).collect::<Vec<_>>().join(", ");
-    let sql = format!("SELECT rowid, {values} FROM {table} WHERE {test}");
+    let test = (1..=terms.len()).map(|i| format!("instr(hay, ?{i}) > 0")).collect::<Vec<_>>().join(" OR ");
+    let values =
+        cols.iter().enumerate().map(|(i, c)| format!("CAST(coalesce({c}, '') AS TEXT) AS v{i}")).collect::<Vec<_>>();
+    let names = (0..cols.len()).map(|i| format!("v{i}")).collect::<Vec<_>>().join(", ");
+    let sql = format!(
+        "SELECT id, {names} FROM (SELECT rowid AS id, {hay} AS hay, {} FROM {table}) WHERE {test}",
+        values.join(", ")
+    );
     let lower: Vec<String> = terms.iter().map(|t| t.to_ascii_lowercase()).collect();
     let mut stmt = c.prepare(&sql)?;
     let mut rows = stmt.query(params_from_iter(lower.iter()))?;

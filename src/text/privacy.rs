@@ -181,11 +181,11 @@ fn hits_of(text: &str, lower: &str, needle: &str, words: bool) -> Vec<Range<usiz
         return hits;
     }
     let wordy = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let runs_on = |inside: Option<char>, outside: Option<char>| wordy(inside) && wordy(outside);
     let mut from = 0;
     while let Some(i) = lower[from..].find(needle) {
         let r = from + i..from + i + needle.len();
         from = r.end;
-        let runs_on = |inside: Option<char>, outside: Option<char>| wordy(inside) && wordy(outside);
         if words
             && (runs_on(needle.chars().next(), text[..r.start].chars().next_back())
                 || runs_on(needle.chars().next_back(), text[r.end..].chars().next()))

@@ -239,6 +239,18 @@ mod tests {
     use crate::llm::ChatRole;
     use crate::store::Gist;
 
+    /// A fully confident, reliable trait row.
+    fn reliable(key: &str, value: &str, category: &str) -> TraitRow {
+        TraitRow {
+            key: key.into(),
+            value: value.into(),
+            category: category.into(),
+            confidence: 1.0,
+            reliability: "reliable".into(),
+            until: None,
+        }
+    }
+
     #[test]
     fn unreliable_memories_are_flagged_for_the_reply_and_labels_follow_confidence() {
         let hit = |reliability: &str| crate::memory::Hit {
@@ -276,14 +288,7 @@ mod tests {
     #[test]
     fn the_next_prompt_starts_with_the_prefix_decoded_ahead() {
         let topic = TopicContext::default();
-        let traits = vec![TraitRow {
-            key: "name".into(),
-            value: "Ada".into(),
-            category: "identity".into(),
-            confidence: 1.0,
-            reliability: "reliable".into(),
-            until: None,
-        }];
+        let traits = vec![reliable("name", "Ada", "identity")];
         let wm = wm();
         let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
         // Before anything is typed: everything up to the message, whose header is open.
@@ -351,14 +356,7 @@ mod tests {
 
     #[test]
     fn respond_carries_soul_mode_prompt_context_and_turns() {
-        let traits = vec![TraitRow {
-            key: "name".into(),
-            value: "Ada".into(),
-            category: "identity".into(),
-            confidence: 1.0,
-            reliability: "reliable".into(),
-            until: None,
-        }];
+        let traits = vec![reliable("name", "Ada", "identity")];
         let topic = TopicContext {
             gists: vec![
                 Gist {
@@ -423,14 +421,7 @@ mod tests {
     #[test]
     fn style_directives_close_the_system_prompt_and_micro_preferences_are_not_facts() {
         let topic = TopicContext::default();
-        let traits = vec![TraitRow {
-            key: "response_length".into(),
-            value: "short".into(),
-            category: "micro_preference".into(),
-            confidence: 1.0,
-            reliability: "reliable".into(),
-            until: None,
-        }];
+        let traits = vec![reliable("response_length", "short", "micro_preference")];
         let style = vec!["Keep replies brief: a few sentences.".to_string()];
         let mut g = input(Mode::Respond, &[], &traits, &topic);
         g.style = &style;
