@@ -207,7 +207,9 @@ impl Registry {
         for (id, task) in self.entries {
             let wake = Arc::new(Notify::new());
             wakes.insert(id, wake.clone());
-            let cx = LoopCtx { db: db.clone(), bus: bus.clone(), slot: self.board.slot(id), wake, stop: stop.clone() };
+            // Workers and timed tasks wait behind any turn's database work (`Db::background`).
+            let cx =
+                LoopCtx { db: db.background(), bus: bus.clone(), slot: self.board.slot(id), wake, stop: stop.clone() };
             handles.push(match task {
                 Task::Queue(w) => tokio::spawn(run_queue(w, cx)),
                 Task::Periodic(t) => tokio::spawn(run_periodic(t, cx)),

@@ -11,6 +11,7 @@ use crate::vocab::report::{ReplySource, RouterReport, Timings, TopicReport, Tria
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{broadcast, watch};
 
 mod turns;
@@ -229,6 +230,9 @@ pub struct EventBus {
     tx: broadcast::Sender<Stamped>,
     /// Whether a user turn is in flight (`turns.rs` says why it is not read off the stream).
     turn: Arc<watch::Sender<bool>>,
+    /// Events delivered to at least one receiver: the session's end waits until the log's
+    /// writer has taken this many.
+    sent: Arc<AtomicU64>,
 }
 
 impl EventBus {
@@ -236,13 +240,24 @@ impl EventBus {
     pub const CAPACITY: usize = 8192;
 
     pub fn new() -> EventBus {
-        EventBus { tx: broadcast::channel(Self::CAPACITY).0, turn: Arc::new(watch::channel(false).0) }
+        EventBus {
+            tx: broadcast::channel(Self::CAPACITY).0,
+            turn: Arc::new(watch::channel(false).0),
+            sent: Arc::default(),
+        }
     }
 
     /// Publish an event to every current subscriber. Having none is fine.
     pub fn emit(&self, event: EngineEvent) {
         turns::record(&self.turn, &event);
-        let _ = self.tx.send(Stamped { ts: Utc::now(), event });
+        if self.tx.send(Stamped { ts: Utc::now(), event }).is_ok() {
+            self.sent.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// How many events have been sent to a receiver so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Acquire)
     }
 
     pub fn notice(&self, level: NoticeLevel, message: impl Into<String>) {
@@ -265,20 +280,23 @@ impl EventBus {
 
     /// A handle that can speak on the bus without keeping it open.
     pub fn downgrade(&self) -> WeakBus {
-        WeakBus(self.tx.downgrade())
+        WeakBus(self.tx.downgrade(), self.sent.clone())
     }
 }
 
 /// Speaks on the bus while it is open, without holding it open: for the session log's writer,
 /// which learns that the program is ending from the bus closing.
 #[derive(Clone)]
-pub struct WeakBus(broadcast::WeakSender<Stamped>);
+pub struct WeakBus(broadcast::WeakSender<Stamped>, Arc<AtomicU64>);
 
 impl WeakBus {
     /// Whether the bus was still open to take it.
     pub fn notice(&self, level: NoticeLevel, message: impl Into<String>) -> bool {
         self.0.upgrade().is_some_and(|tx| {
-            let _ = tx.send(Stamped { ts: Utc::now(), event: EngineEvent::Notice { level, message: message.into() } });
+            let event = EngineEvent::Notice { level, message: message.into() };
+            if tx.send(Stamped { ts: Utc::now(), event }).is_ok() {
+                self.1.fetch_add(1, Ordering::Release);
+            }
             true
         })
     }

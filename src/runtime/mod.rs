@@ -11,18 +11,21 @@ use crate::events::{ActiveModel, EngineEvent, EventBus, NoticeLevel};
 use crate::llm::local::fetch::{self, ModelFile};
 use crate::llm::local::{CHAT_MODEL, EMBED_MODEL};
 use crate::llm::{Llm, resolve};
-use crate::session::{Header, LogStatus, SessionWriter, spawn_writer};
+use crate::session::{Header, LogStatus, SessionWriter, WriterHandle, spawn_writer};
 use crate::store::{ChatRepo, Db, JobState, JobsRepo, StoreError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// How long `ask` waits for its turn's memory encoding before exiting anyway.
 pub const ENCODE_WAIT: Duration = Duration::from_secs(10);
+
+/// How long the session log's writer may make no progress at exit before the program ends
+/// without it (a forget's rewrite of long logs takes a few seconds; progress resets this).
+const WRITER_STALL: Duration = Duration::from_secs(10);
 
 /// Why the config's `[router.weights]` could not be stored.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +45,7 @@ pub struct Runtime {
     pub db: Db,
     pub bus: EventBus,
     pub session_log: PathBuf,
-    writer: Arc<Mutex<Option<JoinHandle<()>>>>,
+    writer: Arc<Mutex<Option<WriterHandle>>>,
     /// Whether the session log is paused (no room to write it): the front-ends say so.
     log_status: Arc<LogStatus>,
     /// The engine's models once one has started: the memory workers wait for them.
@@ -78,7 +81,7 @@ impl Runtime {
         let writer = SessionWriter::create_or_pause(&paths.sessions_dir(), &header)?.with_bus(bus.downgrade());
         let session_log = writer.path().to_path_buf();
         let log_status = writer.status();
-        let writer = Arc::new(Mutex::new(Some(spawn_writer(writer, bus.subscribe()))));
+        let writer = Arc::new(Mutex::new(Some(spawn_writer(writer, &bus))));
         tracing::info!(db = %paths.db_file.display(), session_log = %session_log.display(), "runtime started");
 
         let resumed = db.call_blocking(|c| JobsRepo(c).recover_interrupted())?;
@@ -367,25 +370,23 @@ impl Runtime {
         Ok(engine.turn(&thread_id, &exchange_id, &text, cancel).await?)
     }
 
-    /// Close this handle's end of the bus and wait (briefly) for the session log to
-    /// write everything already emitted. Call last, after every other clone is gone.
+    /// Close this handle's end of the bus and wait for the session log to write everything
+    /// already emitted (a forget's rewrite of the logs included). Call last, after every other
+    /// clone is gone.
     pub fn finish(self) {
         let Runtime { bus, writer, engine_llm, db, paths, .. } = self;
         // The models hold a bus handle too: let go of them, or the log never sees the bus close.
         engine_llm.send_replace(None);
         drop(engine_llm);
+        let sent = bus.sent();
         drop(bus);
         let handle = writer.lock().ok().and_then(|mut w| w.take());
-        if let Some(handle) = handle {
-            let deadline = Instant::now() + Duration::from_secs(2);
-            while !handle.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if handle.is_finished() {
-                let _ = handle.join();
-            } else {
-                tracing::warn!("session log writer still busy at exit");
-            }
+        if let Some(handle) = handle
+            && !handle.settle(sent, WRITER_STALL)
+        {
+            tracing::warn!(
+                "the session log's writer made no progress for {WRITER_STALL:?} at exit; its last events are missing"
+            );
         }
         // The session ends: the secrets its chat lines kept for it are masked, and their
         // copies purged, the session logs included now that the writer is done.

@@ -16,7 +16,7 @@ pub use index::LogIndex;
 pub use pause::LogStatus;
 pub use reader::{LogEntry, SessionLog, parse_log, read_log};
 pub use turns::{RecordedTurn, recorded_turns};
-pub use writer::{SessionWriter, spawn_writer};
+pub use writer::{SessionWriter, WriterHandle, spawn_writer};
 
 use serde::{Deserialize, Serialize};
 

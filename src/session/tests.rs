@@ -13,7 +13,7 @@ fn round_trip_through_the_bus_with_a_torn_last_line() {
     let writer = SessionWriter::create(dir.path(), &header).unwrap();
     let path = writer.path().to_path_buf();
     let bus = EventBus::new();
-    let handle = spawn_writer(writer, bus.subscribe());
+    let handle = spawn_writer(writer, &bus);
     bus.emit(user_msg("hello"));
     bus.notice(NoticeLevel::Warn, "endpoint down; using heuristics");
     drop(bus);
@@ -213,3 +213,27 @@ fn turn_timings_travel_through_the_log() {
 
 mod pause;
 mod schema;
+
+/// `Runtime::finish` ends the log with `settle`: it must wait for a backlog the writer has
+/// not reached (a forget's rewrite of the logs among it) even while a straggler keeps the bus
+/// open, and nothing may be written after it, where the end's own scrub would miss it.
+#[test]
+fn the_end_waits_for_the_writer_s_backlog_and_its_forget_and_nothing_is_written_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = SessionWriter::create(dir.path(), &Header::new("end")).unwrap();
+    let path = writer.path().to_path_buf();
+    let bus = EventBus::new();
+    let handle = spawn_writer(writer, &bus);
+    for i in 0..2000 {
+        bus.emit(user_msg(&format!("message {i} about Qorvex7")));
+    }
+    crate::text::privacy::hand_over(&["Qorvex7".to_string()]);
+    bus.emit(EngineEvent::Forgotten { exchanges: vec!["x1".into()], rows: 2000 });
+    assert!(handle.settle(bus.sent(), std::time::Duration::from_secs(60)), "the writer caught up");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches("\"type\":\"user_message\"").count(), 2000);
+    assert!(!text.contains("Qorvex7"), "the forget's rewrite ran before the end");
+    bus.emit(user_msg("said after the end"));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(!std::fs::read_to_string(&path).unwrap().contains("after the end"));
+}

@@ -1,12 +1,14 @@
 use super::pause::{Held, LogStatus, paused_message, resumed_message};
 use super::{Header, SessionError};
-use crate::events::{EngineEvent, NoticeLevel, Stamped, WeakBus};
+use crate::events::{EngineEvent, EventBus, NoticeLevel, Stamped, WeakBus};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
-use tokio::sync::broadcast::{self, error::RecvError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast::error::RecvError;
 
 /// Appends events to one session log file, one whole line per write. When the file cannot be
 /// written the log pauses instead of stopping (`pause.rs`): lines wait in memory and are
@@ -276,16 +278,82 @@ fn line<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, SessionError> {
     Ok(line)
 }
 
-/// Record every event from `rx` on a dedicated thread until the bus closes.
-/// Returns the join handle so callers can wait for the final flush.
-pub fn spawn_writer(mut writer: SessionWriter, mut rx: broadcast::Receiver<Stamped>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
+/// The writer thread's state, shared with the one handle that ends the session.
+struct Shared {
+    /// `None` once the session has ended: nothing more is written, so what the end scrubs
+    /// (`Runtime::finish`) stays scrubbed. Held for each whole write.
+    writer: Mutex<Option<SessionWriter>>,
+    /// Events taken off the bus, missed ones included.
+    taken: AtomicU64,
+}
+
+impl Shared {
+    fn writer(&self) -> std::sync::MutexGuard<'_, Option<SessionWriter>> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The session log's writer thread, as [`spawn_writer`] started it.
+pub struct WriterHandle {
+    thread: JoinHandle<()>,
+    shared: Arc<Shared>,
+    /// The bus's count of sent events when the writer subscribed.
+    base: u64,
+}
+
+impl WriterHandle {
+    /// Wait for the thread, which ends when the bus closes.
+    pub fn join(self) -> std::thread::Result<()> {
+        self.thread.join()
+    }
+
+    /// End the log: wait until the writer has taken every one of the first `sent` events of
+    /// the bus (`EventBus::sent`, read once the session's work is done) or the bus closed
+    /// under it, giving up only when it makes no progress for `stall`; then write what
+    /// waits and stop. A forget's rewrite of the logs happens on this thread, so a session
+    /// must not end before it has. True when the writer caught up.
+    pub fn settle(self, sent: u64, stall: Duration) -> bool {
+        let mut last = (self.shared.taken.load(Ordering::Acquire), Instant::now());
+        let caught_up = loop {
+            let taken = self.shared.taken.load(Ordering::Acquire);
+            if self.base + taken >= sent || self.thread.is_finished() {
+                break true;
+            }
+            if taken != last.0 {
+                last = (taken, Instant::now());
+            } else if last.1.elapsed() >= stall {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        if let Some(mut writer) = self.shared.writer().take() {
+            writer.close();
+        }
+        if self.thread.is_finished() {
+            let _ = self.thread.join();
+        }
+        caught_up
+    }
+}
+
+/// Record every event of `bus` on a dedicated thread until the bus closes or the session is
+/// ended ([`WriterHandle::settle`]). Subscribe it before anything is emitted.
+pub fn spawn_writer(writer: SessionWriter, bus: &EventBus) -> WriterHandle {
+    let mut rx = bus.subscribe();
+    let base = bus.sent();
+    let shared = Arc::new(Shared { writer: Mutex::new(Some(writer)), taken: AtomicU64::new(0) });
+    let mine = shared.clone();
+    let thread = std::thread::spawn(move || {
         loop {
-            match rx.blocking_recv() {
+            let ev = rx.blocking_recv();
+            let mut slot = mine.writer();
+            let Some(writer) = slot.as_mut() else { return };
+            match ev {
                 Ok(ev) => {
                     if let Err(e) = writer.write(&ev) {
                         tracing::error!("{}; event not logged", crate::describe(&e));
                     }
+                    mine.taken.fetch_add(1, Ordering::Release);
                 }
                 Err(RecvError::Lagged(n)) => {
                     tracing::warn!(missed = n, "session log fell behind the event bus");
@@ -297,12 +365,15 @@ pub fn spawn_writer(mut writer: SessionWriter, mut rx: broadcast::Receiver<Stamp
                         },
                     };
                     let _ = writer.write(&gap);
+                    mine.taken.fetch_add(n, Ordering::Release);
                 }
                 Err(RecvError::Closed) => {
                     writer.close();
+                    *slot = None;
                     return;
                 }
             }
         }
-    })
+    });
+    WriterHandle { thread, shared, base }
 }

@@ -10,10 +10,19 @@ type Work = Box<dyn FnOnce(&mut Connection) + Send>;
 
 /// A cheap, cloneable handle to the database thread.
 ///
-/// Work runs in submission order, so one task's writes are seen by its later reads.
+/// The thread serves two lanes: the foreground (a turn, the front-ends) and the background
+/// (the workers and timed tasks, through [`Db::background`]). Waiting foreground work always
+/// runs first, so a turn's reads and commit wait at most for the one background call already
+/// running, not for a queue of consolidation writes. Within a lane work runs in submission
+/// order, so one task's writes are seen by its later reads.
 #[derive(Clone)]
 pub struct Db {
-    tx: mpsc::Sender<Work>,
+    foreground: mpsc::Sender<Work>,
+    background: mpsc::Sender<Work>,
+    /// One ring per piece of work sent, after it is in its lane: the thread sleeps on this.
+    bell: mpsc::Sender<()>,
+    /// Whether this handle's work goes to the background lane.
+    in_background: bool,
 }
 
 impl Db {
@@ -24,17 +33,29 @@ impl Db {
 
     /// Wrap an already-open connection (tests use an in-memory one).
     pub fn spawn(mut conn: Connection) -> Db {
-        let (tx, rx) = mpsc::channel::<Work>();
+        let (foreground, fg) = mpsc::channel::<Work>();
+        let (background, bg) = mpsc::channel::<Work>();
+        let (bell, rings) = mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("chalie-db".into())
             .spawn(move || {
-                for work in rx {
-                    work(&mut conn);
+                // Every ring follows its work into a lane, so each ring finds at least one
+                // piece waiting; the foreground's is taken first.
+                for () in rings {
+                    if let Ok(work) = fg.try_recv().or_else(|_| bg.try_recv()) {
+                        work(&mut conn);
+                    }
                 }
             })
             .map(|_| ())
             .unwrap_or_else(|e| tracing::error!("cannot start the database thread: {e}"));
-        Db { tx }
+        Db { foreground, background, bell, in_background: false }
+    }
+
+    /// This handle's twin for background work: the same thread and connection, served only
+    /// when no foreground work waits.
+    pub fn background(&self) -> Db {
+        Db { in_background: true, ..self.clone() }
     }
 
     /// Run `f` on the database thread and await its result.
@@ -61,11 +82,60 @@ impl Db {
         F: FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
     {
         let (done, result) = oneshot::channel();
-        self.tx
-            .send(Box::new(move |conn| {
-                let _ = done.send(f(conn));
-            }))
-            .map_err(|_| StoreError::Closed)?;
+        let lane = if self.in_background { &self.background } else { &self.foreground };
+        lane.send(Box::new(move |conn| {
+            let _ = done.send(f(conn));
+        }))
+        .map_err(|_| StoreError::Closed)?;
+        self.bell.send(()).map_err(|_| StoreError::Closed)?;
         Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn waiting_foreground_work_runs_before_queued_background_work_and_each_lane_keeps_its_order() {
+        let db = Db::spawn(Connection::open_in_memory().unwrap());
+        let bg = db.background();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (release, gate) = mpsc::channel::<()>();
+        // Hold the thread so both lanes fill up behind it.
+        let held = db
+            .submit(move |_| {
+                gate.recv().ok();
+                Ok(())
+            })
+            .unwrap();
+        let push = |db: &Db, label: String| {
+            let order = order.clone();
+            db.submit(move |_| {
+                order.lock().unwrap().push(label);
+                Ok(())
+            })
+            .unwrap()
+        };
+        let mut waits: Vec<_> = (0..4).map(|i| push(&bg, format!("b{i}"))).collect();
+        waits.push(push(&db, "f0".into()));
+        waits.push(push(&bg, "b4".into()));
+        waits.push(push(&db, "f1".into()));
+        release.send(()).unwrap();
+        held.blocking_recv().unwrap().unwrap();
+        for w in waits {
+            w.blocking_recv().unwrap().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), ["f0", "f1", "b0", "b1", "b2", "b3", "b4"]);
+    }
+
+    #[test]
+    fn a_background_handle_keeps_the_thread_serving_after_the_first_handle_is_gone() {
+        let db = Db::spawn(Connection::open_in_memory().unwrap());
+        let bg = db.background();
+        drop(db);
+        let n: i64 = bg.call_blocking(|c| Ok(c.query_row("SELECT 41 + 1", [], |r| r.get(0))?)).unwrap();
+        assert_eq!(n, 42);
     }
 }

@@ -6,6 +6,7 @@
 use crate::support::harness::{self, Call, start_custom, start_heuristic};
 use crate::support::openai_double::Reply;
 use chalie::config::ModelUse;
+use chalie::events::EngineEvent;
 use serde_json::json;
 
 fn scripted(chunks: &[(&str, f64)]) -> Reply {
@@ -175,10 +176,20 @@ async fn a_session_where_every_decision_kind_fires() {
     for m in messages {
         let before = h.double.chat_requests().len();
         let r = h.say("t", m).await;
-        let regulated: Vec<_> = harness::drain(&mut events)
+        let seen = harness::drain(&mut events);
+        // The reply is announced once it is stored; the verdict is the turn's bookkeeping after it.
+        let at = |regulated: bool| {
+            seen.iter().position(|e| match e {
+                EngineEvent::ReplyDone { exchange_id, .. } => !regulated && *exchange_id == r.exchange_id,
+                EngineEvent::Regulated { exchange_id, .. } => regulated && *exchange_id == r.exchange_id,
+                _ => false,
+            })
+        };
+        assert!(at(false).is_some() && at(false) < at(true), "{m}: ReplyDone before Regulated");
+        let regulated: Vec<_> = seen
             .into_iter()
             .filter_map(|e| match e {
-                chalie::events::EngineEvent::Regulated { exchange_id, report } => Some((exchange_id, report)),
+                EngineEvent::Regulated { exchange_id, report } => Some((exchange_id, report)),
                 _ => None,
             })
             .collect();

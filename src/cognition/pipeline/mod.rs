@@ -224,6 +224,7 @@ impl Engine {
         let acted = turn.act(&context, &topic, &understood, &triage, &delivered).await?;
         let replied = turn.reply(&context, &topic, &understood, &triage, &delivered, acted).await;
         turn.commit(&topic, &triage, &delivered, &replied).await?;
+        turn.announce(&replied);
         turn.regulated(&replied).await?;
         if let (Some(stats), Some(g)) = (topic.graph_stats.as_mut(), topic.graph.as_ref()) {
             stats.used_by(g, &replied.generated.text);

@@ -95,7 +95,7 @@ fn through_the_bus_the_pause_is_announced_and_logged_once() {
     let w = SessionWriter::create_or_pause(&sessions, &Header::new("d")).unwrap().with_bus(bus.downgrade());
     let path = w.path().to_path_buf();
     let status = w.status();
-    let handle = spawn_writer(w, bus.subscribe());
+    let handle = spawn_writer(w, &bus);
     bus.emit(said("kept while paused").event);
     std::fs::remove_file(&sessions).unwrap();
     bus.emit(said("written").event);

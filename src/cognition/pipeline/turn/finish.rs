@@ -1,5 +1,5 @@
-//! Phase D and the report: every row the turn leaves, written in one transaction, then the
-//! `ReplyDone` event and the [`TurnReport`].
+//! Phase D and the report: every row the turn leaves, written in one transaction, the
+//! `ReplyDone` event once they are, and the [`TurnReport`].
 
 use super::{Context, Delivered, Replied, Topic, Turn, Understanding};
 use crate::cognition::pipeline::fallback::{Fallback, wire_names};
@@ -95,16 +95,10 @@ impl Turn<'_> {
         Ok(())
     }
 
-    /// Announce the finished reply and report the whole turn.
-    pub(in crate::cognition::pipeline) fn finish(
-        self,
-        context: Context,
-        topic: Topic,
-        understood: Understanding,
-        triage: TriageReport,
-        delivered: Delivered,
-        replied: Replied,
-    ) -> TurnReport {
+    /// Announce the finished reply. Called once the commit has stored it: from here on the
+    /// person has their answer, and what the turn still does (the regulator's verdict, graph
+    /// learning) is its own bookkeeping, which no one waits for in the UI.
+    pub(in crate::cognition::pipeline) fn announce(&self, replied: &Replied) {
         let g = &replied.generated;
         self.engine.bus.emit(EngineEvent::ReplyDone {
             thread_id: self.thread_id.to_string(),
@@ -116,6 +110,19 @@ impl Turn<'_> {
             timings_ms: Some(self.timings),
             reply_source: Some(g.source),
         });
+    }
+
+    /// Report the whole turn.
+    pub(in crate::cognition::pipeline) fn finish(
+        self,
+        context: Context,
+        topic: Topic,
+        understood: Understanding,
+        triage: TriageReport,
+        delivered: Delivered,
+        replied: Replied,
+    ) -> TurnReport {
+        let g = &replied.generated;
         let session = SessionReport {
             exchanges: context.phase_a.session_exchanges,
             silence_gap_s: context.phase_a.silence_gap_s,
