@@ -19,6 +19,12 @@ pub const PATTERN_EXAMPLES: usize = 3;
 pub const FAILURE_PATTERN: usize = 5;
 /// Turns of cost history kept.
 pub const COST_HISTORY: usize = 20;
+/// Clusters whose success is kept; past it the one judged longest ago goes. Every new pair of
+/// task words is a cluster, so without a bound the state (read and written every turn) grew
+/// with every turn ever taken: 3,000 turns of varied questions made it a few hundred KB.
+pub const CLUSTERS_KEPT: usize = 256;
+/// Clusters whose corrections are kept; past it the one corrected longest ago goes.
+pub const CORRECTED_CLUSTERS_KEPT: usize = 64;
 
 /// One thing the user said to correct a reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +44,9 @@ pub struct ClusterRecord {
     pub count: u64,
     /// Poor replies since the last good one (or the last failure break).
     pub failures_in_a_row: usize,
+    /// The state's judgement count when this cluster was last judged: the oldest goes first
+    /// once [`CLUSTERS_KEPT`] are held (0 in snapshots from before the bound).
+    pub last_judged: u64,
 }
 
 /// One turn's cost, for the history.
@@ -72,6 +81,8 @@ pub struct RegulatorState {
     pub last_cluster: String,
     /// Whether the last turn already has its quality sample (a failed reply scores itself).
     pub last_sampled: bool,
+    /// Replies judged against a cluster, ever: the clock of [`ClusterRecord::last_judged`].
+    pub judgements: u64,
 }
 
 impl Default for RegulatorState {
@@ -86,6 +97,7 @@ impl Default for RegulatorState {
             budget: 1.0,
             last_cluster: String::new(),
             last_sampled: false,
+            judgements: 0,
         }
     }
 }
@@ -105,6 +117,7 @@ impl RegulatorState {
             list.pop_front();
         }
         list.push_back(Correction { text: text.trim().to_string(), at });
+        keep_newest(&mut self.corrections, CORRECTED_CLUSTERS_KEPT, cluster, |l| l.back().map_or(i64::MIN, |c| c.at));
     }
 
     /// The pattern on `cluster` once it has [`PATTERN_MIN`] corrections: newest first, at most
@@ -123,11 +136,14 @@ impl RegulatorState {
         if cluster.is_empty() {
             return;
         }
+        self.judgements += 1;
         let rec = self.clusters.entry(cluster.to_string()).or_default();
         let good = quality >= super::cost::POOR_QUALITY;
         rec.success_rate = (rec.success_rate * rec.count as f64 + f64::from(u8::from(good))) / (rec.count + 1) as f64;
         rec.count += 1;
         rec.failures_in_a_row = if good { 0 } else { rec.failures_in_a_row + 1 };
+        rec.last_judged = self.judgements;
+        keep_newest(&mut self.clusters, CLUSTERS_KEPT, cluster, |r| r.last_judged as i64);
     }
 
     /// Add a finished turn's cost to the history and the budget.
@@ -139,6 +155,22 @@ impl RegulatorState {
         self.cost_history.push_back(cost);
         let c = super::cost::normalized_cost(cost.tokens_out, cost.wall_ms);
         self.budget = (self.budget - c.clamp(0.0, 1.0) * 0.02).clamp(0.0, 1.0);
+    }
+}
+
+/// Drop the entries of `map` beyond the `keep` newest by `age` (larger is newer), never
+/// `current`, the cluster just written. One pass, so a snapshot from before the bound, with
+/// thousands of clusters, is brought down at once.
+fn keep_newest<V>(map: &mut BTreeMap<String, V>, keep: usize, current: &str, age: impl Fn(&V) -> i64) {
+    if map.len() <= keep {
+        return;
+    }
+    let mut ages: Vec<(i64, String)> =
+        map.iter().filter(|(c, _)| c.as_str() != current).map(|(c, v)| (age(v), c.clone())).collect();
+    ages.sort_unstable();
+    let excess = map.len() - keep;
+    for (_, cluster) in ages.into_iter().take(excess) {
+        map.remove(&cluster);
     }
 }
 

@@ -306,3 +306,45 @@ fn regulator_report_has_the_contract_shape() {
 }
 mod drift;
 mod feedback_cases;
+
+/// The state is read and written every turn, so it holds a bounded number of clusters: the
+/// ones judged or corrected most recently, the one just touched always among them; a snapshot
+/// from before the bound (no `last_judged`, thousands of clusters) comes down at its next
+/// judgement and keeps the cluster it judged.
+#[test]
+fn the_state_keeps_the_most_recent_clusters_only() {
+    use super::state::{CLUSTERS_KEPT, CORRECTED_CLUSTERS_KEPT, RegulatorState};
+    let mut s = RegulatorState::for_user("u");
+    for i in 0..CLUSTERS_KEPT + 40 {
+        s.judge(&format!("alpha+w{i:04}"), 0.9);
+        if i % 7 == 0 {
+            s.judge("kept+often", 0.2);
+        }
+    }
+    assert_eq!(s.clusters.len(), CLUSTERS_KEPT);
+    assert!(s.clusters.contains_key("kept+often"), "a cluster judged often stays");
+    assert!(
+        !s.clusters.contains_key("alpha+w0000")
+            && s.clusters.contains_key(&format!("alpha+w{:04}", CLUSTERS_KEPT + 39))
+    );
+    assert_eq!(s.clusters["kept+often"].count, (CLUSTERS_KEPT + 40).div_ceil(7) as u64);
+
+    for i in 0..CORRECTED_CLUSTERS_KEPT + 10 {
+        s.add_correction(&format!("beta+w{i:04}"), "not like that", 1_000 + i as i64);
+    }
+    s.add_correction("beta+w0000", "still wrong", 500);
+    assert_eq!(s.corrections.len(), CORRECTED_CLUSTERS_KEPT);
+    assert!(s.corrections.contains_key("beta+w0000"), "the cluster just corrected stays, whatever its time");
+    assert!(
+        !s.corrections.contains_key("beta+w0010") && s.corrections.contains_key("beta+w0011"),
+        "the oldest other went"
+    );
+
+    let mut old: serde_json::Value = serde_json::to_value(RegulatorState::for_user("u")).unwrap();
+    old["clusters"] =
+        (0..3000).map(|i| serde_json::json!({"cluster": format!("old+w{i}"), "data": {"count": 1}})).collect();
+    let mut s: RegulatorState = serde_json::from_value(old).unwrap();
+    s.judge("new+one", 0.9);
+    assert_eq!(s.clusters.len(), CLUSTERS_KEPT);
+    assert!(s.clusters.contains_key("new+one"));
+}
