@@ -54,6 +54,15 @@ impl Turn<'_> {
             v
         });
         let plan = crate::cognition::act::skills::forget::take_pending(self.exchange_id);
+        if plan.is_some()
+            && let Some(late) = self.uncertainty_late.take()
+        {
+            // A check still running could store the words being forgotten after the purge.
+            // Stopped here, it makes no further call; what it already queued on the database
+            // (the same lane, in order) runs before the commit, whose purge then covers it.
+            late.abort();
+            let _ = late.await;
+        }
         rows.forget = plan.as_ref().map(|plan| forget_purge(self.exchange_id, plan));
         let purged = self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await?;
         if let (Some(plan), Some(purged)) = (plan, purged) {

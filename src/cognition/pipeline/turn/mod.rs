@@ -24,6 +24,9 @@ use crate::store::now_ts;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// The spawned uncertainty check of a turn.
+type UncertaintyCheck = tokio::task::JoinHandle<Result<Applied, crate::store::StoreError>>;
+
 /// The state one turn collects while its phases run.
 pub(super) struct Turn<'t> {
     pub(in crate::cognition::pipeline) engine: &'t Engine,
@@ -39,7 +42,9 @@ pub(super) struct Turn<'t> {
     /// Every fallback that fired, in order.
     fallbacks: Vec<Fallback>,
     /// The uncertainty check racing the reply (docs/cognition.md §10.4), from when it started.
-    uncertainty_check: Option<(Instant, tokio::task::JoinHandle<Result<Applied, crate::store::StoreError>>)>,
+    uncertainty_check: Option<(Instant, UncertaintyCheck)>,
+    /// The check when it ran past its time box: still running, and still writing.
+    uncertainty_late: Option<UncertaintyCheck>,
     /// What it and surfacing did this turn.
     uncertainty: UncertaintyReport,
     /// The regulator's hold on this turn: a break's line, the correction prelude, its verdict.
@@ -114,6 +119,7 @@ impl<'t> Turn<'t> {
             timings: Timings::default(),
             fallbacks: Vec::new(),
             uncertainty_check: None,
+            uncertainty_late: None,
             uncertainty: UncertaintyReport::default(),
             regulation: Default::default(),
             changes: Vec::new(),

@@ -143,9 +143,9 @@ impl Turn<'_> {
     /// The uncertainty check's result if it finished within its time box (its notes go to
     /// the reply); a later one keeps running and its records wait for surfacing and drift.
     async fn uncertainty_checked(&mut self) -> Vec<String> {
-        let Some((started, handle)) = self.uncertainty_check.take() else { return Vec::new() };
+        let Some((started, mut handle)) = self.uncertainty_check.take() else { return Vec::new() };
         let left = ingest::TIME_BOX.saturating_sub(started.elapsed());
-        match tokio::time::timeout(left, handle).await {
+        match tokio::time::timeout(left, &mut handle).await {
             Ok(Ok(Ok(applied))) => {
                 for item in applied.report.detected.iter().chain(&applied.report.resolved) {
                     self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });
@@ -164,6 +164,7 @@ impl Turn<'_> {
             }
             Err(_) => {
                 tracing::info!("uncertainty check ran past its time box; its records wait for drift");
+                self.uncertainty_late = Some(handle);
                 Vec::new()
             }
         }
