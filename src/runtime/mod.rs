@@ -75,6 +75,13 @@ impl Runtime {
             scrub_files(&paths, &masked);
             tracing::info!("secrets masked in the history of an earlier session");
         }
+        // A forget whose commit a kill interrupted before its logs were rewritten.
+        for (journal, needles) in crate::session::journal::pending(&paths.data_dir) {
+            scrub_files(&paths, &needles);
+            crate::session::journal::discard(&journal);
+            tracing::info!("the logs were rewritten for a forget an earlier session did not finish");
+        }
+        crate::session::journal::set_dir(&paths.data_dir);
         let bus = EventBus::new();
         let header = Header::new(&config.digest());
         // A log that cannot be written pauses; it is no reason to refuse the session.

@@ -5,6 +5,7 @@
 //! line being written, and the reader skips a torn last line with a warning.
 
 mod index;
+pub mod journal;
 mod pause;
 mod reader;
 pub mod scrub;

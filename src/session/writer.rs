@@ -253,6 +253,7 @@ impl SessionWriter {
         if let Err(e) = crate::logging::scrub_current(&needles) {
             tracing::warn!("the diagnostics log could not be rewritten after a forget: {e}");
         }
+        super::journal::settle(&needles);
     }
 
     /// The log was deleted under us: create it again at the same path, header first, and say

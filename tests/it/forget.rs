@@ -132,6 +132,7 @@ fn forgets(statements: &[&str], forget: &str, secrets: &[&str]) -> (Session, Val
         let hits = s.files_with(secret);
         assert!(hits.is_empty(), "{secret:?} is still on disk after {forget:?}: {hits:?}\n{}", s.where_is(secret));
     }
+    assert!(journals(s.dir.path()).is_empty(), "a finished forget leaves no journal");
     let from = s.double.requests().len();
     s.ask("b", "What do you know about me and what I told you before?");
     let sent = s.sent_since(from);
@@ -163,6 +164,7 @@ fn forgets_in_session(statements: &[&str], forget: &str, secrets: &[&str]) -> (S
         let hits = s.files_with(secret);
         assert!(hits.is_empty(), "{secret:?} is still on disk after {forget:?}: {hits:?}\n{}", s.where_is(secret));
     }
+    assert!(journals(s.dir.path()).is_empty(), "a finished forget leaves no journal");
     let from = s.double.requests().len();
     s.ask("b", "What do you know about me and what I told you before?");
     let sent = s.sent_since(from);
@@ -373,6 +375,7 @@ fn a_forget_whose_purge_fails_commits_nothing_of_its_turn() {
         1,
         "nothing half forgotten"
     );
+    assert!(journals(s.dir.path()).is_empty(), "a forget that did not commit leaves no journal");
     conn.execute_batch("DROP TRIGGER fail_forget;").unwrap();
     let report = s.ask("a", "Forget everything about Zed7.");
     assert!(report["response"].as_str().unwrap_or_default().to_lowercase().contains("forgotten"), "{report}");
@@ -380,4 +383,32 @@ fn a_forget_whose_purge_fails_commits_nothing_of_its_turn() {
         count("SELECT COUNT(*) FROM chat_history WHERE content LIKE '%Zed7%' AND content NOT LIKE 'Forget%'"),
         0
     );
+}
+
+/// The forget journals (`session::journal`) in a data dir.
+fn journals(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("forget-journal-")))
+        .collect()
+}
+
+/// A kill between a forget's commit and the log writer's rewrite leaves the journal written
+/// before the commit: the next start rewrites the logs from it and removes it. (A forget that
+/// runs to its end leaves none, which `forgets_in_session` checks.)
+#[test]
+fn a_forget_killed_before_its_logs_were_rewritten_is_finished_by_the_next_start() {
+    let s = session();
+    s.ask("a", "My cousin Vantrel9 lives in Porto");
+    let in_files = |s: &Session| -> Vec<PathBuf> {
+        let db = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("chalie.db"));
+        s.files_with("Vantrel9").into_iter().filter(|p| !db(p)).collect()
+    };
+    assert!(!in_files(&s).is_empty(), "the test is void: the word is in no log");
+    std::fs::write(s.dir.path().join("forget-journal-1-1.json"), r#"["Vantrel9"]"#).unwrap();
+    s.ask("b", "what should I cook tonight?");
+    assert_eq!(in_files(&s), Vec::<PathBuf>::new());
+    assert!(journals(s.dir.path()).is_empty());
 }

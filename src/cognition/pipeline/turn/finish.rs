@@ -64,7 +64,13 @@ impl Turn<'_> {
             let _ = late.await;
         }
         rows.forget = plan.as_ref().map(|plan| forget_purge(self.exchange_id, plan));
-        let purged = self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await?;
+        // The words go on disk until the logs are rewritten without them (`session::journal`).
+        let journal = plan.as_ref().and_then(|p| crate::session::journal::write(&p.needles));
+        let purged = self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await;
+        if let (Err(_), Some(journal)) = (&purged, &journal) {
+            crate::session::journal::discard(journal);
+        }
+        let purged = purged?;
         if let (Some(plan), Some(purged)) = (plan, purged) {
             // The files follow the database: the session-log writer rewrites the logs when
             // the `forgotten` event reaches it, with the strings handed over here.
