@@ -67,6 +67,9 @@ pub struct Graph {
     pub(super) out: Vec<Out>,
     /// Transfers in all spans.
     pub(super) transfers: usize,
+    /// Node positions by their name's first word, lower-cased: built on the first
+    /// [`Graph::named_in`], then kept with the graph and patched with it.
+    pub(super) by_first_word: std::sync::OnceLock<HashMap<String, Vec<u32>>>,
 }
 
 /// Where one node's transfers are in `Graph::out`: `len` used of `cap` slots from `start`.
@@ -158,7 +161,14 @@ impl Graph {
             at += sp.len;
         }
         let transfers = arcs.len();
-        Graph { nodes, index, span, out: arcs.into_iter().map(|(_, o)| o).collect(), transfers }
+        Graph {
+            nodes,
+            index,
+            span,
+            out: arcs.into_iter().map(|(_, o)| o).collect(),
+            transfers,
+            by_first_word: std::sync::OnceLock::new(),
+        }
     }
 
     /// The slots of `out` holding node position `i`'s transfers.

@@ -9,6 +9,7 @@
 //! the caller loads afresh: forgets, decay's expiry and a revived concept, not a turn's writes.
 
 use super::activate::{Graph, Out, Span};
+use super::learn::first_word;
 use crate::store::{EdgeRow, GraphChange, GraphLogRepo, GraphNodeRow, StoreError};
 use std::collections::{HashMap, HashSet};
 
@@ -38,7 +39,7 @@ impl Graph {
         let mut added = Vec::new();
         for id in nodes {
             match (self.index.get(&id).copied(), log.node(id)?) {
-                (Some(i), Some((row, true))) => self.nodes[i as usize] = row,
+                (Some(i), Some((row, true))) => self.set_node(i, row),
                 (Some(_), _) => return Ok(false),
                 (None, Some((row, true))) => {
                     if self.nodes.last().is_some_and(|n| n.id >= id) {
@@ -65,8 +66,27 @@ impl Graph {
         Ok(true)
     }
 
+    fn set_node(&mut self, i: u32, row: GraphNodeRow) {
+        let old = std::mem::replace(&mut self.nodes[i as usize], row);
+        let new = &self.nodes[i as usize];
+        if old.name != new.name
+            && let Some(index) = self.by_first_word.get_mut()
+        {
+            if let Some(at) = first_word(&old.name).and_then(|w| index.get_mut(&w)) {
+                at.retain(|&j| j != i);
+            }
+            if let Some(w) = first_word(&new.name) {
+                index.entry(w).or_default().push(i);
+            }
+        }
+    }
+
     fn push_node(&mut self, row: GraphNodeRow) {
-        self.index.insert(row.id, self.nodes.len() as u32);
+        let i = self.nodes.len() as u32;
+        if let (Some(index), Some(w)) = (self.by_first_word.get_mut(), first_word(&row.name)) {
+            index.entry(w).or_default().push(i);
+        }
+        self.index.insert(row.id, i);
         self.nodes.push(row);
         self.span.push(Span { start: self.out.len() as u32, len: 0, cap: 0 });
     }

@@ -59,6 +59,20 @@ fn a_turn_s_writes_are_patched_in_and_match_a_fresh_load() {
     edges.insert_learned(7, 5, -0.2, 10).unwrap();
     assert_same_as_fresh(&c, &cache, "a grown node and its edges");
     assert_eq!(cache.loads(), 1, "no write above needed the whole graph read again");
+
+    // The index of first words that finds the concepts a reply names follows renames and new nodes.
+    let reply = "Oat milk and C1, with the grown one and a new idea";
+    let named = |g: &super::super::Graph| {
+        super::super::learn::used_concepts(reply, g.nodes.iter().map(|n| (n.id, n.name.as_str())))
+    };
+    assert_eq!(cache.graph(&c).unwrap().named_in(reply), named(&load(&c).unwrap()));
+    f.set("semantic_concepts", "name = 'oat milk'", "id = 2", []);
+    f.set("semantic_concepts", "name = 'c9'", "id = 1", []);
+    f.concept(8, "new idea");
+    let kept = cache.graph(&c).unwrap();
+    assert_eq!(kept.named_in(reply), [2, 7, 8].into());
+    assert_eq!(kept.named_in(reply), named(&load(&c).unwrap()));
+    assert_eq!(cache.loads(), 1);
     assert!(cache.patches() >= 8);
 
     concepts.soft_delete(3, 20).unwrap();
