@@ -13,6 +13,10 @@ use super::learn::first_word;
 use crate::store::{EdgeRow, GraphChange, GraphLogRepo, GraphNodeRow, StoreError};
 use std::collections::{HashMap, HashSet};
 
+/// A node as [`Graph::shape`] compares it: id, name, threshold, probation, transfers.
+#[cfg(test)]
+pub(super) type NodeShape = (i64, String, f64, bool, Vec<(i64, f64, i64)>);
+
 /// Slots a node gets when it first outgrows its room (then twice what it had).
 const MIN_ROOM: u32 = 4;
 
@@ -170,7 +174,7 @@ impl Graph {
     /// probation, then its transfers in order (`(target id, weight, edge)`). Traces and
     /// potentials are left out: the kept copy holds those of its load (see `GraphCache`).
     #[cfg(test)]
-    pub(super) fn shape(&self) -> Vec<(i64, String, f64, bool, Vec<(i64, f64, i64)>)> {
+    pub(super) fn shape(&self) -> Vec<NodeShape> {
         self.nodes
             .iter()
             .map(|n| (n.id, n.name.clone(), n.threshold, n.probation, self.outgoing(n.id).collect()))

@@ -99,11 +99,22 @@ fn random_writes_keep_the_copy_equal_to_a_fresh_load() {
                 }
                 2 => {
                     let (s, t) = (pick(&mut rng, &live), pick(&mut rng, &live));
-                    f.edge(s, t, &format!("r{round}-{}", rng.below(1000)), rng.next_f64() * 2.0 - 1.0, rng.below(2) == 0);
+                    f.edge(
+                        s,
+                        t,
+                        &format!("r{round}-{}", rng.below(1000)),
+                        rng.next_f64() * 2.0 - 1.0,
+                        rng.below(2) == 0,
+                    );
                 }
                 3 if !ids.is_empty() => {
                     let both = rng.below(2);
-                    f.set("semantic_relationships", "bidirectional = ?1", "id = ?2", [both as i64, pick(&mut rng, &ids)]);
+                    f.set(
+                        "semantic_relationships",
+                        "bidirectional = ?1",
+                        "id = ?2",
+                        [both as i64, pick(&mut rng, &ids)],
+                    );
                 }
                 4 if !ids.is_empty() => edges.delete(pick(&mut rng, &ids)).unwrap(),
                 5 => {
@@ -114,7 +125,12 @@ fn random_writes_keep_the_copy_equal_to_a_fresh_load() {
                 }
                 _ => {
                     let id = pick(&mut rng, &live);
-                    f.set("semantic_concepts", "threshold = ?1", "id = ?2", rusqlite::params![rng.next_f64() + 0.5, id]);
+                    f.set(
+                        "semantic_concepts",
+                        "threshold = ?1",
+                        "id = ?2",
+                        rusqlite::params![rng.next_f64() + 0.5, id],
+                    );
                     concepts.confirm(id).unwrap();
                 }
             }
