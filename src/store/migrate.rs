@@ -58,6 +58,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0019_exchange_lookups",
         sql: include_str!("../../migrations/0019_exchange_lookups.sql"),
     },
+    Migration { version: 20, name: "0020_graph_changes", sql: include_str!("../../migrations/0020_graph_changes.sql") },
 ];
 
 pub fn latest_version() -> u32 {

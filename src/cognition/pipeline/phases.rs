@@ -204,7 +204,8 @@ pub fn topic_stage(
             let (cparams, bparams) = params;
             let mut state = repo
                 .boundary_state(thread_id, now)?
-                .and_then(|j| BoundaryState::from_json(&j, bparams.clone()))
+                .and_then(|j| kept_boundary(thread_id, &j).or_else(|| BoundaryState::from_json(&j, bparams.clone())))
+                .map(|s| s.with_params(bparams.clone()))
                 .filter(|s| !s.expired(now))
                 .unwrap_or_else(|| BoundaryState::new(bparams.clone()));
             let msg = topic::Message { text, embedding: e, now_unix_s: now };
@@ -230,15 +231,17 @@ pub fn topic_stage(
                 ..TopicReport::new(t.name.clone(), cls.is_new_topic)
             }
             .with_diagnostics(cls.diagnostics.as_ref());
-            let state = state.to_json();
+            let json = state.to_json();
             // The topic row, the detector's state and the context read's writes (the gists'
             // TTL, a surfaced curiosity thread) as one commit, not one autocommit each. It
             // opens with a write, so the savepoint holds the write lock from its first statement.
-            return crate::store::in_savepoint(c, || {
+            let stage = crate::store::in_savepoint(c, || {
                 repo.save_topic(thread_id, t)?;
-                repo.save_boundary_state(thread_id, &state, now)?;
+                repo.save_boundary_state(thread_id, &json, now)?;
                 finish(&repo, thread_id, report, (focus, focus_on), now)
-            });
+            })?;
+            keep_boundary(thread_id, json, state);
+            return Ok(stage);
         }
         None => {
             let (name, is_new) = match topics.first() {
@@ -249,6 +252,29 @@ pub fn topic_stage(
         }
     };
     finish(&repo, thread_id, report, (focus, focus_on), now)
+}
+
+/// Each thread's boundary detector state as this process last wrote it, with the JSON written
+/// (~40 KB of floats at a full block window). A turn that reads back exactly that JSON takes
+/// the state from here instead of parsing it (with its write, 5 % of a turn at 100k memories);
+/// anything else (another process, a forget's edit, a first read) is parsed as before. The
+/// comparison is of the whole text, so a kept state is only ever used for the state it wrote.
+static KEPT_BOUNDARY: std::sync::Mutex<Vec<(String, String, BoundaryState)>> = std::sync::Mutex::new(Vec::new());
+/// Threads whose state is kept (the oldest written goes first).
+const KEPT_BOUNDARY_THREADS: usize = 16;
+
+fn kept_boundary(thread_id: &str, json: &str) -> Option<BoundaryState> {
+    let kept = KEPT_BOUNDARY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.iter().find(|(t, j, _)| t == thread_id && j == json).map(|(_, _, s)| s.clone())
+}
+
+fn keep_boundary(thread_id: &str, json: String, state: BoundaryState) {
+    let mut kept = KEPT_BOUNDARY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.retain(|(t, _, _)| t != thread_id);
+    if kept.len() >= KEPT_BOUNDARY_THREADS {
+        kept.remove(0);
+    }
+    kept.push((thread_id.to_string(), json, state));
 }
 
 /// The router's per-topic history is per thread too: topic names are not unique across
@@ -321,6 +347,29 @@ mod tests {
         let a = phase_a(&c, "t", "x2", None, None, later).unwrap();
         assert!(a.silence_gap_s.is_some(), "the gap is still reported");
         assert_eq!(crate::store::JobsRepo(&c).pending_count().unwrap(), 0, "nothing queued that no worker drains");
+    }
+
+    /// The boundary state kept in process is the one the stored JSON parses to, turn after turn;
+    /// a stored state another writer changed is parsed, not taken from what this process kept.
+    #[test]
+    fn the_kept_boundary_state_is_the_stored_one() {
+        let c = crate::store::open_in_memory().unwrap();
+        let (cp, bp) = (ClassifierParams::default(), BoundaryParams::default());
+        let mut rng = crate::SplitMix64(44);
+        let thread = "kept-boundary-thread";
+        let now = crate::store::now_ts();
+        for i in 0..12 {
+            let e: Vec<f32> = (0..384).map(|_| rng.next_f64() as f32 - 0.5).collect();
+            topic_stage(&c, thread, "we keep talking about the same garden plans", Some(&e), now + i, (&cp, &bp))
+                .unwrap();
+            let json = TurnRepo(&c).boundary_state(thread, now + i).unwrap().unwrap();
+            let parsed = BoundaryState::from_json(&json, bp.clone()).unwrap();
+            assert_eq!(kept_boundary(thread, &json), Some(parsed), "turn {i}");
+        }
+        let json = TurnRepo(&c).boundary_state(thread, now + 12).unwrap().unwrap();
+        let edited = json.replacen("\"msg_count\":", "\"msg_count\":1", 1);
+        TurnRepo(&c).save_boundary_state(thread, &edited, now + 12).unwrap();
+        assert_eq!(kept_boundary(thread, &edited), None, "another writer's state is not the kept one");
     }
 
     #[test]

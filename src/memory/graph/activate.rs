@@ -47,21 +47,37 @@ pub struct Edge {
     pub both: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct Out {
     pub(super) target: u32,
     pub(super) weight: f64,
     pub(super) edge: i64,
 }
 
-/// The graph in compressed adjacency form: built once, read by every activation.
+/// The graph in adjacency-array form: read by every activation, kept between turns and
+/// patched in place as the stored graph changes (`super::patch`). Node `i`'s transfers are the
+/// `span[i].len` slots from `span[i].start` of `out`, sorted by (target, edge) as a fresh build
+/// sorts them; a node that outgrows its room moves to the end of `out`, leaving slots no span
+/// covers, so `out` is only ever read through a span.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     pub nodes: Vec<Node>,
     pub(super) index: HashMap<i64, u32>,
-    /// Node `i`'s outgoing transfers are `out[start[i]..start[i + 1]]`.
-    pub(super) start: Vec<u32>,
+    pub(super) span: Vec<Span>,
     pub(super) out: Vec<Out>,
+    /// Transfers in all spans.
+    pub(super) transfers: usize,
+    /// Node positions by their name's first word, lower-cased: built on the first
+    /// [`Graph::named_in`], then kept with the graph and patched with it.
+    pub(super) by_first_word: std::sync::OnceLock<HashMap<String, Vec<u32>>>,
+}
+
+/// Where one node's transfers are in `Graph::out`: `len` used of `cap` slots from `start`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Span {
+    pub(super) start: u32,
+    pub(super) len: u32,
+    pub(super) cap: u32,
 }
 
 /// Energy put into a node before the first step.
@@ -135,14 +151,30 @@ impl Graph {
             }
         }
         arcs.sort_by_key(|(s, o)| (*s, o.target, o.edge));
-        let mut start = vec![0u32; nodes.len() + 1];
+        let mut span = vec![Span::default(); nodes.len()];
         for (s, _) in &arcs {
-            start[*s as usize + 1] += 1;
+            span[*s as usize].len += 1;
         }
-        for i in 0..nodes.len() {
-            start[i + 1] += start[i];
+        let mut at = 0u32;
+        for sp in &mut span {
+            *sp = Span { start: at, len: sp.len, cap: sp.len };
+            at += sp.len;
         }
-        Graph { nodes, index, start, out: arcs.into_iter().map(|(_, o)| o).collect() }
+        let transfers = arcs.len();
+        Graph {
+            nodes,
+            index,
+            span,
+            out: arcs.into_iter().map(|(_, o)| o).collect(),
+            transfers,
+            by_first_word: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The slots of `out` holding node position `i`'s transfers.
+    pub(super) fn arcs(&self, i: usize) -> std::ops::Range<usize> {
+        let s = self.span[i];
+        s.start as usize..(s.start + s.len) as usize
     }
 
     pub fn len(&self) -> usize {
@@ -155,7 +187,7 @@ impl Graph {
 
     /// Directed transfers (a symmetric edge counts twice).
     pub fn transfer_count(&self) -> usize {
-        self.out.len()
+        self.transfers
     }
 
     pub fn node(&self, id: i64) -> Option<&Node> {
@@ -164,8 +196,7 @@ impl Graph {
 
     /// `(target, weight, edge id)` of every transfer out of `id`.
     pub fn outgoing(&self, id: i64) -> impl Iterator<Item = (i64, f64, i64)> + '_ {
-        let range =
-            self.index.get(&id).map_or(0..0, |&i| self.start[i as usize] as usize..self.start[i as usize + 1] as usize);
+        let range = self.index.get(&id).map_or(0..0, |&i| self.arcs(i as usize));
         self.out[range].iter().map(|o| (self.nodes[o.target as usize].id, o.weight, o.edge))
     }
 

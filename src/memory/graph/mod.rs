@@ -9,6 +9,7 @@ pub mod context;
 pub mod grow;
 pub mod learn;
 pub mod mode;
+mod patch;
 pub mod routed;
 pub mod router;
 pub mod run;

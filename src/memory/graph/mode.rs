@@ -104,8 +104,8 @@ impl GraphTurnStats {
     /// Record which of the graph's concepts `reply` names.
     pub fn used_by(&mut self, t: &super::turn::TurnGraph, reply: &str) {
         let g = &t.activated.graph;
-        let named = super::learn::used_concepts(reply, g.nodes.iter().map(|n| (n.id, n.name.as_str())));
-        let mut used: Vec<String> = g.nodes.iter().filter(|n| named.contains(&n.id)).map(|n| n.name.clone()).collect();
+        let mut used: Vec<String> =
+            g.named_in(reply).into_iter().filter_map(|id| g.node(id)).map(|n| n.name.clone()).collect();
         used.sort();
         used.dedup();
         self.used = used;

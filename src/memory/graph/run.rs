@@ -149,8 +149,8 @@ impl<'g> Run<'g> {
     pub fn transfers(&self) -> impl Iterator<Item = Transfer> + '_ {
         self.firing.iter().flat_map(move |&i| {
             let (g, e) = (self.g, self.energy[i as usize]);
-            (g.start[i as usize]..g.start[i as usize + 1]).map(move |slot| {
-                let o = g.out[slot as usize];
+            g.arcs(i as usize).map(move |slot| {
+                let o = g.out[slot];
                 Transfer {
                     source: g.nodes[i as usize].id,
                     target: g.nodes[o.target as usize].id,
@@ -169,8 +169,8 @@ impl<'g> Run<'g> {
         for k in 0..self.firing.len() {
             let i = self.firing[k];
             let e = self.energy[i as usize];
-            for slot in g.start[i as usize]..g.start[i as usize + 1] {
-                let o = g.out[slot as usize];
+            for slot in g.arcs(i as usize) {
+                let o = g.out[slot];
                 let t = o.target as usize;
                 let tr = Transfer {
                     source: g.nodes[i as usize].id,
@@ -184,7 +184,7 @@ impl<'g> Run<'g> {
                 self.pot[t] += give;
                 if give > self.best[t] {
                     self.best[t] = give;
-                    self.via_slot[t] = slot + 1;
+                    self.via_slot[t] = slot as u32 + 1;
                     self.via_from[t] = i;
                 }
                 self.touch(o.target);

@@ -55,7 +55,11 @@ pub fn apply(c: &Connection, a: &Activated, r: &mut Routed, embedding: &[f32], n
 /// and expanded both ways).
 pub fn edges_into(g: &Graph, id: i64) -> Vec<(i64, f64)> {
     let Some(&target) = g.index.get(&id) else { return Vec::new() };
-    let mut out: Vec<(i64, f64)> = g.out.iter().filter(|o| o.target == target).map(|o| (o.edge, o.weight)).collect();
+    let mut out: Vec<(i64, f64)> = (0..g.len())
+        .flat_map(|i| g.out[g.arcs(i)].iter())
+        .filter(|o| o.target == target)
+        .map(|o| (o.edge, o.weight))
+        .collect();
     out.sort_by_key(|x| x.0);
     out.dedup_by_key(|x| x.0);
     out

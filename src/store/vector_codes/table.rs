@@ -80,6 +80,17 @@ pub(super) struct TableCodes {
     trained_at: usize,
     /// See [`IVF_MIN_ROWS`].
     ivf_min_rows: usize,
+    /// The last search's whole re-scored shortlist, nearest first: a turn searches the
+    /// concepts three times with the message's embedding and the same shortlist size (recall's
+    /// 50, the graph's seeds 10, growth's novelty 1), and each answer is a prefix of it.
+    memo: Option<Memo>,
+}
+
+/// See `TableCodes::memo`: valid while the table is unchanged (any `apply` drops it).
+struct Memo {
+    n: usize,
+    query: Vec<f32>,
+    scored: Vec<(i64, f32)>,
 }
 
 impl TableCodes {
@@ -100,6 +111,7 @@ impl TableCodes {
             centroid_codes: Vec::new(),
             trained_at: 0,
             ivf_min_rows: IVF_MIN_ROWS,
+            memo: None,
         }
     }
 
@@ -149,6 +161,7 @@ impl TableCodes {
     /// Apply one change read from `vector_codes` with the row's stored vector: a code of
     /// another width, a NULL code or a missing vector removes the row.
     pub fn apply(&mut self, id: i64, code: Option<&[u8]>, row: Option<&[u8]>) {
+        self.memo = None;
         let mut words = Vec::with_capacity(self.words);
         let valid = code.is_some_and(|b| super::push_code(&mut words, b, self.words))
             && row.is_some_and(|r| r.len() == self.dim);
@@ -226,6 +239,7 @@ impl TableCodes {
     /// Train the centroids when the table has passed its [`IVF_MIN_ROWS`] and has doubled since
     /// they were last trained, and re-file every row. Call after a batch of changes.
     pub fn reindex_if_grown(&mut self) {
+        self.memo = None;
         let n = self.row_count();
         if n < self.ivf_min_rows || (self.trained_at > 0 && n < 2 * self.trained_at) {
             return;
@@ -287,7 +301,22 @@ impl TableCodes {
     /// The `k` nearest of the `n` rows with the nearest codes among the probed lists,
     /// re-scored against their int8 vectors: `(id, 1 − cos)`, nearest first, ties to the
     /// smaller id.
-    pub fn nearest(&self, query: &[f32], k: usize, n: usize) -> Vec<(i64, f32)> {
+    pub fn nearest(&mut self, query: &[f32], k: usize, n: usize) -> Vec<(i64, f32)> {
+        if let Some(m) = &self.memo
+            && m.n == n
+            && m.query == query
+        {
+            return m.scored[..k.min(m.scored.len())].to_vec();
+        }
+        let scored = self.shortlist(query, n);
+        let found = scored[..k.min(scored.len())].to_vec();
+        self.memo = Some(Memo { n, query: query.to_vec(), scored });
+        found
+    }
+
+    /// The `n` rows with the nearest codes, re-scored against their int8 rows, nearest first
+    /// (ties by id, so any `k` nearest are a prefix).
+    fn shortlist(&self, query: &[f32], n: usize) -> Vec<(i64, f32)> {
         let code = binary_code(query);
         let mut dist = Vec::new();
         let mut slots: Vec<u32> = Vec::new();
@@ -324,7 +353,6 @@ impl TableCodes {
             })
             .collect();
         scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        scored.truncate(k);
         scored
     }
 }
