@@ -62,19 +62,7 @@ impl GraphLogRepo<'_> {
                 "SELECT id, name, threshold, potential, trace, probation, deleted_at IS NULL
                  FROM semantic_concepts WHERE id = ?1",
                 params![id],
-                |r| {
-                    Ok((
-                        GraphNodeRow {
-                            id: r.get(0)?,
-                            name: r.get(1)?,
-                            threshold: r.get(2)?,
-                            potential: r.get(3)?,
-                            trace: r.get(4)?,
-                            probation: r.get(5)?,
-                        },
-                        r.get(6)?,
-                    ))
-                },
+                |r| Ok((GraphNodeRow::from_row(r)?, r.get(6)?)),
             )
             .optional()?)
     }

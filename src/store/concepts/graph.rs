@@ -16,6 +16,20 @@ pub struct GraphNodeRow {
     pub probation: bool,
 }
 
+impl GraphNodeRow {
+    /// The columns `id, name, threshold, potential, trace, probation`, first in a row.
+    pub(in crate::store) fn from_row(r: &rusqlite::Row) -> rusqlite::Result<GraphNodeRow> {
+        Ok(GraphNodeRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            threshold: r.get(2)?,
+            potential: r.get(3)?,
+            trace: r.get(4)?,
+            probation: r.get(5)?,
+        })
+    }
+}
+
 /// A probationary node, for the confirmation and expiry rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probationer {
@@ -31,16 +45,7 @@ impl ConceptsRepo<'_> {
             "SELECT id, name, threshold, potential, trace, probation FROM semantic_concepts
              WHERE deleted_at IS NULL ORDER BY id",
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(GraphNodeRow {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                threshold: r.get(2)?,
-                potential: r.get(3)?,
-                trace: r.get(4)?,
-                probation: r.get(5)?,
-            })
-        })?;
+        let rows = stmt.query_map([], GraphNodeRow::from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
