@@ -75,19 +75,26 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
 
 /// The start of the next reply's prompt once `history` is the thread's working memory and
 /// `draft` what the user has typed so far: the persona, the turns and a RESPOND turn's prompt
-/// (the likeliest mode), then the draft as the message and the opening of the reply. A
-/// backend decodes it while the user reads and types ([`crate::llm::Llm::prefill`]). With no
-/// draft yet it stops after the message's header. The built-in model reuses only the tokens
-/// a later prompt shares with it from the start, so a draft that changed before Enter costs
-/// the decoding of what changed and never shows in the reply.
-pub fn conversation_prefix(history: &[WmEntry], draft: Option<&str>) -> ChatRequest {
+/// (the likeliest mode), then the draft as the message, the `sections` the turn would add for
+/// it (its preview, `turn::preview`; empty for none) and the opening of the reply. A backend
+/// decodes it while the user reads and types ([`crate::llm::Llm::prefill`]), so a message sent
+/// as it was last handed over leaves only the reply's header at Enter. With no draft yet it
+/// stops after the message's header. The built-in model reuses only the tokens a later prompt
+/// shares with it from the start, so a draft or a preview that differs from what Enter sends
+/// costs the decoding of what differs and never shows in the reply.
+pub fn conversation_prefix(history: &[WmEntry], draft: Option<&str>, sections: &str) -> ChatRequest {
     let mut messages = vec![Message::system(persona(Mode::Respond))];
     messages.extend(turns(history));
     messages.push(Message::system(mode_prompt(Mode::Respond)));
     match draft {
-        // Left open, empty: the reply's header when the turn has no sections (a prompt that
-        // has them shares the header's first token, `<|im_start|>`).
-        Some(text) => messages.extend([Message::user(text.to_string()), Message::assistant(String::new())]),
+        Some(text) => {
+            messages.push(Message::user(text.to_string()));
+            if !sections.is_empty() {
+                messages.push(Message::system(sections.to_string()));
+            }
+            // Left open, empty: the reply's header.
+            messages.push(Message::assistant(String::new()));
+        }
         None => messages.push(Message::user(String::new())),
     }
     let mut req = ChatRequest::new(messages);
@@ -123,7 +130,7 @@ fn mode_prompt(mode: Mode) -> &'static str {
 
 /// This turn's context, after the message: the sections its mode's relevance mask keeps
 /// (empty when it keeps none).
-fn turn_sections(g: &GenerationInput) -> String {
+pub fn turn_sections(g: &GenerationInput) -> String {
     let mut system = String::new();
     // Relevance mask (docs/cognition.md §4.4): the user's traits always; facts and gists for replies
     // that answer; world state only for a full answer.
@@ -292,16 +299,23 @@ mod tests {
         let wm = wm();
         let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
         // Before anything is typed: everything up to the message, whose header is open.
-        let before = conversation_prefix(&wm, None);
+        let before = conversation_prefix(&wm, None, "");
         let open = before.messages.len() - 1;
         assert_eq!(before.messages[..open], req.messages[..open]);
         assert_eq!((before.messages[open].role, before.messages[open].content.as_str()), (ChatRole::User, ""));
         assert_eq!(before.kind, req.kind);
         // With the whole message typed: all of it, closed, then the reply's header, open.
-        let typed = conversation_prefix(&wm, Some("next May"));
+        let typed = conversation_prefix(&wm, Some("next May"), "");
         let n = req.messages.len() - 1;
         assert_eq!(typed.messages[..n], req.messages[..n], "the sections are all that follows the draft");
         assert_eq!((typed.messages[n].role, typed.messages[n].content.as_str()), (ChatRole::Assistant, ""));
+        // With the turn's sections previewed: the whole prompt, then the reply's header.
+        let previewed = conversation_prefix(&wm, Some("next May"), sections(&req).unwrap());
+        assert_eq!(previewed.messages[..=n], req.messages[..]);
+        assert_eq!(
+            (previewed.messages[n + 1].role, previewed.messages[n + 1].content.as_str()),
+            (ChatRole::Assistant, "")
+        );
         // Without sections, the draft's prompt is the whole prompt but the header.
         let bare = generation_request(&input(Mode::Respond, &wm, &[], &topic));
         assert_eq!(typed.messages[..n], bare.messages[..]);
