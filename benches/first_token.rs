@@ -123,13 +123,15 @@ struct Split {
     prompt_tokens: u32,
     /// Reply prompt tokens the KV cache served (from the chat model's stats).
     reused: usize,
-    /// Model calls of the turn other than the reply (they have a KV sequence of their own).
+    /// Model calls of the turn other than the reply (they have a KV sequence of their own),
+    /// and how many of them were on the primary role.
     other_calls: usize,
+    other_primary: usize,
     /// Events the receiver missed (the bus overran it): the turn's figures may lack some.
     lagged: u64,
     /// The reply call failed after its first token (on a saturated machine: its deadline),
     /// so no `LlmCost` gave the prompt's size; the chat model's stats do.
-    failed: bool,
+    failed: Option<String>,
     /// The delivered mode and the start of the reply, for a turn with no reply token.
     mode: Option<chalie::cognition::router::Mode>,
     reply: String,
@@ -139,8 +141,13 @@ struct Split {
 fn split(rx: &mut broadcast::Receiver<Stamped>, enter: DateTime<Utc>) -> Result<Split, Split> {
     let ms = |ts: DateTime<Utc>| (ts - enter).num_microseconds().unwrap_or(0) as f64 / 1e3;
     let mut s = Split::default();
-    let mut reply_call = None;
+    // The reply's call is the one whose token the first `ReplyChunk` passes on (the layer
+    // emits `LlmToken`, then the engine the chunk): another call on the primary role (a
+    // helper's) may start first.
+    let mut first_tokens: Vec<(String, f64, String)> = Vec::new();
+    let mut reply_call: Option<String> = None;
     let mut got_token = false;
+    let (mut starts, mut costs, mut failures) = (Vec::new(), Vec::new(), Vec::new());
     loop {
         let e = match rx.try_recv() {
             Ok(e) => e,
@@ -155,23 +162,42 @@ fn split(rx: &mut broadcast::Receiver<Stamped>, enter: DateTime<Utc>) -> Result<
                 s.routed = ms(e.ts);
                 s.mode = Some(mode);
             }
-            EngineEvent::ReplyChunk { text, .. } if s.reply.len() < 80 => s.reply.push_str(&text),
-            EngineEvent::LlmStart { call_id, role: Role::Primary, .. } if reply_call.is_none() => {
-                s.reply_start = ms(e.ts);
-                reply_call = Some(call_id);
+            EngineEvent::ReplyChunk { text, .. } => {
+                if s.reply.is_empty()
+                    && let Some((call, at, _)) = first_tokens.iter().rev().find(|t| t.2 == text)
+                {
+                    reply_call = Some(call.clone());
+                    s.first_token = *at;
+                    got_token = true;
+                }
+                if s.reply.len() < 80 {
+                    s.reply.push_str(&text);
+                }
             }
-            EngineEvent::LlmStart { role, .. } if role != Role::Embedding => s.other_calls += 1,
-            EngineEvent::LlmToken { call_id, .. } if !got_token && reply_call.as_ref() == Some(&call_id) => {
-                s.first_token = ms(e.ts);
-                got_token = true;
+            EngineEvent::LlmStart { call_id, role, .. } if role != Role::Embedding => {
+                starts.push((call_id, ms(e.ts), role));
             }
-            EngineEvent::LlmCost { call_id, tokens_in, .. } if reply_call.as_ref() == Some(&call_id) => {
-                s.prompt_tokens = tokens_in;
+            EngineEvent::LlmToken { call_id, text, .. } if !first_tokens.iter().any(|t| t.0 == call_id) => {
+                first_tokens.push((call_id, ms(e.ts), text));
             }
-            EngineEvent::LlmFailed { call_id, .. } if reply_call.as_ref() == Some(&call_id) => s.failed = true,
+            EngineEvent::LlmCost { call_id, tokens_in, .. } => costs.push((call_id, tokens_in)),
+            EngineEvent::LlmFailed { call_id, error, .. } => failures.push((call_id, error)),
             _ => {}
         }
     }
+    for (call, at, role) in starts {
+        if reply_call.as_ref() == Some(&call) {
+            s.reply_start = at;
+        } else {
+            s.other_calls += 1;
+            if role == Role::Primary {
+                s.other_primary += 1;
+            }
+        }
+    }
+    s.prompt_tokens = costs.into_iter().find(|(call, _)| reply_call.as_ref() == Some(call)).map_or(0, |c| c.1);
+    s.failed = failures.into_iter().find(|(call, _)| reply_call.as_ref() == Some(call)).map(|(_, e)| e);
+
     if got_token { Ok(s) } else { Err(s) }
 }
 
@@ -243,8 +269,11 @@ fn bench(c: &mut Criterion) {
             if s.lagged > 0 {
                 notes += &format!("; {} events missed", s.lagged);
             }
-            if s.failed {
-                notes += "; the reply call failed after its first token";
+            if let Some(e) = &s.failed {
+                notes += &format!("; the reply call failed after its first token: {e}");
+            }
+            if s.other_primary > 0 {
+                notes += &format!(" ({} on the primary role)", s.other_primary);
             }
             eprintln!(
                 "turn {i}{}: routed {:.1} ms, reply call {:.1} ms, first token {:.1} ms; reply prompt {} tokens, \
