@@ -250,7 +250,13 @@ async fn a_whole_draft_is_decoded_ahead_with_its_sections_and_its_preview_writes
             engine.turn(&thread, &format!("x{i}"), text, &none).await.unwrap()
         }
     };
-    send(0, "I'm planning a trip to Lisbon in October with my sister and we love old churches.").await;
+    // A template greets a name; the next reply loads the chat model.
+    send(0, "My name is Ada.").await;
+    send(1, "I'm planning a trip to Lisbon in October with my sister and we love old churches.").await;
+    assert!(local.last_chat_stats().is_some(), "the chat model is loaded");
+    // A trait: the reply prompt has a section after the message ("What you know about the user").
+    let traits = db.call(|c| chalie::store::TurnRepo(c).traits()).await.unwrap();
+    assert!(!traits.is_empty(), "the name is a trait");
     // Every table's rows (the jobs queue aside, which nothing here touches).
     let state = |db: Db| async move { db.call(|c| Ok(chalie::store::export::export(c)?.tables)).await.unwrap() };
     let before = state(db.clone()).await;
@@ -259,7 +265,7 @@ async fn a_whole_draft_is_decoded_ahead_with_its_sections_and_its_preview_writes
     local.chat_idle().await.unwrap();
     assert!(state(db.clone()).await == before, "the preview wrote nothing");
 
-    let r = send(1, next).await;
+    let r = send(2, next).await;
     let s = local.last_chat_stats().unwrap();
     assert_eq!(r.reply_source, chalie::cognition::reply::ReplySource::Model, "{r:?}");
     assert_eq!(s.kind, PromptKind::Conversation);

@@ -1,10 +1,11 @@
 //! The next reply's prompt, decoded before Enter (issue 22: the first token on the built-in
 //! model). Between turns the built-in model has nothing to do; the engine gives it the start
 //! of the coming reply prompt (persona, conversation, the likeliest mode's prompt) and, while
-//! the user types, the message as it stands with the sections the turn would add for it (a
-//! preview that writes nothing, `turn::preview`). At Enter the model finds all that in its KV
-//! cache and decodes only what differs: the reply's header when the message was sent as last
-//! handed over; else the words typed since the last pause and the sections after them.
+//! the user types, the sections the turn would add for the message as it stands (a preview
+//! that writes nothing, `turn::preview`) and the message. At Enter the model finds all that in
+//! its KV cache and decodes only what differs: the reply's header when the message was sent as
+//! last handed over, else the words typed since the last pause; when the turn's sections differ
+//! from the preview's, from the first difference on (the message too).
 //!
 //! Nothing here decides what the reply says. The reply's prompt is always built from the
 //! message as sent, and the built-in model reuses a cached token only where the new prompt

@@ -18,8 +18,7 @@ use crate::cognition::router::Mode;
 use crate::config::Role;
 use crate::store::WmEntry;
 
-/// What the turn would put around a message: the conversation before it and the sections
-/// after it.
+/// What the turn would put before a message: the conversation and the sections.
 pub(in crate::cognition::pipeline) struct Preview {
     pub conversation: Vec<WmEntry>,
     pub sections: String,
