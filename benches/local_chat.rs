@@ -10,9 +10,9 @@
 //! two measured call for call in the same run.
 //!
 //! `LOCAL_CHAT_ROWS` (comma-separated: `prefill`, `decode`, `first`, `threads`; all by default)
-//! picks which figures run. `threads` sets a `LocalChat` on one llama.cpp thread beside the
-//! reference on all of them: `chat_decode_64_one_thread` (one-token decodes on one thread,
-//! prompts on all) and `chat_first_token_after_prefill_one_thread` (everything on one).
+//! picks which figures run. The reference runs on `LocalChat`'s threads (`Threads::default`,
+//! half the cores) except in the `threads` rows, where it runs on one per core, llama.cpp's own
+//! habit: `chat_decode_64_vs_all_cores` and `chat_first_token_after_prefill_vs_all_cores`.
 
 #[path = "support/benchfig.rs"]
 mod benchfig;
@@ -62,13 +62,12 @@ struct Reference<'m> {
 }
 
 impl<'m> Reference<'m> {
-    fn new(model: &'m LlamaModel) -> Reference<'m> {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+    fn new(model: &'m LlamaModel, threads: Threads) -> Reference<'m> {
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(N_CTX))
             .with_n_batch(N_BATCH)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads(threads.decode)
+            .with_n_threads_batch(threads.batch);
         let backend = llama_backend().expect("llama.cpp backend");
         Reference { model, ctx: model.new_context(backend, params).expect("reference context") }
     }
@@ -115,7 +114,7 @@ impl<'m> Reference<'m> {
 fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     let backend = llama_backend().expect("llama.cpp backend");
     let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default()).expect("reference model");
-    let mut reference = Reference::new(&model);
+    let mut reference = Reference::new(&model, Threads::default());
     let rows = std::env::var("LOCAL_CHAT_ROWS").unwrap_or_else(|_| "prefill,decode,first,threads".into());
     let want = |row: &str| rows.split(',').any(|r| r.trim() == row);
 
@@ -129,11 +128,10 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
         warm_first_token(rt, chat, &mut reference, "chat_first_token_after_prefill");
     }
     if want("threads") {
-        let one = load(gguf, Threads { decode: 1, batch: Threads::default().batch });
-        decode(rt, &one, &mut reference, "chat_decode_64_one_thread", false);
-        drop(one);
-        let one = load(gguf, Threads { decode: 1, batch: 1 });
-        warm_first_token(rt, &one, &mut reference, "chat_first_token_after_prefill_one_thread");
+        drop(reference);
+        let mut all = Reference::new(&model, Threads::all_cores());
+        decode(rt, chat, &mut all, "chat_decode_64_vs_all_cores", false);
+        warm_first_token(rt, chat, &mut all, "chat_first_token_after_prefill_vs_all_cores");
     }
 }
 

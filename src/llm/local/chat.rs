@@ -147,18 +147,29 @@ fn render(out: &mut Vec<Segment>, m: &crate::llm::Message) {
 }
 
 /// llama.cpp's threads: for one-token decodes (each generated token) and for batches (a
-/// prompt). Both default to the machine's cores; benches try fewer, since on a machine
-/// shared with other work llama.cpp's threads meet at a barrier for every op and each wait
-/// for a descheduled one can cost a time slice.
+/// prompt). By default half the machine's cores, at least one ([`Threads::all_cores`] is
+/// llama.cpp's own habit): llama.cpp's threads meet at a barrier for every op of a decode, and
+/// when another thread of ours (MiniLM, the database, the TUI) or another process holds a core,
+/// each wait for a descheduled one costs a time slice. On the 2-core dev machine, shared with
+/// other work, one thread decoded 125 tok/s where two decoded 10 in the same run
+/// (`benches/local_chat.rs`, `chat_decode_64_one_thread`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Threads {
     pub decode: i32,
     pub batch: i32,
 }
 
+impl Threads {
+    /// One thread per core, for both.
+    pub fn all_cores() -> Threads {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+        Threads { decode: n, batch: n }
+    }
+}
+
 impl Default for Threads {
     fn default() -> Threads {
-        let n = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+        let n = (Threads::all_cores().decode / 2).max(1);
         Threads { decode: n, batch: n }
     }
 }
