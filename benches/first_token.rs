@@ -18,10 +18,10 @@
 //! until the model is idle, and Enter sends the whole message. That cached prefix is the warm
 //! KV prefix the figures are about:
 //! - `first_token_600_warm`: the pause came before the last word, so at Enter the model
-//!   decodes the last word, the turn's sections and the reply's header;
+//!   decodes the last word and the reply's header (and, when the turn's sections differ from
+//!   the draft's preview, everything from the first difference: the message too);
 //! - `first_token_600_whole_draft`: the pause came after the last word (the user read the
-//!   message over before Enter), so only what the preview of the sections missed and the
-//!   reply's header are left.
+//!   message over before Enter), so only the reply's header is left when the preview was right.
 //!
 //! The two alternate in blocks of six turns (every message once), so they share the load.
 //! Per turn the split is printed: up to `Routed`, up to the reply call's `LlmStart`, and to
