@@ -8,12 +8,17 @@
 //! llama.cpp's C API (what its `simple` example does: one batch for the prompt, then greedy
 //! sample → decode one token), on the same file, threads, context and batch size, with the
 //! two measured call for call in the same run.
+//!
+//! `LOCAL_CHAT_ROWS` (comma-separated: `prefill`, `decode`, `first`, `threads`; all by default)
+//! picks which figures run. The reference runs on `LocalChat`'s threads (`Threads::default`,
+//! half the cores) except in the `threads` rows, where it runs on one per core, llama.cpp's own
+//! habit: `chat_decode_64_vs_all_cores` and `chat_first_token_after_prefill_vs_all_cores`.
 
 #[path = "support/benchfig.rs"]
 mod benchfig;
 
 use chalie::llm::local::fetch::Fetcher;
-use chalie::llm::local::{CHAT_MODEL, LocalChat, N_BATCH, N_CTX, llama_backend};
+use chalie::llm::local::{CHAT_MODEL, LocalChat, N_BATCH, N_CTX, Threads, llama_backend};
 use chalie::llm::{ChatRequest, Message, PromptKind};
 use criterion::{Criterion, criterion_group, criterion_main};
 use llama_cpp_2::context::LlamaContext;
@@ -38,8 +43,8 @@ fn gguf() -> PathBuf {
     dir.join(CHAT_MODEL).join("SmolLM2-135M-Instruct.Q4_1.gguf")
 }
 
-fn load(gguf: &Path) -> LocalChat {
-    match LocalChat::load(gguf) {
+fn load(gguf: &Path, threads: Threads) -> LocalChat {
+    match LocalChat::load_with(gguf, threads) {
         Ok(c) => c,
         Err(e) => panic!("cannot load SmolLM2: {e}"),
     }
@@ -57,13 +62,12 @@ struct Reference<'m> {
 }
 
 impl<'m> Reference<'m> {
-    fn new(model: &'m LlamaModel) -> Reference<'m> {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+    fn new(model: &'m LlamaModel, threads: Threads) -> Reference<'m> {
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(N_CTX))
             .with_n_batch(N_BATCH)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads(threads.decode)
+            .with_n_threads_batch(threads.batch);
         let backend = llama_backend().expect("llama.cpp backend");
         Reference { model, ctx: model.new_context(backend, params).expect("reference context") }
     }
@@ -110,8 +114,28 @@ impl<'m> Reference<'m> {
 fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     let backend = llama_backend().expect("llama.cpp backend");
     let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default()).expect("reference model");
-    let mut reference = Reference::new(&model);
+    let mut reference = Reference::new(&model, Threads::default());
+    let rows = std::env::var("LOCAL_CHAT_ROWS").unwrap_or_else(|_| "prefill,decode,first,threads".into());
+    let want = |row: &str| rows.split(',').any(|r| r.trim() == row);
 
+    if want("prefill") {
+        prefill(rt, chat, &mut reference);
+    }
+    if want("decode") {
+        decode(rt, chat, &mut reference, "chat_decode_64", true);
+    }
+    if want("first") {
+        warm_first_token(rt, chat, &mut reference, "chat_first_token_after_prefill");
+    }
+    if want("threads") {
+        drop(reference);
+        let mut all = Reference::new(&model, Threads::all_cores());
+        decode(rt, chat, &mut all, "chat_decode_64_vs_all_cores", false);
+        warm_first_token(rt, chat, &mut all, "chat_first_token_after_prefill_vs_all_cores");
+    }
+}
+
+fn prefill(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &mut Reference<'_>) {
     let (ours_salt, ref_salt) = (AtomicUsize::new(1_000), AtomicUsize::new(2_000));
     let (ours, theirs) = benchfig::paired(
         2,
@@ -129,7 +153,11 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     let s = chat.last_stats();
     eprintln!("prefill: {} prompt tokens, {} reused", s.prompt_tokens, s.reused_tokens);
     benchfig::print("chat_prefill_600_cold", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+}
 
+/// 64 tokens after a cached short prompt, as `name`, and with log-probabilities as
+/// `{name}_logprobs` when `logprobs`.
+fn decode(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &mut Reference<'_>, name: &str, logprobs: bool) {
     let decode_req = req("Be brief.".into(), "Count to one hundred.", 64);
     let mut with_logprobs = decode_req.clone();
     with_logprobs.logprobs = true;
@@ -149,7 +177,10 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     );
     let tps = |v: &[f64]| 64.0 / benchfig::quantile(v, 0.5) * 1e3;
     eprintln!("decode tok/s: LocalChat {:.1}, llama.cpp {:.1}", tps(&ours), tps(&theirs));
-    benchfig::print("chat_decode_64", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+    benchfig::print(name, &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+    if !logprobs {
+        return;
+    }
 
     // The same with per-token log-probabilities (what a reply asks for: the regulator reads them).
     let (ours, theirs) = benchfig::paired(
@@ -159,9 +190,7 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
         || reference.generate(&prompt, prompt.len() - 1, 64),
     );
     eprintln!("decode tok/s with logprobs: LocalChat {:.1}, llama.cpp {:.1}", tps(&ours), tps(&theirs));
-    benchfig::print("chat_decode_64_logprobs", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
-
-    warm_first_token(rt, chat, &mut reference);
+    benchfig::print(&format!("{name}_logprobs"), &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
 }
 
 /// A reply's first token once its ~600-token prompt was decoded ahead with
@@ -170,7 +199,7 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
 /// (`prompts::conversation_prefix` with a draft). At Enter the last word, the message's end
 /// and the header are left. The reference decodes the same suffix after the same cached
 /// prefix, from the prompt tokenized as one string. The prefills are outside the timing.
-fn warm_first_token(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &mut Reference<'_>) {
+fn warm_first_token(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &mut Reference<'_>, name: &str) {
     const INSTRUCTIONS: &str = "Answer the user's message directly.";
     let typed = |i: usize| format!("Question {i}: what should I cook tonight with rice and");
     let conversation = |user: String| {
@@ -222,7 +251,7 @@ fn warm_first_token(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &
         s.prompt_tokens - s.reused_tokens,
         their_suffix
     );
-    benchfig::print("chat_first_token_after_prefill", &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+    benchfig::print(name, &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
 }
 
 /// A system prompt that makes a prompt of about 600 tokens, like the persona + context part of a turn.
@@ -246,7 +275,7 @@ fn req(system: String, user: &str, max_tokens: u32) -> ChatRequest {
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     let gguf = gguf();
-    let chat = load(&gguf);
+    let chat = load(&gguf, Threads::default());
     figures(&rt, &chat, &gguf);
     let mut g = c.benchmark_group("local_chat");
     g.sample_size(10).measurement_time(Duration::from_secs(20));

@@ -22,6 +22,16 @@ pub fn in_savepoint<T>(c: &Connection, f: impl FnOnce() -> Result<T, StoreError>
     }
 }
 
+/// Run `f` and undo every write it made, whatever it returns: a look at what a turn would
+/// read and decide (the reply prompt's preview while the user types) with the turn's own
+/// code, leaving the database as it was. Nested like [`in_savepoint`].
+pub fn rolled_back<T>(c: &Connection, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    c.execute_batch("SAVEPOINT chalie_preview")?;
+    let result = f();
+    c.execute_batch("ROLLBACK TO chalie_preview; RELEASE chalie_preview")?;
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +59,27 @@ mod tests {
         assert!(failed.is_err());
         assert_eq!(count(&c), 2, "the failed batch's first insert was rolled back");
         assert!(c.is_autocommit(), "no savepoint is left open");
+    }
+
+    #[test]
+    fn a_preview_writes_nothing_and_returns_what_it_read() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)").unwrap();
+        let seen = rolled_back(&c, || {
+            in_savepoint(&c, || Ok(c.execute("INSERT INTO t VALUES (2)", [])?))?;
+            Ok(count(&c))
+        })
+        .unwrap();
+        assert_eq!(seen, 2, "inside, the preview reads its own writes");
+        assert_eq!(count(&c), 1, "after it, none of them is left");
+        assert!(c.is_autocommit());
+        let failed: Result<(), StoreError> = rolled_back(&c, || {
+            c.execute("INSERT INTO t VALUES (3)", [])?;
+            c.execute("INSERT INTO nowhere VALUES (4)", [])?;
+            Ok(())
+        });
+        assert!(failed.is_err());
+        assert_eq!(count(&c), 1);
+        assert!(c.is_autocommit());
     }
 }

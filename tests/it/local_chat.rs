@@ -215,3 +215,60 @@ async fn a_typed_draft_leaves_one_token_at_enter_and_a_changed_one_is_decoded_ag
     // "ocean is the largest?", the message's end and the reply's header: decoded at Enter.
     assert!(changed.prompt_tokens - changed.reused_tokens > 8, "{changed:?}");
 }
+
+/// Through the engine on the built-in models: a draft handed over as the message is then sent
+/// is decoded ahead with the sections its turn adds (a preview of the turn's stages), so the
+/// reply decodes one token at Enter; and the preview leaves the database as it found it (no
+/// topic row, no detector state, no trait, no adaptive state).
+#[tokio::test]
+async fn a_whole_draft_is_decoded_ahead_with_its_sections_and_its_preview_writes_nothing() {
+    use chalie::cognition::pipeline::Engine;
+    use chalie::config::{Config, Role};
+    use chalie::events::EventBus;
+    use chalie::llm::local::EMBED_MODEL;
+    use chalie::llm::{Llm, Route};
+    use chalie::store::{ChatRepo, Db};
+    use std::sync::Arc;
+
+    let dir = tokio::task::spawn_blocking(models::fetched).await.unwrap();
+    let bus = EventBus::new();
+    let local = Arc::new(LocalProvider::new("local", &dir));
+    let routes = Role::ALL.map(|role| {
+        let model = if role == Role::Embedding { EMBED_MODEL } else { CHAT_MODEL };
+        (role, Route { provider: local.clone(), model: model.into(), builtin: true })
+    });
+    let llm = Arc::new(Llm::new(bus.clone(), Config::defaults().llm, routes));
+    let db = Db::spawn(chalie::store::open_in_memory().unwrap());
+    let engine = Engine::start(db.clone(), llm, bus.clone()).await.unwrap();
+    let thread = "draft-thread".to_string();
+    let none = CancellationToken::new();
+    let send = |i: usize, text: &'static str| {
+        let (db, engine, thread, none) = (db.clone(), &engine, thread.clone(), none.clone());
+        async move {
+            let (t, x, body) = (thread.clone(), format!("x{i}"), text.to_string());
+            db.call(move |c| ChatRepo(c).append(&t, &x, "user", &body, None, None)).await.unwrap();
+            engine.turn(&thread, &format!("x{i}"), text, &none).await.unwrap()
+        }
+    };
+    // A template greets a name; the next reply loads the chat model.
+    send(0, "My name is Ada.").await;
+    send(1, "I'm planning a trip to Lisbon in October with my sister and we love old churches.").await;
+    assert!(local.last_chat_stats().is_some(), "the chat model is loaded");
+    // A trait: the reply prompt has a section after the message ("What you know about the user").
+    let traits = db.call(|c| chalie::store::TurnRepo(c).traits()).await.unwrap();
+    assert!(!traits.is_empty(), "the name is a trait");
+    // Every table's rows (the jobs queue aside, which nothing here touches).
+    let state = |db: Db| async move { db.call(|c| Ok(chalie::store::export::export(c)?.tables)).await.unwrap() };
+    let before = state(db.clone()).await;
+    let next = "Which old churches in Lisbon should we see on our first afternoon there?";
+    engine.prefill_draft(Some(&thread), next).await;
+    local.chat_idle().await.unwrap();
+    assert!(state(db.clone()).await == before, "the preview wrote nothing");
+
+    let r = send(2, next).await;
+    let s = local.last_chat_stats().unwrap();
+    assert_eq!(r.reply_source, chalie::cognition::reply::ReplySource::Model, "{r:?}");
+    assert_eq!(s.kind, PromptKind::Conversation);
+    // The last prompt token is always decoded again, for the logits the reply starts from.
+    assert_eq!(s.reused_tokens + 1, s.prompt_tokens, "the sections were decoded ahead: {s:?}");
+}

@@ -1,9 +1,11 @@
 //! The next reply's prompt, decoded before Enter (issue 22: the first token on the built-in
 //! model). Between turns the built-in model has nothing to do; the engine gives it the start
 //! of the coming reply prompt (persona, conversation, the likeliest mode's prompt) and, while
-//! the user types, the message as it stands. At Enter the model finds all that in its KV
-//! cache and decodes only what differs: the turn's sections, the reply's header, the words
-//! typed since the last pause.
+//! the user types, the sections the turn would add for the message as it stands (a preview
+//! that writes nothing, `turn::preview`) and the message. At Enter the model finds all that in
+//! its KV cache and decodes only what differs: the reply's header when the message was sent as
+//! last handed over, else the words typed since the last pause; when the turn's sections differ
+//! from the preview's, from the first difference on (the message too).
 //!
 //! Nothing here decides what the reply says. The reply's prompt is always built from the
 //! message as sent, and the built-in model reuses a cached token only where the new prompt
@@ -91,12 +93,18 @@ impl Engine {
     }
 
     /// Queue the decoding of the start of `thread`'s next reply prompt: the persona and the
-    /// conversation as the next turn will read it, then the draft. A failed read only costs
-    /// the head start.
+    /// conversation as the next turn will read it, then the draft with the sections the turn
+    /// would give it ([`Engine::preview`]). A failed read only costs the head start.
     async fn prefill_reply(&self, thread: &str, draft: Option<&str>) {
+        if let Some(text) = draft
+            && let Some(p) = self.preview(thread, text).await
+        {
+            let req = prompts::conversation_prefix(&p.conversation, Some(text), &p.sections);
+            return self.llm.prefill(Role::Primary, &req).await;
+        }
         let (thread, now) = (thread.to_string(), crate::store::now_ts());
         match self.db.call(move |c| crate::store::TurnRepo(c).conversation(&thread, now)).await {
-            Ok(history) => self.llm.prefill(Role::Primary, &prompts::conversation_prefix(&history, draft)).await,
+            Ok(history) => self.llm.prefill(Role::Primary, &prompts::conversation_prefix(&history, draft, "")).await,
             Err(e) => tracing::debug!("no prefill for the next reply: {}", crate::describe(&e)),
         }
     }

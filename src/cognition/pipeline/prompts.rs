@@ -47,13 +47,15 @@ pub struct GenerationInput<'a> {
 /// The frontal cortex request, what stays the same first, so a prompt cache (the built-in
 /// model's, or a server's) serves it from turn to turn: the persona (soul, identity core) as
 /// the first system message, then working memory as turns (it only grows until it drops a
-/// block, `store::WORKING_MEMORY_CAP`), then the mode's prompt as a system message, the
-/// message, and last, only when there are any, the context sections the mode's relevance mask
-/// keeps, as a system message of their own. The message comes before the sections because
-/// the sections are known only once the turn has run its stages, and the message is known
-/// while it is typed: the built-in model decodes the draft ahead
-/// ([`conversation_prefix`]), so at Enter only the sections and the reply's header are left.
-/// A remote server gets the system messages merged into one (`llm::openai`).
+/// block, `store::WORKING_MEMORY_CAP`), then the mode's prompt as a system message, then,
+/// only when there are any, the context sections the mode's relevance mask keeps, as a system
+/// message of their own, and last the message. The built-in model decodes all of it ahead while
+/// the message is typed ([`conversation_prefix`], with the sections a preview of the turn gives
+/// the draft), so at Enter only the words typed since the last pause and the reply's header are
+/// left when the preview's sections are the turn's. The sections go before the message: with
+/// them after it (session 21) SmolLM2 answered the last thing it read, echoing the sections
+/// instead of replying (`examples/prompt_order_ab.rs`). A remote server gets the system
+/// messages merged into one (`llm::openai`).
 pub fn generation_request(g: &GenerationInput) -> ChatRequest {
     let mut messages = vec![Message::system(persona(g.mode))];
     let short_greeting = g.mode == Mode::Acknowledge && g.prompt_tokens < 6;
@@ -61,11 +63,11 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
         messages.extend(turns(g.working_memory));
     }
     messages.push(Message::system(mode_prompt(g.mode)));
-    messages.push(Message::user(g.user_text.to_string()));
     let sections = turn_sections(g);
     if !sections.is_empty() {
         messages.push(Message::system(sections));
     }
+    messages.push(Message::user(g.user_text.to_string()));
     let mut req = ChatRequest::new(messages);
     req.max_tokens = max_tokens(g.mode);
     req.temperature = if g.mode == Mode::Respond { 0.6 } else { 0.4 };
@@ -75,20 +77,26 @@ pub fn generation_request(g: &GenerationInput) -> ChatRequest {
 
 /// The start of the next reply's prompt once `history` is the thread's working memory and
 /// `draft` what the user has typed so far: the persona, the turns and a RESPOND turn's prompt
-/// (the likeliest mode), then the draft as the message and the opening of the reply. A
-/// backend decodes it while the user reads and types ([`crate::llm::Llm::prefill`]). With no
-/// draft yet it stops after the message's header. The built-in model reuses only the tokens
-/// a later prompt shares with it from the start, so a draft that changed before Enter costs
-/// the decoding of what changed and never shows in the reply.
-pub fn conversation_prefix(history: &[WmEntry], draft: Option<&str>) -> ChatRequest {
+/// (the likeliest mode), then the `sections` the turn would add for the draft (its preview,
+/// `turn::preview`; empty for none), the draft as the message and the opening of the reply. A
+/// backend decodes it while the user reads and types ([`crate::llm::Llm::prefill`]), so a
+/// message sent as it was last handed over leaves only the reply's header at Enter, and one
+/// finished after the pause the words typed since. With no draft yet it stops inside the
+/// mode's prompt (left open: the sections or the message come next). The built-in model reuses
+/// only the tokens a later prompt shares with it from the start, so a draft or a preview that
+/// differs from what Enter sends costs the decoding of what differs (after a changed section,
+/// the message too) and never shows in the reply.
+pub fn conversation_prefix(history: &[WmEntry], draft: Option<&str>, sections: &str) -> ChatRequest {
     let mut messages = vec![Message::system(persona(Mode::Respond))];
     messages.extend(turns(history));
     messages.push(Message::system(mode_prompt(Mode::Respond)));
-    match draft {
-        // Left open, empty: the reply's header when the turn has no sections (a prompt that
-        // has them shares the header's first token, `<|im_start|>`).
-        Some(text) => messages.extend([Message::user(text.to_string()), Message::assistant(String::new())]),
-        None => messages.push(Message::user(String::new())),
+    if let Some(text) = draft {
+        if !sections.is_empty() {
+            messages.push(Message::system(sections.to_string()));
+        }
+        messages.push(Message::user(text.to_string()));
+        // Left open, empty: the reply's header.
+        messages.push(Message::assistant(String::new()));
     }
     let mut req = ChatRequest::new(messages);
     req.kind = PromptKind::Conversation;
@@ -121,9 +129,9 @@ fn mode_prompt(mode: Mode) -> &'static str {
     }
 }
 
-/// This turn's context, after the message: the sections its mode's relevance mask keeps
+/// This turn's context, before the message: the sections its mode's relevance mask keeps
 /// (empty when it keeps none).
-fn turn_sections(g: &GenerationInput) -> String {
+pub fn turn_sections(g: &GenerationInput) -> String {
     let mut system = String::new();
     // Relevance mask (docs/cognition.md §4.4): the user's traits always; facts and gists for replies
     // that answer; world state only for a full answer.
@@ -273,16 +281,24 @@ mod tests {
         );
     }
 
-    /// The mode's prompt: the system message just before the user's.
-    fn instructions(req: &ChatRequest) -> &str {
+    /// Where the message is, and whether a sections message comes before it (a second system
+    /// message after the mode's; the persona, at 0, is never the mode's prompt).
+    fn layout(req: &ChatRequest) -> (usize, bool) {
         let user = req.messages.iter().rposition(|m| m.role == ChatRole::User).unwrap();
-        &req.messages[user - 1].content
+        let system = |i: usize| req.messages[i].role == ChatRole::System;
+        (user, user >= 3 && system(user - 1) && system(user - 2))
     }
 
-    /// This turn's sections: a system message after the user's, if any.
+    /// The mode's prompt: the system message before the sections, or before the message.
+    fn instructions(req: &ChatRequest) -> &str {
+        let (user, sections) = layout(req);
+        &req.messages[user - 1 - usize::from(sections)].content
+    }
+
+    /// This turn's sections: a system message between the mode's prompt and the message.
     fn sections(req: &ChatRequest) -> Option<&str> {
-        let last = req.messages.last().unwrap();
-        (last.role == ChatRole::System).then_some(last.content.as_str())
+        let (user, sections) = layout(req);
+        sections.then(|| req.messages[user - 1].content.as_str())
     }
 
     #[test]
@@ -291,20 +307,23 @@ mod tests {
         let traits = vec![reliable("name", "Ada", "identity")];
         let wm = wm();
         let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
-        // Before anything is typed: everything up to the message, whose header is open.
-        let before = conversation_prefix(&wm, None);
+        // Before anything is typed: everything up to the mode's prompt, left open.
+        let before = conversation_prefix(&wm, None, "");
         let open = before.messages.len() - 1;
-        assert_eq!(before.messages[..open], req.messages[..open]);
-        assert_eq!((before.messages[open].role, before.messages[open].content.as_str()), (ChatRole::User, ""));
+        assert_eq!(before.messages[..], req.messages[..=open]);
+        assert_eq!(before.messages[open].content, RESPOND.trim());
         assert_eq!(before.kind, req.kind);
-        // With the whole message typed: all of it, closed, then the reply's header, open.
-        let typed = conversation_prefix(&wm, Some("next May"));
-        let n = req.messages.len() - 1;
-        assert_eq!(typed.messages[..n], req.messages[..n], "the sections are all that follows the draft");
-        assert_eq!((typed.messages[n].role, typed.messages[n].content.as_str()), (ChatRole::Assistant, ""));
-        // Without sections, the draft's prompt is the whole prompt but the header.
+        // With the whole message typed and its sections previewed: the whole prompt, then the
+        // reply's header, open.
+        let n = req.messages.len();
+        let previewed = conversation_prefix(&wm, Some("next May"), sections(&req).unwrap());
+        assert_eq!(previewed.messages[..n], req.messages[..]);
+        assert_eq!(previewed.messages.len(), n + 1);
+        assert_eq!((previewed.messages[n].role, previewed.messages[n].content.as_str()), (ChatRole::Assistant, ""));
+        // Without a preview the draft follows the mode's prompt: a prompt with no sections.
+        let typed = conversation_prefix(&wm, Some("next May"), "");
         let bare = generation_request(&input(Mode::Respond, &wm, &[], &topic));
-        assert_eq!(typed.messages[..n], bare.messages[..]);
+        assert_eq!(typed.messages[..bare.messages.len()], bare.messages[..]);
         // A turn later the conversation only grew: the earlier prompt's turns are still its start.
         let mut longer = wm.clone();
         longer.push(WmEntry { role: "user".into(), content: "next May".into(), created_at: 3 });
@@ -378,14 +397,15 @@ mod tests {
         };
         let wm = wm();
         let req = generation_request(&input(Mode::Respond, &wm, &traits, &topic));
-        // Persona, the turns, the mode's prompt, the message, this turn's sections.
+        // Persona, the turns, the mode's prompt, this turn's sections, the message.
         assert_eq!(req.messages[0].content, format!("{} {}", SOUL.trim(), IDENTITY_CORE.trim()));
         assert_eq!(req.messages.len(), 6);
         assert_eq!(req.messages[1].role, ChatRole::User);
         assert_eq!(req.messages[2].role, ChatRole::Assistant);
         assert_eq!(req.messages[3].role, ChatRole::System);
+        assert_eq!(req.messages[4].role, ChatRole::System);
         assert_eq!(instructions(&req), RESPOND.trim());
-        assert_eq!(req.messages[4].content, "next May");
+        assert_eq!((req.messages[5].role, req.messages[5].content.as_str()), (ChatRole::User, "next May"));
         let system = sections(&req).unwrap();
         assert!(system.starts_with("What you know about the user:\n- name: Ada"), "{system}");
         assert!(system.contains("- destination: Lisbon"));

@@ -146,6 +146,34 @@ fn render(out: &mut Vec<Segment>, m: &crate::llm::Message) {
     out.push(Segment::Text(m.content.clone()));
 }
 
+/// llama.cpp's threads: for one-token decodes (each generated token) and for batches (a
+/// prompt). By default half the machine's cores, at least one ([`Threads::all_cores`] is
+/// llama.cpp's own habit): llama.cpp's threads meet at a barrier for every op of a decode, and
+/// when another thread of ours (MiniLM, the database, the TUI) or another process holds a core,
+/// each wait for a descheduled one costs a time slice. On the 2-core dev machine, shared with
+/// other work, one thread decoded 125 tok/s where two decoded 10 in the same run
+/// (`benches/local_chat.rs`, `chat_decode_64_one_thread`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threads {
+    pub decode: i32,
+    pub batch: i32,
+}
+
+impl Threads {
+    /// One thread per core, for both.
+    pub fn all_cores() -> Threads {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+        Threads { decode: n, batch: n }
+    }
+}
+
+impl Default for Threads {
+    fn default() -> Threads {
+        let n = (Threads::all_cores().decode / 2).max(1);
+        Threads { decode: n, batch: n }
+    }
+}
+
 /// What the last generation cost, for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChatStats {
@@ -196,6 +224,11 @@ impl Drop for Worker {
 impl LocalChat {
     /// Load the GGUF and start the generation thread.
     pub fn load(gguf: &Path) -> Result<LocalChat, LlmError> {
+        LocalChat::load_with(gguf, Threads::default())
+    }
+
+    /// [`LocalChat::load`] with llama.cpp running on `threads`.
+    pub fn load_with(gguf: &Path, threads: Threads) -> Result<LocalChat, LlmError> {
         let backend = backend()?;
         let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default())
             .map_err(|e| LlmError::Local(format!("cannot load {}: {e}", gguf.display())))?;
@@ -207,7 +240,7 @@ impl LocalChat {
         let worker_closing = closing.clone();
         let handle = std::thread::Builder::new()
             .name("chalie-llama".into())
-            .spawn(move || worker(backend, model, rx, ready_tx, worker_stats, worker_closing))
+            .spawn(move || worker(backend, model, threads, rx, ready_tx, worker_stats, worker_closing))
             .map_err(|e| LlmError::Local(format!("cannot start the generation thread: {e}")))?;
         let thread = Arc::new(Worker { tx: Some(tx), handle: Some(handle), closing });
         ready_rx.recv().map_err(|_| LlmError::Local("generation thread died while loading".into()))??;
@@ -295,19 +328,19 @@ fn stopped() -> LlmError {
 fn worker(
     backend: &'static LlamaBackend,
     model: LlamaModel,
+    threads: Threads,
     rx: mpsc::Receiver<Work>,
     ready: mpsc::Sender<Result<(), LlmError>>,
     stats: Arc<Mutex<ChatStats>>,
     closing: Arc<AtomicBool>,
 ) {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(N_CTX * SEQUENCES as u32))
         .with_n_seq_max(SEQUENCES as u32)
         .with_kv_unified(false)
         .with_n_batch(N_BATCH)
-        .with_n_threads(threads)
-        .with_n_threads_batch(threads);
+        .with_n_threads(threads.decode)
+        .with_n_threads_batch(threads.batch);
     let mut ctx = match model.new_context(backend, params) {
         Ok(c) => c,
         Err(e) => {

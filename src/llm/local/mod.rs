@@ -10,7 +10,7 @@ mod int8;
 mod minilm;
 mod stream;
 
-pub use chat::{ChatStats, LocalChat, N_BATCH, N_CTX, backend as llama_backend};
+pub use chat::{ChatStats, LocalChat, N_BATCH, N_CTX, Threads, backend as llama_backend};
 
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::{ChatRequest, Completion, LlmError, Provider, Token};

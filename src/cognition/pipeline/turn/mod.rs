@@ -4,6 +4,7 @@
 //! [`finish::commit_rows`]) so a phase can be tested without a database or a model.
 
 mod finish;
+mod preview;
 mod reply;
 
 pub use finish::Header;
