@@ -112,6 +112,27 @@ pub fn recalled_for_context(
     Ok(hits)
 }
 
+/// The topic stage under the stability regulator's newest parameters (docs/cognition.md
+/// §5.6), then the episodes and concepts the message brings back; recall is skipped for a
+/// message with nothing to search for. `defaults` are the engine's configured parameters.
+pub fn topic_and_recall(
+    c: &Connection,
+    thread_id: &str,
+    text: &str,
+    embedding: Option<&[f32]>,
+    now: i64,
+    defaults: (&ClassifierParams, &BoundaryParams),
+) -> Result<(TopicStage, Vec<crate::memory::recall::Hit>), StoreError> {
+    let (_, tp, bp) = crate::cognition::stability::topics_cycle::current(c, defaults)?;
+    let stage = topic_stage(c, thread_id, text, embedding, now, (&tp, &bp))?;
+    let memories = if stage.report.contentless || embedding.is_none() {
+        Vec::new()
+    } else {
+        recalled_for_context(c, text, embedding, now)?
+    };
+    Ok((stage, memories))
+}
+
 /// What Phase A read.
 #[derive(Debug, Clone, Default)]
 pub struct PhaseA {
@@ -132,6 +153,11 @@ impl PhaseA {
     pub fn working_memory(&self) -> &[WmEntry] {
         let newest = self.conversation.len().saturating_sub(crate::store::WORKING_MEMORY_ENTRIES);
         &self.conversation[newest..]
+    }
+
+    /// Words in the last reply of the working memory: the adaptive layer's length signal.
+    pub fn last_reply_words(&self) -> Option<usize> {
+        self.working_memory().iter().rev().find(|e| e.role == "assistant").map(|e| e.content.split_whitespace().count())
     }
 }
 

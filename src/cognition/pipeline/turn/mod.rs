@@ -181,16 +181,9 @@ impl<'t> Turn<'t> {
             .engine
             .db
             .call(move |c| {
-                // The topic stability regulator's newest version (docs/cognition.md §5.6).
-                let (_, tp, bp) = crate::cognition::stability::topics_cycle::current(c, (&params.0, &params.1))?;
-                let stage = phases::topic_stage(c, &thread, &body, emb.as_deref(), now, (&tp, &bp))?;
-                // Episodes and concepts the message brings back (traits, facts and gists
-                // are already in context); skipped for messages with nothing to search for.
-                let memories = if stage.report.contentless || emb.is_none() {
-                    Vec::new()
-                } else {
-                    phases::recalled_for_context(c, &body, emb.as_deref(), now)?
-                };
+                // Traits, facts and gists are already in context; recall adds episodes and concepts.
+                let (stage, memories) =
+                    phases::topic_and_recall(c, &thread, &body, emb.as_deref(), now, (&params.0, &params.1))?;
                 let graph_clock = Instant::now();
                 let (graph, prepared) = match emb.as_deref() {
                     Some(e) if !stage.report.contentless && routed => {

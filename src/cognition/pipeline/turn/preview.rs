@@ -46,19 +46,9 @@ impl Engine {
         let read = self.db.call(move |c| {
             crate::store::rolled_back(c, || {
                 let a = phases::phase_a(c, &thread, "", None, None, now)?;
-                let (_, tp, bp) = crate::cognition::stability::topics_cycle::current(c, (&params.0, &params.1))?;
-                let stage = phases::topic_stage(c, &thread, &body, embedding.as_deref(), now, (&tp, &bp))?;
-                let memories = if stage.report.contentless || embedding.is_none() {
-                    Vec::new()
-                } else {
-                    phases::recalled_for_context(c, &body, embedding.as_deref(), now)?
-                };
-                let last_reply_words = a
-                    .working_memory()
-                    .iter()
-                    .rev()
-                    .find(|e| e.role == "assistant")
-                    .map(|e| e.content.split_whitespace().count());
+                let (stage, memories) =
+                    phases::topic_and_recall(c, &thread, &body, embedding.as_deref(), now, (&params.0, &params.1))?;
+                let last_reply_words = a.last_reply_words();
                 let t =
                     crate::cognition::adaptive::state::TurnInput { text: &body, last_reply_words, answers: true, now };
                 let adaptive = crate::cognition::adaptive::state::prepare(c, &t)?;

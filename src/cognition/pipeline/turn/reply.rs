@@ -118,13 +118,7 @@ impl Turn<'_> {
     /// The adaptive layer's directives for this reply (docs/cognition.md §18). A store failure
     /// costs the reply its style, never the turn.
     async fn adapt(&self, context: &Context, answers: bool) -> crate::cognition::adaptive::Applied {
-        let last_reply_words = context
-            .phase_a
-            .working_memory()
-            .iter()
-            .rev()
-            .find(|e| e.role == "assistant")
-            .map(|e| e.content.split_whitespace().count());
+        let last_reply_words = context.phase_a.last_reply_words();
         let (text, now) = (self.msg.text.to_string(), self.now);
         let prepared = self
             .engine
