@@ -220,18 +220,9 @@ impl RoutingRepo<'_> {
         Ok(n == 1)
     }
 
-    /// The newest decision of a thread (the previous turn's, while a turn runs).
-    pub fn latest_in_thread(&self, thread_id: &str) -> Result<Option<RoutingRecord>, StoreError> {
-        let mut stmt = self.0.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM routing_decisions WHERE thread_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1"
-        ))?;
-        let mut rows = stmt.query_map(params![thread_id], from_row)?;
-        Ok(rows.next().transpose()?)
-    }
-
     /// The thread's newest decision when no feedback has judged it yet: what the next message's
-    /// verdict goes to. Reads three columns where [`RoutingRepo::latest_in_thread`] parses the
-    /// whole record (two JSON snapshots), every turn.
+    /// verdict goes to. Read every turn, so it takes three columns, not the whole record with
+    /// its two JSON snapshots.
     pub fn latest_unjudged_in_thread(&self, thread_id: &str) -> Result<Option<Unjudged>, StoreError> {
         let mut stmt = self.0.prepare_cached(
             "SELECT id, exchange_id, selected_mode, feedback IS NULL FROM routing_decisions
