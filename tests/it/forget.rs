@@ -94,12 +94,24 @@ fn walk(dir: &Path, needle: &[u8], hits: &mut Vec<PathBuf>) {
 /// keeps a SHA-256 of what was forgotten, and a 4-digit PIN turns up in one of its 64 hex digits
 /// about once in a thousand runs. A digest reveals nothing, so a match wholly inside a run of 32
 /// or more hex digits does not count.
+/// Likewise a match wholly inside a timestamp's fraction of a second (`…:46.155284921Z`, in
+/// every session-log line): a PIN's digits turn up there in a few runs out of a hundred.
 fn holds(data: &[u8], needle: &[u8]) -> bool {
     let hex = |b: &u8| b.is_ascii_hexdigit();
+    let digit = |b: &u8| b.is_ascii_digit();
     (0..data.len().saturating_sub(needle.len() - 1)).filter(|&i| data[i..].starts_with(needle)).any(|i| {
         let left = data[..i].iter().rev().take_while(|b| hex(b)).count();
         let right = data[i..].iter().take_while(|b| hex(b)).count();
-        !(needle.iter().all(hex) && left + right >= 32)
+        let in_digest = needle.iter().all(hex) && left + right >= 32;
+        let start = i - data[..i].iter().rev().take_while(|b| digit(b)).count();
+        let end = i + data[i..].iter().take_while(|b| digit(b)).count();
+        let fraction = needle.iter().all(digit)
+            && start >= 4
+            && data[start - 1] == b'.'
+            && data[start - 4] == b':'
+            && data[start - 3..start - 1].iter().all(digit)
+            && matches!(data.get(end), Some(b'z' | b'Z' | b'+' | b'-'));
+        !(in_digest || fraction)
     })
 }
 
@@ -109,6 +121,9 @@ fn a_secret_inside_a_digest_is_not_a_hit() {
     assert!(!holds(digest, b"4921"));
     assert!(holds(b"my pin is 4921.", b"4921"));
     assert!(holds(b"\x03pin4921\x00", b"4921"), "beside a short word it is still the secret");
+    let stamp = br#"{"ts":"2026-11-25t17:45:46.155284921z","type":"llm_start"}"#;
+    assert!(!holds(stamp, b"4921"), "inside a timestamp's fraction of a second");
+    assert!(holds(b"at 12:30.4921 sharp", b"4921"), "digits after a time but no timestamp's end are kept");
 }
 
 /// Tell `statements`, ask to `forget`, then check that no `secrets` are left anywhere and
