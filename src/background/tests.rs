@@ -123,6 +123,60 @@ async fn an_idle_worker_wakes_on_notify_and_stops_on_cancel() {
     tokio::time::timeout(BOUND, running.join()).await.expect("an idle worker stops on cancel");
 }
 
+/// A worker whose one job runs until the test releases it.
+struct Holding {
+    started: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait]
+impl QueueWorker for Holding {
+    fn kind(&self) -> JobKind {
+        JobKind::Encode
+    }
+    fn poll(&self) -> Duration {
+        Duration::from_secs(3600)
+    }
+    async fn run(&mut self, db: &Db, job: Job, _stop: &CancellationToken) -> Result<Ran, StoreError> {
+        self.started.notify_one();
+        self.release.notified().await;
+        let id = job.id;
+        db.call(move |c| JobsRepo(c).complete(id)).await?;
+        Ok(Ran::Done)
+    }
+}
+
+/// A busy worker used to keep a bus receiver it did not read while its job ran, and with it
+/// every event sent meanwhile (the TUI soak's memory grew with each turn's events that way).
+#[tokio::test]
+async fn a_worker_holds_no_event_while_its_job_runs_and_still_wakes_when_idle() {
+    let db = Db::spawn(open_in_memory().unwrap());
+    let (bus, board, stop) = (EventBus::new(), WorkerBoard::new(), CancellationToken::new());
+    let (started, release) = (Arc::new(tokio::sync::Notify::new()), Arc::new(tokio::sync::Notify::new()));
+    let worker = Holding { started: started.clone(), release: release.clone() };
+    let first = enqueue(&db, "ok", 3).await;
+    let running = Registry::new(board.clone()).queue(WorkerId::Episodic, worker).start(&db, &bus, &stop).unwrap();
+    tokio::time::timeout(BOUND, started.notified()).await.expect("the job starts");
+    for i in 0..500 {
+        bus.notice(crate::events::NoticeLevel::Info, format!("n{i}"));
+    }
+    assert_eq!(bus.queued(), 0, "no receiver is left unread while the job runs");
+    release.notify_one();
+    until(&board, WorkerId::Episodic, |s| s.runs == 1 && s.state == RunState::Idle && s.depth == Some(0)).await;
+    assert_eq!(state_of(&db, first).await.0, JobState::Done);
+
+    // Idle again: a job queued now is taken on the registry's wake-up, as before.
+    let second = enqueue(&db, "ok", 3).await;
+    running.wake(WorkerId::Episodic);
+    tokio::time::timeout(BOUND, started.notified()).await.expect("the second job starts");
+    release.notify_one();
+    until(&board, WorkerId::Episodic, |s| s.runs == 2).await;
+    assert_eq!(state_of(&db, second).await.0, JobState::Done);
+
+    stop.cancel();
+    tokio::time::timeout(BOUND, running.join()).await.expect("stops on cancel");
+}
+
 struct Ticker {
     nows: Arc<Mutex<Vec<i64>>>,
 }

@@ -106,9 +106,13 @@ where
 pub async fn run_queue(mut worker: Box<dyn QueueWorker>, cx: LoopCtx) {
     let kind = worker.kind();
     let name = cx.slot.id().name();
-    let mut events = cx.bus.subscribe();
     cx.slot.set_state(RunState::Idle);
     while !cx.stop.is_cancelled() {
+        // Subscribed before the claim, so an event saying a job was queued after the claim
+        // looked is still seen by the idle wait; dropped while a job runs, since a receiver
+        // nobody reads keeps every event sent since in the bus's ring (up to its capacity,
+        // each turn's snapshots and vectors with them), and a busy worker claims again anyway.
+        let mut events = Some(cx.bus.subscribe());
         if let Err(e) = worker.before_claim(&cx.db).await {
             if matches!(e, StoreError::Closed) {
                 break;
@@ -126,17 +130,23 @@ pub async fn run_queue(mut worker: Box<dyn QueueWorker>, cx: LoopCtx) {
             }
         };
         let busy = match claimed {
-            Some(job) => match run_one(worker.as_mut(), &cx, job).await {
-                Some(busy) => busy,
-                None => break,
-            },
+            Some(job) => {
+                events = None;
+                match run_one(worker.as_mut(), &cx, job).await {
+                    Some(busy) => busy,
+                    None => break,
+                }
+            }
             None => false,
         };
         if let Ok(depth) = cx.db.call(move |c| JobsRepo(c).depth(kind)).await {
             cx.slot.set_depth(depth);
         }
-        if !busy && !idle(&mut events, &cx, worker.poll(), |e| worker.woken_by(e)).await {
-            break;
+        if !busy {
+            let events = events.get_or_insert_with(|| cx.bus.subscribe());
+            if !idle(events, &cx, worker.poll(), |e| worker.woken_by(e)).await {
+                break;
+            }
         }
     }
     cx.slot.set_state(RunState::Stopped);
