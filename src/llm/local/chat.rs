@@ -147,12 +147,20 @@ fn render(out: &mut Vec<Segment>, m: &crate::llm::Message) {
 }
 
 /// llama.cpp's threads: for one-token decodes (each generated token) and for batches (a
-/// prompt). By default half the machine's cores, at least one ([`Threads::all_cores`] is
-/// llama.cpp's own habit): llama.cpp's threads meet at a barrier for every op of a decode, and
-/// when another thread of ours (MiniLM, the database, the TUI) or another process holds a core,
-/// each wait for a descheduled one costs a time slice. On the 2-core dev machine, shared with
-/// other work, one thread decoded 125 tok/s where two decoded 10 in the same run
-/// (`benches/local_chat.rs`, `chat_decode_64_one_thread`).
+/// prompt, or the part of it the cache does not hold).
+///
+/// Decodes run on half the machine's cores, at least one: llama.cpp's threads meet at a
+/// barrier for every op, and when another thread of ours (MiniLM, the database, the TUI) or
+/// another process holds a core, each wait for a descheduled one costs a time slice. On the
+/// 2-core dev machine, shared with other work, one thread decoded 125 tok/s where two decoded 10
+/// in the same run (`benches/local_chat.rs`), and on a quiet machine two decoded only 1.03x one.
+/// Batches run on every core: a batch is a few large matrix products, where the barrier's cost
+/// is small beside the work, so the cores pay off (1.8x for an 8-token batch on 2 quiet cores);
+/// with half of them, a reply whose message came with no draft to decode ahead (several hundred
+/// tokens at Enter) took twice as long (`first_token_no_pause`, 697 -> 1,405 ms).
+///
+/// `CHALIE_LOCAL_THREADS=DECODE[,BATCH]` overrides both (for a machine busy with other work,
+/// or to measure); a value that is not a positive number is ignored, with a warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Threads {
     pub decode: i32,
@@ -165,12 +173,30 @@ impl Threads {
         let n = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
         Threads { decode: n, batch: n }
     }
+
+    /// The default with `spec` (the environment variable's value) over it.
+    fn from_spec(spec: Option<&str>) -> Threads {
+        let all = Threads::all_cores().batch;
+        let default = Threads { decode: (all / 2).max(1), batch: all };
+        let Some(spec) = spec else { return default };
+        let parse = |s: Option<&str>| s.map(|s| s.trim().parse::<i32>().ok().filter(|n| *n > 0));
+        let mut parts = spec.split(',');
+        match (parse(parts.next()), parse(parts.next()), parts.next()) {
+            (Some(Some(decode)), None, None) => Threads { decode, batch: decode },
+            (Some(Some(decode)), Some(Some(batch)), None) => Threads { decode, batch },
+            _ => {
+                tracing::warn!(
+                    "CHALIE_LOCAL_THREADS={spec:?} is not DECODE[,BATCH] (positive numbers); using {default:?}"
+                );
+                default
+            }
+        }
+    }
 }
 
 impl Default for Threads {
     fn default() -> Threads {
-        let n = (Threads::all_cores().decode / 2).max(1);
-        Threads { decode: n, batch: n }
+        Threads::from_spec(std::env::var("CHALIE_LOCAL_THREADS").ok().as_deref())
     }
 }
 
@@ -587,6 +613,18 @@ fn rand_seed() -> u32 {
 mod tests {
     use super::*;
     use crate::llm::Message;
+
+    #[test]
+    fn threads_default_to_half_the_cores_for_decodes_and_all_for_batches_unless_overridden() {
+        let all = Threads::all_cores().batch;
+        let default = Threads::from_spec(None);
+        assert_eq!(default, Threads { decode: (all / 2).max(1), batch: all });
+        assert_eq!(Threads::from_spec(Some("3")), Threads { decode: 3, batch: 3 });
+        assert_eq!(Threads::from_spec(Some(" 1, 4 ")), Threads { decode: 1, batch: 4 });
+        for bad in ["", "0", "-2", "two", "1,", "1,2,3", "1,0"] {
+            assert_eq!(Threads::from_spec(Some(bad)), default, "{bad:?}");
+        }
+    }
 
     #[test]
     fn chatml_marks_only_template_tokens_special() {
