@@ -149,18 +149,18 @@ fn render(out: &mut Vec<Segment>, m: &crate::llm::Message) {
 /// llama.cpp's threads: for one-token decodes (each generated token) and for batches (a
 /// prompt, or the part of it the cache does not hold).
 ///
-/// Decodes run on half the machine's cores, at least one: llama.cpp's threads meet at a
-/// barrier for every op, and when another thread of ours (MiniLM, the database, the TUI) or
-/// another process holds a core, each wait for a descheduled one costs a time slice. On the
-/// 2-core dev machine, shared with other work, one thread decoded 125 tok/s where two decoded 10
-/// in the same run (`benches/local_chat.rs`), and on a quiet machine two decoded only 1.03x one.
-/// Batches run on every core: a batch is a few large matrix products, where the barrier's cost
-/// is small beside the work, so the cores pay off (1.8x for an 8-token batch on 2 quiet cores);
-/// with half of them, a reply whose message came with no draft to decode ahead (several hundred
-/// tokens at Enter) took twice as long (`first_token_no_pause`, 697 -> 1,405 ms).
+/// Both run on half the machine's cores, at least one: llama.cpp's threads meet at a barrier
+/// for every op, and when another thread of ours (MiniLM, the database, the TUI) or another
+/// process holds a core, each wait for a descheduled one costs a time slice. On the 2-core dev
+/// machine, shared with other work, one thread decoded 125 tok/s where two decoded 10 in the
+/// same run (`benches/local_chat.rs`). Batches on every core were tried (a batch is a few large
+/// products, and on 2 quiet cores two threads took an 8-token batch 1.8x faster): under load
+/// (load average 6-7, same binary, alternating with `CHALIE_LOCAL_THREADS=1`) they made the
+/// first token 233 ms median against 123 and a reply with no draft decoded ahead 5.2 s against
+/// 2.2 s (`benches/first_token.rs`), so the default stays where a busy machine is safe.
 ///
-/// `CHALIE_LOCAL_THREADS=DECODE[,BATCH]` overrides both (for a machine busy with other work,
-/// or to measure); a value that is not a positive number is ignored, with a warning.
+/// `CHALIE_LOCAL_THREADS=DECODE[,BATCH]` overrides both (e.g. `1,4` on a quiet machine with
+/// cores to spare); a value that is not a positive number is ignored, with a warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Threads {
     pub decode: i32,
@@ -176,8 +176,8 @@ impl Threads {
 
     /// The default with `spec` (the environment variable's value) over it.
     fn from_spec(spec: Option<&str>) -> Threads {
-        let all = Threads::all_cores().batch;
-        let default = Threads { decode: (all / 2).max(1), batch: all };
+        let half = (Threads::all_cores().batch / 2).max(1);
+        let default = Threads { decode: half, batch: half };
         let Some(spec) = spec else { return default };
         let parse = |s: Option<&str>| s.map(|s| s.trim().parse::<i32>().ok().filter(|n| *n > 0));
         let mut parts = spec.split(',');
@@ -615,10 +615,10 @@ mod tests {
     use crate::llm::Message;
 
     #[test]
-    fn threads_default_to_half_the_cores_for_decodes_and_all_for_batches_unless_overridden() {
-        let all = Threads::all_cores().batch;
+    fn threads_default_to_half_the_cores_unless_overridden() {
+        let half = (Threads::all_cores().batch / 2).max(1);
         let default = Threads::from_spec(None);
-        assert_eq!(default, Threads { decode: (all / 2).max(1), batch: all });
+        assert_eq!(default, Threads { decode: half, batch: half });
         assert_eq!(Threads::from_spec(Some("3")), Threads { decode: 3, batch: 3 });
         assert_eq!(Threads::from_spec(Some(" 1, 4 ")), Threads { decode: 1, batch: 4 });
         for bad in ["", "0", "-2", "two", "1,", "1,2,3", "1,0"] {
