@@ -8,6 +8,7 @@
 //! can have the next reply's prefix decoded ahead ([`LocalChat::prefill`]); that work gives
 //! way to any call that arrives. Both keep time-to-first-token low on two cores.
 
+use super::greedy::PenalizedGreedy;
 use super::stream::{Outbox, StopFilter, log_softmax_at};
 use crate::llm::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, PromptKind, ResponseFormat, Token};
 use llama_cpp_2::context::LlamaContext;
@@ -528,7 +529,7 @@ impl Engine<'_> {
             return Err(LlmError::Cancelled);
         };
 
-        let mut sampler = self.sampler(job)?;
+        let mut chooser = self.chooser(job)?;
         let vocab = self.model.vocab();
         let mut out = StopFilter::new(&job.stop);
         let mut utf8 = Vec::new();
@@ -539,8 +540,11 @@ impl Engine<'_> {
             if cancelled() {
                 return Err(LlmError::Cancelled);
             }
-            // `sample` also accepts the token into the sampler state (grammar included).
-            let token = sampler.sample(ctx, last_idx);
+            let token = match &mut chooser {
+                Chooser::Greedy(g) => LlamaToken(g.pick(ctx.get_logits_ith(last_idx))),
+                // `sample` also accepts the token into the sampler state (grammar included).
+                Chooser::Sampler(s) => s.sample(ctx, last_idx),
+            };
             if vocab.is_eog(token) && !job.ignore_eos {
                 finish = FinishReason::Stop;
                 break;
@@ -582,7 +586,12 @@ impl Engine<'_> {
         Ok(Completion { text: out.text, tokens_in: prompt.len() as u32, tokens_out: produced, finish })
     }
 
-    fn sampler(&self, job: &Job) -> Result<LlamaSampler, LlmError> {
+    /// Greedy replies (temperature 0, no grammar) are chosen on the logits directly; the rest
+    /// go through llama.cpp's sampler chain.
+    fn chooser(&self, job: &Job) -> Result<Chooser, LlmError> {
+        if !job.json && job.temperature <= 0.0 {
+            return Ok(Chooser::Greedy(PenalizedGreedy::new(REPEAT_LAST_N as usize, REPEAT_PENALTY)));
+        }
         let mut chain = Vec::new();
         if job.json {
             chain.push(LlamaSampler::grammar(self.model, JSON_GRAMMAR, "root").map_err(local)?);
@@ -601,8 +610,14 @@ impl Engine<'_> {
             chain.push(LlamaSampler::temp(job.temperature));
             chain.push(LlamaSampler::dist(rand_seed()));
         }
-        Ok(LlamaSampler::chain_simple(chain))
+        Ok(Chooser::Sampler(LlamaSampler::chain_simple(chain)))
     }
+}
+
+/// How a generation picks its tokens.
+enum Chooser {
+    Greedy(PenalizedGreedy),
+    Sampler(LlamaSampler),
 }
 
 fn rand_seed() -> u32 {

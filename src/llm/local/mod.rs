@@ -6,6 +6,7 @@
 mod chat;
 pub mod embed;
 pub mod fetch;
+mod greedy;
 mod int8;
 mod minilm;
 mod stream;
