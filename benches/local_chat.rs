@@ -9,8 +9,8 @@
 //! sample → decode one token), on the same file, threads, context and batch size, with the
 //! two measured call for call in the same run.
 //!
-//! `LOCAL_CHAT_ROWS` (comma-separated: `prefill`, `decode`, `first`, `threads`; all by default)
-//! picks which figures run. The reference runs on `LocalChat`'s threads (`Threads::default`,
+//! `LOCAL_CHAT_ROWS` (comma-separated: `prefill`, `decode`, `first`, `choose`, `threads`; all
+//! by default) picks which figures run. The reference runs on `LocalChat`'s threads (`Threads::default`,
 //! half the cores) except in the `threads` rows, where it runs on one per core, llama.cpp's own
 //! habit: `chat_decode_64_vs_all_cores` and `chat_first_token_after_prefill_vs_all_cores`.
 
@@ -18,7 +18,9 @@
 mod benchfig;
 
 use chalie::llm::local::fetch::Fetcher;
-use chalie::llm::local::{CHAT_MODEL, LocalChat, N_BATCH, N_CTX, Threads, llama_backend};
+use chalie::llm::local::{
+    CHAT_MODEL, LocalChat, N_BATCH, N_CTX, PenalizedGreedy, REPEAT_LAST_N, REPEAT_PENALTY, Threads, llama_backend,
+};
 use chalie::llm::{ChatRequest, Message, PromptKind};
 use criterion::{Criterion, criterion_group, criterion_main};
 use llama_cpp_2::context::LlamaContext;
@@ -28,6 +30,8 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,7 +119,7 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     let backend = llama_backend().expect("llama.cpp backend");
     let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default()).expect("reference model");
     let mut reference = Reference::new(&model, Threads::default());
-    let rows = std::env::var("LOCAL_CHAT_ROWS").unwrap_or_else(|_| "prefill,decode,first,threads".into());
+    let rows = std::env::var("LOCAL_CHAT_ROWS").unwrap_or_else(|_| "prefill,decode,first,choose,threads".into());
     let want = |row: &str| rows.split(',').any(|r| r.trim() == row);
 
     if want("prefill") {
@@ -126,6 +130,9 @@ fn figures(rt: &tokio::runtime::Runtime, chat: &LocalChat, gguf: &Path) {
     }
     if want("first") {
         warm_first_token(rt, chat, &mut reference, "chat_first_token_after_prefill");
+    }
+    if want("choose") {
+        choose(model.n_vocab());
     }
     if want("threads") {
         drop(reference);
@@ -252,6 +259,53 @@ fn warm_first_token(rt: &tokio::runtime::Runtime, chat: &LocalChat, reference: &
         their_suffix
     );
     benchfig::print(name, &ours, Some(("llama_cpp_c_api", &theirs)), "ratio<=1.0");
+}
+
+/// Choosing one greedy token with the repetition penalty over the last 64 chosen, from a
+/// full vocabulary of logits: `PenalizedGreedy` (what `LocalChat` does for a reply) against
+/// llama.cpp's `penalties` + `greedy` chain (what it did: a candidate array of the whole
+/// vocabulary, each candidate looked up among the recent tokens), call for call; and
+/// llama.cpp's `greedy` alone, the reference loop's per-token choice, printed beside them.
+fn choose(n_vocab: i32) {
+    let mut s = 0x2545_f491_4f6c_dd1d_u64;
+    let mut logits: Vec<f32> = (0..n_vocab)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 4_000) as f32 / 100.0 - 20.0
+        })
+        .collect();
+    let mut ours = PenalizedGreedy::new(REPEAT_LAST_N as usize, REPEAT_PENALTY);
+    let mut chain = LlamaSampler::chain_simple([
+        LlamaSampler::penalties(n_vocab, REPEAT_LAST_N, REPEAT_PENALTY, 0.0, 0.0),
+        LlamaSampler::greedy(),
+    ]);
+    let mut greedy = LlamaSampler::greedy();
+    let llama = |sampler: &mut LlamaSampler, logits: &[f32]| {
+        let data = logits.iter().enumerate().map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0));
+        let mut array = LlamaTokenDataArray::from_iter(data, false);
+        array.apply_sampler(sampler);
+        let token = array.selected_token().expect("a token");
+        sampler.accept(token);
+        token.0
+    };
+    // Fill both histories with 64 distinct recent tokens, as a reply in flight has.
+    for i in 0..REPEAT_LAST_N as usize {
+        logits[i * 7] = 100.0;
+        assert_eq!(ours.pick(&logits), llama(&mut chain, &logits));
+        logits[i * 7] = 0.0;
+    }
+    let (mine, theirs) = benchfig::paired(100, 3_000, || ours.pick(&logits), || llama(&mut chain, &logits));
+    let plain = benchfig::samples(100, 3_000, || llama(&mut greedy, &logits));
+    eprintln!(
+        "choose a token over {n_vocab} logits: PenalizedGreedy {:.4} ms, llama.cpp penalties+greedy {:.4} ms, greedy alone {:.4} ms (medians)",
+        benchfig::quantile(&mine, 0.5),
+        benchfig::quantile(&theirs, 0.5),
+        benchfig::quantile(&plain, 0.5)
+    );
+    benchfig::print("chat_choose_token", &mine, Some(("llama_cpp_penalties_greedy", &theirs)), "report");
+    benchfig::print("chat_choose_token_reference_greedy", &plain, None, "report");
 }
 
 /// A system prompt that makes a prompt of about 600 tokens, like the persona + context part of a turn.

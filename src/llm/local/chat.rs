@@ -102,8 +102,8 @@ struct Job {
 }
 
 /// Tokens the repetition penalty looks back over, and its strength (1.0 = off).
-const REPEAT_LAST_N: i32 = 64;
-const REPEAT_PENALTY: f32 = 1.15;
+pub const REPEAT_LAST_N: i32 = 64;
+pub const REPEAT_PENALTY: f32 = 1.15;
 
 /// Prompt pieces: template markers are tokenized as special tokens, message text
 /// never is, so a user typing `<|im_end|>` cannot break out of their turn.

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 /// The chooser for one generation: the penalty covers the tokens it chose, as llama.cpp's
 /// penalty sampler covers the tokens it accepted (the prompt's are not among them).
-pub(super) struct PenalizedGreedy {
+pub struct PenalizedGreedy {
     last_n: usize,
     penalty: f32,
     recent: VecDeque<i32>,
@@ -20,7 +20,7 @@ pub(super) struct PenalizedGreedy {
 }
 
 impl PenalizedGreedy {
-    pub(super) fn new(last_n: usize, penalty: f32) -> PenalizedGreedy {
+    pub fn new(last_n: usize, penalty: f32) -> PenalizedGreedy {
         PenalizedGreedy {
             last_n,
             penalty,
@@ -33,7 +33,7 @@ impl PenalizedGreedy {
     /// The next token: the first index of the largest logit once every token among the last
     /// `last_n` chosen has been penalised once (a positive logit divided by the penalty, any
     /// other multiplied by it, as llama.cpp does), remembered as chosen.
-    pub(super) fn pick(&mut self, logits: &[f32]) -> i32 {
+    pub fn pick(&mut self, logits: &[f32]) -> i32 {
         let token = if self.recent.is_empty() || self.penalty == 1.0 {
             first_argmax(logits)
         } else {

@@ -11,7 +11,10 @@ mod int8;
 mod minilm;
 mod stream;
 
-pub use chat::{ChatStats, LocalChat, N_BATCH, N_CTX, Threads, backend as llama_backend};
+pub use chat::{
+    ChatStats, LocalChat, N_BATCH, N_CTX, REPEAT_LAST_N, REPEAT_PENALTY, Threads, backend as llama_backend,
+};
+pub use greedy::PenalizedGreedy;
 
 use crate::events::{EventBus, NoticeLevel};
 use crate::llm::{ChatRequest, Completion, LlmError, Provider, Token};
