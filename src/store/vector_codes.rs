@@ -27,6 +27,8 @@ use rusqlite::{Connection, DropBehavior, OptionalExtension, params};
 use std::sync::Mutex;
 use table::TableCodes;
 
+mod graph;
+mod index;
 mod kernels;
 pub(crate) mod table;
 
@@ -229,6 +231,21 @@ pub(crate) fn nearest(
     drop(cache);
     drop(snapshot);
     Ok(Some(found))
+}
+
+/// Whether the cached copy of table `tbl` (`dim`-d) searches at full speed: through its graph,
+/// or flat because it is too small for one. False while its graph is being built, or when the
+/// cache holds no copy of the table (before its first search).
+pub(crate) fn index_settled(c: &Connection, tbl: u8, dim: usize) -> Result<bool, StoreError> {
+    let Some(epoch) = c
+        .prepare_cached("SELECT epoch FROM vector_code_state WHERE tbl = ?1")?
+        .query_row(params![tbl], |r| r.get::<_, i64>(0))
+        .optional()?
+    else {
+        return Ok(false);
+    };
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    Ok(cache.tables.iter_mut().find(|t| t.epoch == epoch && t.dim == dim).is_some_and(TableCodes::index_settled))
 }
 
 fn load(c: &Connection, tbl: u8, vec_table: &str, epoch: i64, seq: i64, dim: usize) -> Result<TableCodes, StoreError> {
