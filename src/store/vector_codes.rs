@@ -5,10 +5,11 @@
 //! all-MiniLM-L6-v2 (384-d) a code is 48 bytes, ~32× less memory traffic than the 1536-byte
 //! vector, and an in-process copy of them (5.6 MB at 100k rows) makes the scan a few hundred
 //! microseconds; the candidates it keeps are then re-scored against their int8 rows, which the
-//! cache holds beside the codes (38 MB at 100k rows of 384-d; see `VectorRepo::search`). Past
-//! [`table::IVF_MIN_ROWS`] rows the codes would be filed in lists by a coarse quantiser and a
-//! search would scan only the lists nearest the query ([`table`]); that threshold is set past any
-//! store measured, because the lists do not yet keep recall@10 at 0.95 on the 1M bench.
+//! cache holds beside the codes (38 MB at 100k rows of 384-d; see `VectorRepo::search`). From
+//! [`index::GRAPH_MIN_ROWS`] rows a table is searched through a navigable graph over its int8
+//! rows instead ([`graph`]), built on a background thread while the flat scan serves
+//! ([`index`]). Coarse-quantiser lists ([`table::IVF_MIN_ROWS`]) are still there but off: they
+//! did not keep recall@10 at 0.95 on the 1M bench.
 //! A code has [`code_words`] words for any model size, so the scheme follows whichever
 //! embedding model the database records (`super::embedding_space`).
 //!

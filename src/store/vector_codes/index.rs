@@ -22,6 +22,12 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 /// the flat scan is as quick and needs no build.
 pub const GRAPH_MIN_ROWS: usize = 200_000;
 
+/// At most this many rows go into a graph one by one in a batch of changes (or when a built
+/// graph is adopted); a bigger batch (an import, a re-embedding of the whole table) would stall
+/// the search that reads it for seconds (each insert is a search of its own, ~0.4 ms at 1M
+/// rows), so the graph is dropped and built again aside while the flat scan serves.
+pub const MAX_BATCH_INSERTS: usize = 5_000;
+
 /// A built graph comes back with the ids of the rows it was built over (node i is row ids[i]).
 type Built = (Graph, Vec<i64>);
 
@@ -36,11 +42,13 @@ pub(super) struct Index {
     graph: Option<Graph>,
     building: Option<Building>,
     min_rows: usize,
+    /// Rows inserted into the graph since the last batch ended.
+    batch: usize,
 }
 
 impl Index {
     pub fn new() -> Index {
-        Index { graph: None, building: None, min_rows: GRAPH_MIN_ROWS }
+        Index { graph: None, building: None, min_rows: GRAPH_MIN_ROWS, batch: 0 }
     }
 
     #[cfg(test)]
@@ -77,7 +85,12 @@ impl Index {
     pub fn inserted(&mut self, id: i64, slot: u32, rows: Rows) {
         self.note(id);
         if let Some(g) = &mut self.graph {
-            g.insert(slot, rows);
+            self.batch += 1;
+            if self.batch > MAX_BATCH_INSERTS {
+                self.graph = None;
+            } else {
+                g.insert(slot, rows);
+            }
         }
     }
 
@@ -97,6 +110,7 @@ impl Index {
     /// After a batch of changes: start a build if the table needs a graph (or a fresh one) and
     /// none is under way. `ids` are the table's row ids by slot.
     pub fn maintain(&mut self, ids: &[i64], rows: Rows) {
+        self.batch = 0;
         // A table that shrank to well under the threshold goes back to the flat scan (half
         // of it, so that one hovering at the threshold is not built again and again).
         if ids.len() < self.min_rows / 2 {
@@ -144,6 +158,10 @@ impl Index {
             }
         };
         let Some(b) = self.building.take() else { return false };
+        if b.changed.len() > MAX_BATCH_INSERTS {
+            // Too much changed while it was built: the next batch starts another build.
+            return false;
+        }
         graph.remap(&ids, slot_of, &b.changed_set, rows.norms.len());
         for id in &b.changed {
             if let Some(&slot) = slot_of.get(id) {

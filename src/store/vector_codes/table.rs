@@ -1,5 +1,6 @@
-//! One vector table held in process: every live row's int8 vector and binary code, grouped
-//! into lists by a coarse quantiser (IVF) once the table is big enough for a full scan to cost.
+//! One vector table held in process: every live row's int8 vector and binary code, with the
+//! graph that searches it once it is big (`super::index`), and (off: [`IVF_MIN_ROWS`]) lists of
+//! a coarse quantiser (IVF).
 //!
 //! A flat scan of the binary codes reads every code: 48 MB at a million 384-d rows, several
 //! milliseconds of memory traffic. Past [`IVF_MIN_ROWS`] the rows are clustered (spherical
@@ -35,7 +36,8 @@ use std::collections::HashMap;
 /// times the k-means sample and twice the rounds: 0.838. Each row filed in its two best lists:
 /// worse per code scanned (0.868 for the codes of 0.883). A first pass over each code's first 128
 /// bits keeping 1/20 of the rows kept 0.957 but was slower than the flat scan (the survivors'
-/// full codes are random reads). A sublinear search at 0.95 needs another index (a graph).
+/// full codes are random reads). A sublinear search at 0.95 needs another index: the graph
+/// (`super::graph`, from `super::index::GRAPH_MIN_ROWS` rows), which the lists never reach.
 pub const IVF_MIN_ROWS: usize = 1 << 24;
 /// The mean list size the number of centroids is chosen for.
 pub const ROWS_PER_LIST: usize = 4_096;
@@ -167,12 +169,14 @@ impl TableCodes {
         self.index.settled(self.row_count())
     }
 
-    /// Adopt a graph whose build has finished (the next search uses it).
+    /// Adopt a graph whose build has finished (the next search uses it), or start another if
+    /// the one built had fallen too far behind.
     fn adopt_built_graph(&mut self) {
         let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
         if self.index.poll(false, &self.slot_of, rows) {
             self.memo = None;
         }
+        self.index.maintain(&self.ids, rows);
     }
 
     pub fn row_count(&self) -> usize {
