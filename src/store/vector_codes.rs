@@ -5,10 +5,11 @@
 //! all-MiniLM-L6-v2 (384-d) a code is 48 bytes, ~32× less memory traffic than the 1536-byte
 //! vector, and an in-process copy of them (5.6 MB at 100k rows) makes the scan a few hundred
 //! microseconds; the candidates it keeps are then re-scored against their int8 rows, which the
-//! cache holds beside the codes (38 MB at 100k rows of 384-d; see `VectorRepo::search`). Past
-//! [`table::IVF_MIN_ROWS`] rows the codes would be filed in lists by a coarse quantiser and a
-//! search would scan only the lists nearest the query ([`table`]); that threshold is set past any
-//! store measured, because the lists do not yet keep recall@10 at 0.95 on the 1M bench.
+//! cache holds beside the codes (38 MB at 100k rows of 384-d; see `VectorRepo::search`). From
+//! [`index::GRAPH_MIN_ROWS`] rows a table is searched through a navigable graph over its int8
+//! rows instead ([`graph`]), built on a background thread while the flat scan serves
+//! ([`index`]). Coarse-quantiser lists ([`table::IVF_MIN_ROWS`]) are still there but off: they
+//! did not keep recall@10 at 0.95 on the 1M bench.
 //! A code has [`code_words`] words for any model size, so the scheme follows whichever
 //! embedding model the database records (`super::embedding_space`).
 //!
@@ -27,6 +28,8 @@ use rusqlite::{Connection, DropBehavior, OptionalExtension, params};
 use std::sync::Mutex;
 use table::TableCodes;
 
+mod graph;
+mod index;
 mod kernels;
 pub(crate) mod table;
 
@@ -229,6 +232,21 @@ pub(crate) fn nearest(
     drop(cache);
     drop(snapshot);
     Ok(Some(found))
+}
+
+/// Whether the cached copy of table `tbl` (`dim`-d) searches at full speed: through its graph,
+/// or flat because it is too small for one. False while its graph is being built, or when the
+/// cache holds no copy of the table (before its first search).
+pub(crate) fn index_settled(c: &Connection, tbl: u8, dim: usize) -> Result<bool, StoreError> {
+    let Some(epoch) = c
+        .prepare_cached("SELECT epoch FROM vector_code_state WHERE tbl = ?1")?
+        .query_row(params![tbl], |r| r.get::<_, i64>(0))
+        .optional()?
+    else {
+        return Ok(false);
+    };
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    Ok(cache.tables.iter_mut().find(|t| t.epoch == epoch && t.dim == dim).is_some_and(TableCodes::index_settled))
 }
 
 fn load(c: &Connection, tbl: u8, vec_table: &str, epoch: i64, seq: i64, dim: usize) -> Result<TableCodes, StoreError> {

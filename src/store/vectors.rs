@@ -156,6 +156,15 @@ impl VectorRepo<'_> {
             None => self.knn(table, query, k),
         }
     }
+
+    /// Whether searches of `table` run at full speed in this process: through its graph, or
+    /// flat because it is too small for one (`vector_codes::index`). False while the graph is
+    /// being built in the background (the flat scan answers meanwhile) and before the table's
+    /// first search. For benches and tools that want to measure the settled search.
+    pub fn index_settled(&self, table: VecTable) -> Result<bool, StoreError> {
+        let dim = super::embedding_space::embedding_dim(self.0)?;
+        vector_codes::index_settled(self.0, table.code_table(), dim)
+    }
 }
 
 /// Candidates re-scored per query for `k` neighbours, chosen by recall against `knn` measured

@@ -1,5 +1,6 @@
-//! One vector table held in process: every live row's int8 vector and binary code, grouped
-//! into lists by a coarse quantiser (IVF) once the table is big enough for a full scan to cost.
+//! One vector table held in process: every live row's int8 vector and binary code, with the
+//! graph that searches it once it is big (`super::index`), and (off: [`IVF_MIN_ROWS`]) lists of
+//! a coarse quantiser (IVF).
 //!
 //! A flat scan of the binary codes reads every code: 48 MB at a million 384-d rows, several
 //! milliseconds of memory traffic. Past [`IVF_MIN_ROWS`] the rows are clustered (spherical
@@ -14,6 +15,8 @@
 //! its size are unchanged), again whenever the table has doubled since, so they keep up with
 //! what the table holds; a row placed by older centroids is still found, through its list.
 
+use super::graph::Rows;
+use super::index::Index;
 use super::kernels::{dot_int8, dots_f32, dots_int8, hamming_all};
 use super::{binary_code, code_words};
 use std::collections::HashMap;
@@ -33,7 +36,8 @@ use std::collections::HashMap;
 /// times the k-means sample and twice the rounds: 0.838. Each row filed in its two best lists:
 /// worse per code scanned (0.868 for the codes of 0.883). A first pass over each code's first 128
 /// bits keeping 1/20 of the rows kept 0.957 but was slower than the flat scan (the survivors'
-/// full codes are random reads). A sublinear search at 0.95 needs another index (a graph).
+/// full codes are random reads). A sublinear search at 0.95 needs another index: the graph
+/// (`super::graph`, from `super::index::GRAPH_MIN_ROWS` rows), which the lists never reach.
 pub const IVF_MIN_ROWS: usize = 1 << 24;
 /// The mean list size the number of centroids is chosen for.
 pub const ROWS_PER_LIST: usize = 4_096;
@@ -51,6 +55,16 @@ const SHORTLIST: usize = 4;
 /// recall against the exact f32 top 10 (`benches/recall_1m.rs`, docs/cognition.md §9.9).
 pub fn probe_rows(n: usize, len: usize) -> usize {
     n.saturating_mul(64).max(len / 32)
+}
+
+/// The graph's search breadth for a search that would re-score `n` candidates in a flat scan:
+/// two and a half times as many (1000 for the usual 400). On the 1M bench data (~50 close
+/// variants of each sentence) the nearest rows fill a narrow search with one sentence's
+/// variants: breadth 300 / 500 / 700 / 1000 found 0.917 / 0.938 / 0.939 / 0.967 of the exact
+/// f32 top 10 on the queries it was tuned on, 1000 found 0.975 on held-out ones
+/// (docs/cognition.md §9.9).
+pub fn graph_ef(n: usize) -> usize {
+    n.saturating_mul(5) / 2
 }
 
 struct List {
@@ -80,6 +94,8 @@ pub(super) struct TableCodes {
     trained_at: usize,
     /// See [`IVF_MIN_ROWS`].
     ivf_min_rows: usize,
+    /// The graph that searches big tables (`super::index`).
+    index: Index,
     /// The last search's whole re-scored shortlist, nearest first: a turn searches the
     /// concepts three times with the message's embedding and the same shortlist size (recall's
     /// 50, the graph's seeds 10, growth's novelty 1), and each answer is a prefix of it.
@@ -89,6 +105,8 @@ pub(super) struct TableCodes {
 /// See `TableCodes::memo`: valid while the table is unchanged (any `apply` drops it).
 struct Memo {
     n: usize,
+    /// The largest `k` the shortlist answers (a graph's breadth can be under `n`).
+    depth: usize,
     query: Vec<f32>,
     scored: Vec<(i64, f32)>,
 }
@@ -111,6 +129,7 @@ impl TableCodes {
             centroid_codes: Vec::new(),
             trained_at: 0,
             ivf_min_rows: IVF_MIN_ROWS,
+            index: Index::new(),
             memo: None,
         }
     }
@@ -120,6 +139,44 @@ impl TableCodes {
     pub fn with_ivf_min_rows(mut self, rows: usize) -> TableCodes {
         self.ivf_min_rows = rows;
         self
+    }
+
+    /// The table with a graph from `rows` rows on (tests: a graph at a size they can build).
+    #[cfg(test)]
+    pub fn with_graph_min_rows(mut self, rows: usize) -> TableCodes {
+        self.index.set_min_rows(rows);
+        self
+    }
+
+    /// Block until a graph being built is adopted (tests: so that the next search uses it).
+    #[cfg(test)]
+    pub fn wait_for_graph(&mut self) -> bool {
+        let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
+        self.memo = None;
+        self.index.poll(true, &self.slot_of, rows)
+    }
+
+    /// Live and dead nodes of the graph searches go through, if any.
+    #[cfg(test)]
+    pub fn graph_counts(&self) -> Option<(usize, usize)> {
+        self.index.graph_counts()
+    }
+
+    /// Whether searches go through a graph, or the table is too small to want one (false while
+    /// one is being built); adopts a finished build.
+    pub fn index_settled(&mut self) -> bool {
+        self.adopt_built_graph();
+        self.index.settled(self.row_count())
+    }
+
+    /// Adopt a graph whose build has finished (the next search uses it), or start another if
+    /// the one built had fallen too far behind.
+    fn adopt_built_graph(&mut self) {
+        let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
+        if self.index.poll(false, &self.slot_of, rows) {
+            self.memo = None;
+        }
+        self.index.maintain(&self.ids, rows);
     }
 
     pub fn row_count(&self) -> usize {
@@ -183,12 +240,15 @@ impl TableCodes {
         self.place.push((list as u32, l.slots.len() as u32));
         l.slots.push(slot);
         l.codes.extend_from_slice(code);
+        let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
+        self.index.inserted(id, slot, rows);
     }
 
     /// Remove row `id` if present: its code leaves its list, and the last slot moves into its place.
     fn remove(&mut self, id: i64) {
         let Some(slot) = self.slot_of.remove(&id) else { return };
         let (s, w, d) = (slot as usize, self.words, self.dim);
+        self.index.removed(id, slot, (self.ids.len() - 1) as u32);
         let (list, at) = self.place[s];
         let l = &mut self.lists[list as usize];
         let last = l.slots.len() - 1;
@@ -240,6 +300,8 @@ impl TableCodes {
     /// they were last trained, and re-file every row. Call after a batch of changes.
     pub fn reindex_if_grown(&mut self) {
         self.memo = None;
+        let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
+        self.index.maintain(&self.ids, rows);
         let n = self.row_count();
         if n < self.ivf_min_rows || (self.trained_at > 0 && n < 2 * self.trained_at) {
             return;
@@ -304,19 +366,35 @@ impl TableCodes {
     pub fn nearest(&mut self, query: &[f32], k: usize, n: usize) -> Vec<(i64, f32)> {
         if let Some(m) = &self.memo
             && m.n == n
+            && k <= m.depth
             && m.query == query
         {
             return m.scored[..k.min(m.scored.len())].to_vec();
         }
-        let scored = self.shortlist(query, n);
+        let (scored, depth) = self.shortlist(query, k, n);
         let found = scored[..k.min(scored.len())].to_vec();
-        self.memo = Some(Memo { n, query: query.to_vec(), scored });
+        self.memo = Some(Memo { n, depth, query: query.to_vec(), scored });
         found
     }
 
     /// The `n` rows with the nearest codes, re-scored against their int8 rows, nearest first
-    /// (ties by id, so any `k` nearest are a prefix).
-    fn shortlist(&self, query: &[f32], n: usize) -> Vec<(i64, f32)> {
+    /// (ties by id, so any `k` nearest are a prefix); or, through the graph, the nearest
+    /// [`graph_ef`]`(n)` (at least `k`) it finds. With the largest `k` the list answers.
+    fn shortlist(&mut self, query: &[f32], k: usize, n: usize) -> (Vec<(i64, f32)>, usize) {
+        self.adopt_built_graph();
+        let query_norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
+        if let Some(graph) = self.index.graph() {
+            let mut scored: Vec<(i64, f32)> = graph
+                .search(query, graph_ef(n).max(k), rows)
+                .into_iter()
+                .map(|(slot, sim)| {
+                    (self.ids[slot as usize], if query_norm > 0.0 { 1.0 - sim / query_norm } else { 1.0 })
+                })
+                .collect();
+            scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            return (scored, graph_ef(n).max(k));
+        }
         let code = binary_code(query);
         let mut dist = Vec::new();
         let mut slots: Vec<u32> = Vec::new();
@@ -342,7 +420,6 @@ impl TableCodes {
             super::select_nearest(&dist, self.words * 64, n).into_iter().map(|i| slots[i]).collect();
         // In table order, so the rows are read front to back (the result's order is set below).
         picked.sort_unstable();
-        let query_norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let dots = dots_int8(query, &self.rows, &picked);
         let mut scored: Vec<(i64, f32)> = picked
             .iter()
@@ -353,6 +430,6 @@ impl TableCodes {
             })
             .collect();
         scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        scored
+        (scored, n)
     }
 }

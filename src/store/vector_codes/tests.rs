@@ -72,28 +72,28 @@ mod ivf {
     use std::collections::HashMap;
 
     // Small vectors keep the unoptimised test quick; the index is the same at any size.
-    const DIM: usize = 128;
+    pub(super) const DIM: usize = 128;
     /// Where this test's table starts its lists.
     const IVF_MIN_ROWS: usize = 32_768;
 
-    fn unit(v: Vec<f32>) -> Vec<f32> {
+    pub(super) fn unit(v: Vec<f32>) -> Vec<f32> {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
         v.into_iter().map(|x| x / n).collect()
     }
 
-    fn noise(rng: &mut crate::SplitMix64, scale: f32) -> Vec<f32> {
+    pub(super) fn noise(rng: &mut crate::SplitMix64, scale: f32) -> Vec<f32> {
         (0..DIM).map(|_| scale * (rng.next_f64() as f32 * 2.0 - 1.0)).collect()
     }
 
     /// Points around 200 topic directions (cosine to their topic ≈ 0.7): clusters the
     /// coarse quantiser can find, with near neighbours that sign codes alone cannot order.
-    fn point(rng: &mut crate::SplitMix64, topics: &[Vec<f32>]) -> Vec<f32> {
+    pub(super) fn point(rng: &mut crate::SplitMix64, topics: &[Vec<f32>]) -> Vec<f32> {
         let t = &topics[rng.below(topics.len())];
         unit(t.iter().zip(noise(rng, 0.06)).map(|(a, b)| a + b).collect())
     }
 
     /// The exact top 10 over the int8 rows by cosine, for each query: what the index must find.
-    fn exact(rows: &HashMap<i64, Vec<f32>>, queries: &[Vec<f32>]) -> Vec<Vec<i64>> {
+    pub(super) fn exact(rows: &HashMap<i64, Vec<f32>>, queries: &[Vec<f32>]) -> Vec<Vec<i64>> {
         let stored: Vec<(i64, Vec<f32>)> = rows
             .iter()
             .map(|(&id, v)| {
@@ -112,12 +112,12 @@ mod ivf {
             .collect()
     }
 
-    fn put(t: &mut TableCodes, rows: &mut HashMap<i64, Vec<f32>>, id: i64, v: Vec<f32>) {
+    pub(super) fn put(t: &mut TableCodes, rows: &mut HashMap<i64, Vec<f32>>, id: i64, v: Vec<f32>) {
         t.apply(id, Some(&code_bytes(&binary_code(&v))), Some(&quantize(&v)));
         rows.insert(id, v);
     }
 
-    fn recall(t: &mut TableCodes, rows: &HashMap<i64, Vec<f32>>, queries: &[Vec<f32>]) -> f64 {
+    pub(super) fn recall(t: &mut TableCodes, rows: &HashMap<i64, Vec<f32>>, queries: &[Vec<f32>]) -> f64 {
         let found: usize = queries
             .iter()
             .zip(exact(rows, queries))
@@ -183,6 +183,113 @@ mod ivf {
         t.reindex_if_grown();
         assert!(t.lists() > lists, "{} lists after growing, {lists} before", t.lists());
         t.check(|id| binary_code(&rows[&id]));
+    }
+}
+
+mod graph {
+    use super::super::table::TableCodes;
+    use super::ivf::{DIM, noise, point, put, recall, unit};
+    use std::collections::HashMap;
+
+    /// Where this test's table starts its graph (the unoptimised build is slow; the graph is the
+    /// same at any size).
+    const GRAPH_MIN_ROWS: usize = 1_500;
+
+    /// Every live row is one live node, found as its own nearest neighbour; the graph finds the
+    /// exact top 10 of fresh queries; no deleted row is ever returned.
+    fn check(t: &mut TableCodes, rows: &HashMap<i64, Vec<f32>>, deleted: &[i64], queries: &[Vec<f32>], when: &str) {
+        let (live, _) = t.graph_counts().expect("searches go through the graph");
+        assert_eq!(live, t.row_count(), "{when}: one live node per row");
+        let mut ids: Vec<i64> = rows.keys().copied().collect();
+        ids.sort_unstable();
+        for &id in ids.iter().step_by(97) {
+            assert_eq!(t.nearest(&rows[&id], 1, 400)[0].0, id, "{when}: row {id} at its place");
+        }
+        let r = recall(t, rows, queries);
+        assert!(r >= 0.95, "{when}: recall@10 {r:.3}");
+        for id in deleted.iter().step_by(13) {
+            let near: Vec<f32> = unit(rows.get(id).map_or_else(|| queries[0].clone(), Clone::clone));
+            assert!(!t.nearest(&near, 50, 400).iter().any(|(got, _)| deleted.contains(got)), "{when}: a deleted row");
+        }
+    }
+
+    #[test]
+    fn the_graph_is_built_aside_and_follows_every_change() {
+        let mut rng = crate::SplitMix64(23);
+        let topics: Vec<Vec<f32>> = (0..60).map(|_| unit(noise(&mut rng, 1.0))).collect();
+        let mut t = TableCodes::new(1, 0, DIM).with_graph_min_rows(GRAPH_MIN_ROWS);
+        let mut rows = HashMap::new();
+        let n = GRAPH_MIN_ROWS as i64 + 300;
+        for id in 1..=n {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        assert!(t.graph_counts().is_none() && !t.index_settled(), "no graph until a batch is done");
+        let queries: Vec<Vec<f32>> = (0..20).map(|_| point(&mut rng, &topics)).collect();
+        let flat = recall(&mut t, &rows, &queries);
+        t.reindex_if_grown();
+
+        // While the graph is built from a copy the table changes: deletions, re-embeddings, new rows.
+        let mut deleted: Vec<i64> = (1..=n).filter(|id| id % 11 == 0).collect();
+        for &id in &deleted {
+            t.apply(id, None, None);
+            rows.remove(&id);
+        }
+        for id in (1..=n).filter(|id| id % 11 == 3).take(50) {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        for id in n + 1..=n + 50 {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        t.reindex_if_grown();
+        assert!(t.wait_for_graph(), "the built graph is adopted");
+        assert!(t.index_settled());
+        check(&mut t, &rows, &deleted, &queries, "adopted");
+        assert!(recall(&mut t, &rows, &queries) >= flat - 0.05, "the graph keeps up with the flat scan");
+
+        // Changes after adoption go straight into the graph (too few dead nodes for a rebuild).
+        for id in (1..=n).filter(|id| id % 23 == 5) {
+            t.apply(id, None, None);
+            rows.remove(&id);
+            deleted.push(id);
+        }
+        for id in (1..=n).filter(|id| id % 23 == 4).take(30) {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        for id in n + 51..=n + 80 {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        t.reindex_if_grown();
+        assert!(t.graph_counts().is_some_and(|(live, dead)| dead * 5 < live + dead));
+        check(&mut t, &rows, &deleted, &queries, "after changes");
+        assert!(t.graph_counts().is_some_and(|(_, dead)| dead > 0), "still the same graph");
+
+        // Once a fifth of the nodes are dead a new graph is built (the old one serving meanwhile).
+        for id in (1..=n).filter(|id| id % 7 == 1 || id % 7 == 2) {
+            t.apply(id, None, None);
+            rows.remove(&id);
+            deleted.push(id);
+        }
+        assert!(t.graph_counts().is_some_and(|(live, dead)| dead * 5 > live + dead));
+        t.reindex_if_grown();
+        check(&mut t, &rows, &deleted, &queries, "worn, before the rebuild");
+        // The searches above may have adopted it already, if it was quick.
+        t.wait_for_graph();
+        assert_eq!(t.graph_counts().map(|(_, dead)| dead), Some(0), "a fresh graph is adopted");
+        check(&mut t, &rows, &deleted, &queries, "rebuilt");
+    }
+
+    #[test]
+    fn small_tables_stay_flat() {
+        let mut rng = crate::SplitMix64(29);
+        let topics: Vec<Vec<f32>> = (0..20).map(|_| unit(noise(&mut rng, 1.0))).collect();
+        let mut t = TableCodes::new(1, 0, DIM);
+        let mut rows = HashMap::new();
+        for id in 1..=500 {
+            put(&mut t, &mut rows, id, point(&mut rng, &topics));
+        }
+        t.reindex_if_grown();
+        assert!(t.index_settled() && t.graph_counts().is_none());
+        assert_eq!(t.nearest(&rows[&7], 1, 400)[0].0, 7);
     }
 }
 
