@@ -10,6 +10,7 @@
 
 use super::greedy::PenalizedGreedy;
 use super::stream::{Outbox, StopFilter, log_softmax_at};
+use super::token_memo::TokenMemo;
 use crate::llm::{ChatRequest, ChatRole, Completion, FinishReason, LlmError, PromptKind, ResponseFormat, Token};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -376,7 +377,8 @@ fn worker(
         }
     };
     let _ = ready.send(Ok(()));
-    let mut engine = Engine { model: &model, cached: Default::default(), stats: ChatStats::default() };
+    let mut engine =
+        Engine { model: &model, cached: Default::default(), stats: ChatStats::default(), memo: TokenMemo::new() };
     let mut backlog: VecDeque<Work> = VecDeque::new();
     let closing = &*closing;
     while let Some(work) = backlog.pop_front().or_else(|| rx.recv().ok()) {
@@ -419,6 +421,8 @@ struct Engine<'m> {
     /// Per sequence: the tokens whose keys/values it holds at positions 0..len.
     cached: [Vec<LlamaToken>; SEQUENCES],
     stats: ChatStats,
+    /// The prompt pieces of the last few calls, tokenized.
+    memo: TokenMemo<LlamaToken>,
 }
 
 fn local(e: impl std::fmt::Display) -> LlmError {
@@ -426,15 +430,17 @@ fn local(e: impl std::fmt::Display) -> LlmError {
 }
 
 impl Engine<'_> {
-    fn tokenize(&self, prompt: &[Segment]) -> Vec<LlamaToken> {
+    fn tokenize(&mut self, prompt: &[Segment]) -> Vec<LlamaToken> {
         let vocab = self.model.vocab();
         let mut out = Vec::new();
         for seg in prompt {
-            match seg {
-                Segment::Special(s) => out.extend(vocab.tokenize(s.as_bytes(), false, true)),
-                Segment::Text(s) => out.extend(vocab.tokenize(s.as_bytes(), false, false)),
-            }
+            let (special, text) = match seg {
+                Segment::Special(s) => (true, s),
+                Segment::Text(s) => (false, s),
+            };
+            self.memo.extend(&mut out, special, text, |t| vocab.tokenize(t.as_bytes(), false, special));
         }
+        self.memo.end_call();
         out
     }
 

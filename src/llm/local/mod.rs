@@ -10,6 +10,7 @@ mod greedy;
 mod int8;
 mod minilm;
 mod stream;
+mod token_memo;
 
 pub use chat::{
     ChatStats, LocalChat, N_BATCH, N_CTX, REPEAT_LAST_N, REPEAT_PENALTY, Threads, backend as llama_backend,
