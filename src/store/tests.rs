@@ -291,6 +291,31 @@ fn an_exchange_s_rows_are_found_by_index_not_by_walking_the_history() {
     }
 }
 
+/// A kept statement is not planned again when its parameters change: neither a `LIKE ?` nor,
+/// after ANALYZE, an equality on an indexed column (the planner's stability guarantee, set in
+/// `configure`). Each re-preparation parses and plans the statement again.
+#[test]
+fn a_kept_statement_is_not_planned_again_for_new_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = open(&dir.path().join("qpsg.db")).unwrap();
+    let f = fixtures::Fixture(&conn);
+    for i in 0..200 {
+        f.insert(
+            "kv_state",
+            &[("namespace", &format!("ns{}", i % 7)), ("key", &format!("k{i}")), ("value", &"v"), ("updated_at", &i)],
+        );
+    }
+    conn.execute_batch("ANALYZE;").unwrap();
+    for sql in ["SELECT count(*) FROM kv_state WHERE namespace = ?1", "SELECT count(*) FROM kv_state WHERE key LIKE ?1"]
+    {
+        for arg in ["ns1", "%k1%", "ns3", "k2%"] {
+            let _: i64 = conn.prepare_cached(sql).unwrap().query_row([arg], |r| r.get(0)).unwrap();
+        }
+        let stmt = conn.prepare_cached(sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0, "{sql}");
+    }
+}
+
 fn unit(hot: usize, mix: f32) -> Vec<f32> {
     let mut v = vec![0.0f32; EMBEDDING_DIM];
     v[hot] = 1.0;
