@@ -171,7 +171,8 @@ impl ChatRepo<'_> {
         limit: usize,
     ) -> Result<Vec<i64>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT created_at FROM chat_history WHERE thread_id = ?1 AND exchange_id != ?2 AND role = 'user'
+            "SELECT created_at FROM chat_history WHERE thread_id = ?1 AND role = 'user'
+                 AND id NOT IN (SELECT id FROM chat_history WHERE exchange_id = ?2 AND role = 'user')
              ORDER BY id DESC LIMIT ?3",
         )?;
         let rows = stmt.query_map(params![thread_id, exchange_id, limit as i64], |r| r.get(0))?;

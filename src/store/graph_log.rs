@@ -59,8 +59,9 @@ impl GraphLogRepo<'_> {
         Ok(self
             .0
             .row(
-                "SELECT id, name, threshold, potential, trace, probation, deleted_at IS NULL
-                 FROM semantic_concepts WHERE id = ?1",
+                "SELECT c.id, c.name, c.threshold, COALESCE(t.potential, 0.0), COALESCE(t.trace, 0.0), c.probation,
+                        c.deleted_at IS NULL
+                 FROM semantic_concepts c LEFT JOIN concept_traces t ON t.id = c.id WHERE c.id = ?1",
                 params![id],
                 |r| Ok((GraphNodeRow::from_row(r)?, r.get(6)?)),
             )

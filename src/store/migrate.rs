@@ -59,7 +59,20 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0019_exchange_lookups.sql"),
     },
     Migration { version: 20, name: "0020_graph_changes", sql: include_str!("../../migrations/0020_graph_changes.sql") },
+    Migration {
+        version: 21,
+        name: "0021_concept_traces",
+        sql: include_str!("../../migrations/0021_concept_traces.sql"),
+    },
 ];
+
+/// For a test that re-runs the migrations after an old version on a database of today's schema:
+/// puts back what migration 0021 moved out of `semantic_concepts`, which migration 0017's
+/// indexes name.
+#[cfg(test)]
+pub(crate) const BEFORE_0021: &str = "DROP TABLE concept_traces;
+    ALTER TABLE semantic_concepts ADD COLUMN potential REAL NOT NULL DEFAULT 0.0;
+    ALTER TABLE semantic_concepts ADD COLUMN trace REAL NOT NULL DEFAULT 0.0;";
 
 pub fn latest_version() -> u32 {
     MIGRATIONS.last().map_or(0, |m| m.version)

@@ -349,6 +349,12 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
     // A turn runs a few dozen distinct statements; rusqlite's default cache of 16 evicted them
     // in turn, so every turn parsed them all again (14 % of a turn at 100k memories).
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    // A kept statement is planned once. Without the planner's stability guarantee SQLite
+    // re-plans a statement each time a parameter it might plan by is bound anew: any `LIKE ?`
+    // (recall's keyword search), and, once ANALYZE has run (`PRAGMA optimize`), every equality on
+    // an indexed column, FTS5's own lookups included. At 100k memories those re-preparations were
+    // ~18 % of a turn (docs/architecture.md §9). None of the store's plans needs the values.
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(())
 }

@@ -274,9 +274,45 @@ fn an_exchange_s_rows_are_found_by_index_not_by_walking_the_history() {
         ("UPDATE triage_calibration SET outcome = '{}' WHERE exchange_id = 'x'", "idx_triage_exchange"),
         ("SELECT id FROM episodes WHERE exchange_id = 'x' AND deleted_at IS NULL", "idx_episodes_exchange"),
         ("DELETE FROM kv_state WHERE namespace = 'graph_fired' AND updated_at < 5", "idx_kv_state_age"),
+        // Migration 0021: the turn's reads of its thread's past user lines and last decision.
+        (
+            "SELECT created_at FROM chat_history WHERE thread_id = 't' AND role = 'user' \
+             AND id NOT IN (SELECT id FROM chat_history WHERE exchange_id = 'x' AND role = 'user') \
+             ORDER BY id DESC LIMIT 200",
+            "COVERING INDEX idx_chat_history_user_times",
+        ),
+        (
+            "SELECT id FROM routing_decisions WHERE thread_id = 't' ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            "idx_routing_thread",
+        ),
     ] {
         let p = plan(sql);
         assert!(p.contains(index), "{sql}\n  plan: {p}");
+    }
+}
+
+/// A kept statement is not planned again when its parameters change: neither a `LIKE ?` nor,
+/// after ANALYZE, an equality on an indexed column (the planner's stability guarantee, set in
+/// `configure`). Each re-preparation parses and plans the statement again.
+#[test]
+fn a_kept_statement_is_not_planned_again_for_new_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = open(&dir.path().join("qpsg.db")).unwrap();
+    let f = fixtures::Fixture(&conn);
+    for i in 0..200 {
+        f.insert(
+            "kv_state",
+            &[("namespace", &format!("ns{}", i % 7)), ("key", &format!("k{i}")), ("value", &"v"), ("updated_at", &i)],
+        );
+    }
+    conn.execute_batch("ANALYZE;").unwrap();
+    for sql in ["SELECT count(*) FROM kv_state WHERE namespace = ?1", "SELECT count(*) FROM kv_state WHERE key LIKE ?1"]
+    {
+        for arg in ["ns1", "%k1%", "ns3", "k2%"] {
+            let _: i64 = conn.prepare_cached(sql).unwrap().query_row([arg], |r| r.get(0)).unwrap();
+        }
+        let stmt = conn.prepare_cached(sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0, "{sql}");
     }
 }
 
@@ -393,8 +429,13 @@ fn graph_migration_keeps_edges_signed_and_widens_the_bound() {
         .unwrap();
     assert_eq!(rows, [("contradicts".into(), -0.8, true), ("is-a".into(), 0.6, false)]);
     assert!(!columns(&conn, "semantic_relationships").contains(&"strength".to_string()));
-    for c in ["threshold", "potential", "trace", "probation", "graph_key"] {
+    for c in ["threshold", "probation", "graph_key"] {
         assert!(columns(&conn, "semantic_concepts").contains(&c.to_string()), "semantic_concepts lacks {c}");
+    }
+    // Migration 0021 moved the activation state into its own narrow table.
+    for c in ["trace", "potential"] {
+        assert!(!columns(&conn, "semantic_concepts").contains(&c.to_string()), "semantic_concepts keeps {c}");
+        assert!(columns(&conn, "concept_traces").contains(&c.to_string()), "concept_traces lacks {c}");
     }
     conn.execute("UPDATE semantic_relationships SET weight = 9.5 WHERE rel_type = 'is-a'", []).unwrap();
     assert!(conn.execute("UPDATE semantic_relationships SET weight = 10.5 WHERE rel_type = 'is-a'", []).is_err());

@@ -38,11 +38,13 @@
 //! topic holds [`BoundaryParams::talk_min_topic`] messages before the similarity rules may close
 //! it, and the block rule fires at [`BoundaryParams::talk_block_floor`].
 //!
-//! Pure: no clock, no I/O. The state serialises to JSON (persisted per thread, TTL 86 400 s);
+//! Pure: no clock, no I/O. The state serialises to JSON, its vectors as base64 (`packed`;
+//! persisted per thread, TTL 86 400 s);
 //! the tunables are configuration and are not part of it, see [`BoundaryState::with_params`].
 
 use serde::{Deserialize, Serialize};
 
+mod packed;
 mod params;
 
 pub use params::BoundaryParams;
@@ -92,7 +94,9 @@ pub struct BoundaryOutcome {
 #[serde(default)]
 pub struct BoundaryState {
     pub msg_count: u32,
+    #[serde(with = "packed::option")]
     pub ewma_fast: Option<Vec<f32>>,
+    #[serde(with = "packed::option")]
     pub ewma_slow: Option<Vec<f32>>,
     pub drift_ema: f64,
     pub drift_var: f64,
@@ -103,6 +107,7 @@ pub struct BoundaryState {
     pub last_ts: Option<i64>,
     /// The last `block_left + block_right` messages, oldest first: content weight and unit
     /// embedding (the block rule).
+    #[serde(with = "packed::weighted")]
     pub recent: Vec<(f32, Vec<f32>)>,
     /// Messages since the last boundary (or the first message); saturates.
     pub since_boundary: u32,

@@ -42,8 +42,9 @@ impl ConceptsRepo<'_> {
     /// Every live concept with its graph state.
     pub fn graph_nodes(&self) -> Result<Vec<GraphNodeRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT id, name, threshold, potential, trace, probation FROM semantic_concepts
-             WHERE deleted_at IS NULL ORDER BY id",
+            "SELECT c.id, c.name, c.threshold, COALESCE(t.potential, 0.0), COALESCE(t.trace, 0.0), c.probation
+             FROM semantic_concepts c LEFT JOIN concept_traces t ON t.id = c.id
+             WHERE c.deleted_at IS NULL ORDER BY c.id",
         )?;
         let rows = stmt.query_map([], GraphNodeRow::from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -71,8 +72,11 @@ impl ConceptsRepo<'_> {
         super::super::in_savepoint(self.0, || self.write_activation(trace_factor, fired, potentials, now))
     }
 
-    /// [`Self::save_activation`]'s writes. The two resets touch only the rows with a trace or a
-    /// potential, through migration 0017's partial indexes (`idx_concepts_traced`/`_charged`).
+    /// [`Self::save_activation`]'s writes, to the narrow `concept_traces` (migration 0021): the
+    /// decay and the reset touch only its few rows (one per concept with a trace or a
+    /// potential), and a row both leave at 0 goes. Only a fired node's count and time are
+    /// written to its concept row. An id with no concept row is skipped, as the UPDATEs of the
+    /// wide row skipped it (the table's foreign key would refuse it).
     fn write_activation(
         &self,
         trace_factor: f64,
@@ -82,21 +86,29 @@ impl ConceptsRepo<'_> {
     ) -> Result<(), StoreError> {
         self.0
             .prepare_cached(
-                "UPDATE semantic_concepts SET trace = CASE WHEN trace * ?1 < 1e-4 THEN 0.0 ELSE trace * ?1 END
-             WHERE trace <> 0",
+                "UPDATE concept_traces SET potential = 0.0,
+                     trace = CASE WHEN trace * ?1 < 1e-4 THEN 0.0 ELSE trace * ?1 END",
             )?
             .execute(params![trace_factor])?;
-        self.0.prepare_cached("UPDATE semantic_concepts SET potential = 0.0 WHERE potential <> 0")?.execute([])?;
+        let mut count = self.0.prepare_cached(
+            "UPDATE semantic_concepts SET fired_count = fired_count + 1, last_fired_at = ?2 WHERE id = ?1",
+        )?;
         let mut fire = self.0.prepare_cached(
-            "UPDATE semantic_concepts SET trace = ?2, fired_count = fired_count + 1, last_fired_at = ?3 WHERE id = ?1",
+            "INSERT INTO concept_traces (id, trace) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET trace = excluded.trace",
         )?;
         for (id, trace) in fired {
-            fire.execute(params![id, trace, now])?;
+            if count.execute(params![id, now])? > 0 {
+                fire.execute(params![id, trace])?;
+            }
         }
-        let mut pot = self.0.prepare_cached("UPDATE semantic_concepts SET potential = ?2 WHERE id = ?1")?;
+        let mut pot = self.0.prepare_cached(
+            "INSERT INTO concept_traces (id, potential) SELECT id, ?2 FROM semantic_concepts WHERE id = ?1
+             ON CONFLICT (id) DO UPDATE SET potential = excluded.potential",
+        )?;
         for (id, p) in potentials {
             pot.execute(params![id, p])?;
         }
+        self.0.prepare_cached("DELETE FROM concept_traces WHERE trace = 0.0 AND potential = 0.0")?.execute([])?;
         Ok(())
     }
 
@@ -162,3 +174,6 @@ impl ConceptsRepo<'_> {
         )?)
     }
 }
+
+#[cfg(test)]
+mod tests;

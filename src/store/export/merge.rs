@@ -32,6 +32,8 @@ const FOLLOWERS: &[(&str, &str)] = &[
     ("concept_vec", "semantic_concepts"),
     ("trait_vec", "user_traits"),
     ("fact_vec", "facts"),
+    // A concept's trace and potential (migration 0021).
+    ("concept_traces", "semantic_concepts"),
 ];
 /// Tables whose `(tbl, id)` names a vector table by its code (`VecTable::code_table`).
 const CODED: &[&str] = &["vector_codes", "reembed_pending"];
