@@ -697,6 +697,7 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
     db.call_blocking(|c| chalie::store::wal::hand_checkpoints_to_worker(c)).expect("wal");
     let cancel = CancellationToken::new();
     let mut restarted = None;
+    let mut settled = false;
     let msgs = messages();
     let mut i = 0usize;
     let timings = Arc::new(Mutex::new(Vec::new()));
@@ -733,6 +734,27 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
                 *modes.lock().unwrap().entry(report.mode).or_insert(0) += 1;
                 let report = black_box(report);
                 timings.lock().unwrap().push(Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first));
+                if !settled {
+                    settled = true;
+                    // A table past the graph's threshold (200k rows: the episodes and concepts
+                    // at 1M) gets its graph built on a background thread after its first search,
+                    // the flat scan answering meanwhile; the figures are the turns of an engine
+                    // whose graphs are built (untimed wait).
+                    let waited = Instant::now();
+                    let all_settled = || {
+                        db.call_blocking(|c| {
+                            VecTable::ALL.iter().try_fold(true, |all, &t| Ok(all && VectorRepo(c).index_settled(t)?))
+                        })
+                        .expect("index state")
+                    };
+                    while !all_settled() {
+                        std::thread::sleep(Duration::from_millis(500));
+                    }
+                    println!(
+                        "turn/deterministic/{label}: vector indexes settled {:.1} s after the first turn",
+                        waited.elapsed().as_secs_f64()
+                    );
+                }
             }
             total
         })
