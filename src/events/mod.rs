@@ -18,7 +18,7 @@ mod turns;
 mod vectors;
 
 pub use turns::TurnWatch;
-pub use vectors::PackedVectors;
+pub use vectors::{PackedVectors, decode as unpack_vector, encode as pack_vector};
 
 /// Severity of a one-line notice shown in the UI status area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
