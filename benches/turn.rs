@@ -737,9 +737,9 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
                 if !settled {
                     settled = true;
                     // The turn searches the episodes and the concepts; a table past the graph's
-                    // threshold (200k rows: both, at 1M) gets its graph built on a background thread after its first search,
-                    // the flat scan answering meanwhile; the figures are the turns of an engine
-                    // whose graphs are built (untimed wait).
+                    // threshold (200k rows: both, at 1M) gets its graph built on a background
+                    // thread after its first search, the flat scan answering meanwhile; the
+                    // figures are the turns of an engine whose graphs are built (untimed wait).
                     let waited = Instant::now();
                     let all_settled = || {
                         db.call_blocking(|c| {
