@@ -18,9 +18,13 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 
 /// A table is searched through a graph from this many rows on. The flat scan costs ~7 µs per
 /// thousand rows (7.3 ms at 1M); the graph at its breadth for the usual 400 candidates
-/// (`table::graph_ef`) ~2 ms at 1M and a little less on smaller tables, so below ~200k rows
-/// the flat scan is as quick and needs no build.
-pub const GRAPH_MIN_ROWS: usize = 200_000;
+/// (`table::graph_ef`) ~2 ms at 1M and not much less on smaller tables. At 200k the turn at 1M
+/// memories (450k episodes, 250k concepts, both searched with 400 candidates) went from 5.6 to
+/// 11.1 ms median with the graphs built (topic stage 4.5 -> 10.0 ms; `benches/turn.rs`, same
+/// hour), so a table stays flat until the flat scan clearly costs more than the graph. A
+/// breadth that shrinks with the table (100k rows keep 0.98 at breadth 100) would bring the
+/// threshold down; not measured at 250k-500k yet.
+pub const GRAPH_MIN_ROWS: usize = 600_000;
 
 /// At most this many rows go into a graph one by one in a batch of changes (or when a built
 /// graph is adopted); a bigger batch (an import, a re-embedding of the whole table) would stall
