@@ -6,26 +6,17 @@
 //! the state reads the same everywhere else (export, a forget's text replacement: base64 holds
 //! no words). A state stored before this, with arrays, still loads.
 
+use crate::events::{pack_vector, unpack_vector};
 use serde::de::{Deserializer, Error};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
-
-/// `v` as base64 of its little-endian f32 bytes: the session log's packing of vectors.
-pub(super) fn encode(v: &[f32]) -> String {
-    crate::events::pack_vector(v)
-}
-
-/// [`encode`]'s inverse; None for anything that is not whole f32s in base64.
-pub(super) fn decode(s: &str) -> Option<Vec<f32>> {
-    crate::events::unpack_vector(s).ok()
-}
 
 /// One vector as written: base64.
 struct Out<'a>(&'a [f32]);
 
 impl Serialize for Out<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&encode(self.0))
+        s.serialize_str(&pack_vector(self.0))
     }
 }
 
@@ -40,7 +31,7 @@ enum In {
 impl In {
     fn vector<E: Error>(self) -> Result<Vec<f32>, E> {
         match self {
-            In::Packed(s) => decode(&s).ok_or_else(|| E::custom("not a base64 vector")),
+            In::Packed(s) => unpack_vector(&s).map_err(|e| E::custom(format!("not a base64 vector: {e}"))),
             In::Numbers(v) => Ok(v),
         }
     }
@@ -79,6 +70,14 @@ pub(super) mod weighted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn encode(v: &[f32]) -> String {
+        pack_vector(v)
+    }
+
+    fn decode(s: &str) -> Option<Vec<f32>> {
+        unpack_vector(s).ok()
+    }
 
     #[test]
     fn every_bit_comes_back() {
