@@ -12,10 +12,16 @@
 //! After each reply it reads this process's resident set (`/proc/self/status`: VmRSS, and
 //! VmHWM for the peak) and prints, at the end, one line:
 //! `tui_soak: turns=… warmup=… rss_kb=<after warm-up>-><end> peak_rss_kb=… rss_slope_kb_per_turn=…
-//! anon_kb=… anon_slope_kb_per_turn=…`
+//! anon_kb=… anon_slope_kb_per_turn=… vector_rows=…` (the vectors the run stored: the process
+//! keeps an index of every one, so they are the memory that grows with what is remembered)
 //! (least squares over the turns after warm-up, a tenth of the run).
 //!
-//! `cargo run --profile bench --example tui_soak -- [--turns 1000] [--reply-tokens 24]`
+//! To find what grows: `SOAK_EXIT_LIVE=1 heaptrack tui_soak --canned --turns N` exits right
+//! after the last turn with everything alive, so heaptrack lists the live heap as leaked; two
+//! lengths compared (`heaptrack_print -f long.zst -d short.zst --print-leaks 1`) name the
+//! allocations that grow with turns.
+//!
+//! `cargo run --profile bench --example tui_soak -- [--turns 1000] [--reply-tokens 24] [--canned]`
 //! (scripts/soak.sh runs it). Linux only (it reads /proc).
 
 use async_trait::async_trait;
@@ -35,11 +41,16 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// The built-in chat model with replies cut at `cap` tokens.
+/// The built-in chat model with replies cut at `cap` tokens, or, with `--canned`, no model at
+/// all: every chat call answers a fixed sentence at once. That run is not the issue's figure
+/// (the model is not loaded); it finds memory growth outside the model in minutes, not hours.
 struct Capped {
     inner: Arc<LocalProvider>,
     cap: u32,
+    canned: bool,
 }
+
+const CANNED: &str = "Noted. Anything else on your mind?";
 
 #[async_trait]
 impl Provider for Capped {
@@ -54,6 +65,18 @@ impl Provider for Capped {
         on_token: &mut (dyn FnMut(Token) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
+        if self.canned {
+            for word in CANNED.split_inclusive(' ') {
+                on_token(Token { text: word.into(), logprob: None });
+            }
+            let tokens_out = CANNED.split(' ').count() as u32;
+            return Ok(Completion {
+                text: CANNED.into(),
+                tokens_in: 0,
+                tokens_out,
+                finish: chalie::llm::FinishReason::Stop,
+            });
+        }
         let mut req = req.clone();
         req.max_tokens = req.max_tokens.min(self.cap);
         self.inner.chat(model, &req, on_token, cancel).await
@@ -109,6 +132,7 @@ fn arg(name: &str, default: usize) -> usize {
 fn main() -> anyhow::Result<()> {
     let turns = arg("--turns", 1000);
     let cap = arg("--reply-tokens", 24) as u32;
+    let canned = std::env::args().any(|a| a == "--canned");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let models = std::env::var_os("CHALIE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target/models"));
     chalie::llm::local::fetch::Fetcher::default().fetch(&models, &mut |_| {})?;
@@ -117,7 +141,7 @@ fn main() -> anyhow::Result<()> {
     let tok = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let rt = Runtime::start(paths, Config::defaults())?;
     let local = Arc::new(LocalProvider::new("local", &models));
-    let capped: Arc<dyn Provider> = Arc::new(Capped { inner: local.clone(), cap });
+    let capped: Arc<dyn Provider> = Arc::new(Capped { inner: local.clone(), cap, canned });
     let routes = Role::ALL.map(|role| {
         let route = match role {
             Role::Embedding => Route { provider: local.clone(), model: EMBED_MODEL.into(), builtin: true },
@@ -199,12 +223,27 @@ fn main() -> anyhow::Result<()> {
         });
         // The loop ends when the typist is done and drops its end of the input.
         drawn.await?;
+        if std::env::var_os("SOAK_EXIT_LIVE").is_some() {
+            // Diagnosis: end with everything still alive, so a heap profiler lists it as leaked.
+            std::process::exit(0);
+        }
         drop(answers_tx);
         background.cancel();
-        anyhow::Ok(typist.await?)
+        let typed = typist.await?;
+        // What the turns stored that the process keeps an index of: every vector row is held
+        // in memory (its int8 row and binary code, ~0.4 kB), growth with what is remembered,
+        // not with turns as such.
+        let vectors = rt
+            .db
+            .call(|c| {
+                let repo = chalie::store::VectorRepo(c);
+                chalie::store::VecTable::ALL.iter().map(|t| repo.count(*t)).sum::<Result<i64, _>>()
+            })
+            .await?;
+        anyhow::Ok((typed, vectors))
     })?;
 
-    let (samples, failed, took) = summary;
+    let ((samples, failed, took), vectors) = summary;
     let warm = (turns / 10).max(1);
     let after: Vec<f64> = samples.iter().skip(warm - 1).map(|(kb, _, _)| *kb as f64).collect();
     let anon: Vec<f64> = samples.iter().skip(warm - 1).map(|(_, _, kb)| *kb as f64).collect();
@@ -214,7 +253,7 @@ fn main() -> anyhow::Result<()> {
     println!(
         "tui_soak: turns={} failed={failed} reply_tokens<={cap} warmup={warm} rss_kb={warm_kb:.0}->{end_kb:.0} \
          peak_rss_kb={peak} rss_slope_kb_per_turn={:.3} anon_kb={anon_warm:.0}->{anon_end:.0} \
-         anon_slope_kb_per_turn={:.3} seconds={:.0}",
+         anon_slope_kb_per_turn={:.3} vector_rows={vectors} seconds={:.0}",
         samples.len(),
         slope(&after),
         slope(&anon),

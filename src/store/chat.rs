@@ -126,18 +126,22 @@ impl ChatRepo<'_> {
                  SELECT * FROM chat_history WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?2
              ) ORDER BY id",
         )?;
-        let rows = stmt.query_map(params![thread_id, limit as i64], |r| {
-            Ok(ChatMessage {
-                id: r.get(0)?,
-                thread_id: r.get(1)?,
-                exchange_id: r.get(2)?,
-                role: r.get(3)?,
-                content: r.get(4)?,
-                mode: r.get(5)?,
-                topic: r.get(6)?,
-                created_at: r.get(7)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![thread_id, limit as i64], chat_message)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Up to `limit` messages of a thread from before exchange `before` (its first stored line),
+    /// oldest first: the page the chat pane shows above what it holds. None when `before` is
+    /// not stored (a purge took it).
+    pub fn before(&self, thread_id: &str, before: &str, limit: usize) -> Result<Vec<ChatMessage>, StoreError> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, thread_id, exchange_id, role, content, mode, topic, created_at FROM (
+                 SELECT * FROM chat_history WHERE thread_id = ?1
+                   AND id < (SELECT MIN(id) FROM chat_history WHERE exchange_id = ?2)
+                 ORDER BY id DESC LIMIT ?3
+             ) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![thread_id, before, limit as i64], chat_message)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -196,6 +200,20 @@ impl ChatRepo<'_> {
     }
 }
 
+/// A `chat_history` row in `recent`'s and `before`'s column order.
+fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
+    Ok(ChatMessage {
+        id: r.get(0)?,
+        thread_id: r.get(1)?,
+        exchange_id: r.get(2)?,
+        role: r.get(3)?,
+        content: r.get(4)?,
+        mode: r.get(5)?,
+        topic: r.get(6)?,
+        created_at: r.get(7)?,
+    })
+}
+
 #[cfg(test)]
 mod conversation_tests {
     use super::*;
@@ -221,5 +239,21 @@ mod conversation_tests {
         assert_eq!(repo.conversations(Some("100%"), 10).unwrap().len(), 1);
         assert!(repo.conversations(Some("0%"), 10).unwrap().len() == 1);
         assert!(repo.conversations(Some("_"), 10).unwrap().iter().all(|c| c.thread_id == "b"), "_ is literal");
+    }
+
+    #[test]
+    fn a_page_before_an_exchange_is_that_thread_s_older_lines_oldest_first() {
+        let c = crate::store::open_in_memory().unwrap();
+        let repo = ChatRepo(&c);
+        for i in 0..5 {
+            repo.append("a", &format!("x{i}"), "user", &format!("question {i}"), None, None).unwrap();
+            repo.append("b", &format!("y{i}"), "user", "elsewhere", None, None).unwrap();
+            repo.append("a", &format!("x{i}"), "assistant", &format!("answer {i}"), Some("RESPOND"), None).unwrap();
+        }
+        let text = |rows: Vec<ChatMessage>| rows.into_iter().map(|m| m.content).collect::<Vec<_>>();
+        assert_eq!(text(repo.before("a", "x3", 3).unwrap()), ["answer 1", "question 2", "answer 2"]);
+        assert_eq!(text(repo.before("a", "x1", 10).unwrap()), ["question 0", "answer 0"]);
+        assert!(repo.before("a", "x0", 10).unwrap().is_empty(), "nothing before the first exchange");
+        assert!(repo.before("a", "gone", 10).unwrap().is_empty(), "an exchange no longer stored has no page");
     }
 }

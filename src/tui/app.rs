@@ -69,6 +69,12 @@ pub enum Action {
     LoadTasks,
     /// Read the conversation list, optionally only those with a message matching a search.
     LoadConversations(Option<String>),
+    /// The chat pane was scrolled past the top of what it holds: read the page of
+    /// `thread_id`'s messages before exchange `before`.
+    LoadEarlierChat {
+        thread_id: String,
+        before: String,
+    },
     /// New messages go to this conversation; read its history for the chat pane.
     ResumeConversation(String),
     /// New messages go to a new conversation.
@@ -301,7 +307,7 @@ impl App {
                     _ => return None,
                 }
                 self.dirty = true;
-                None
+                if m.kind == MouseEventKind::ScrollUp { self.earlier_chat() } else { None }
             }
             Event::Resize(..) => {
                 self.dirty = true;
@@ -398,6 +404,7 @@ impl App {
             }
             Command::PageUp | Command::PageDown | Command::Up | Command::Down | Command::Top | Command::Bottom => {
                 self.scroll(cmd, ctx);
+                return self.earlier_chat();
             }
             Command::Open
             | Command::Filter
@@ -555,6 +562,15 @@ impl App {
             _ => &mut self.uncertainties.scroll,
         };
         scroll::apply(s, cmd);
+    }
+
+    /// The chat was scrolled to the top of what it holds: read the page before it.
+    fn earlier_chat(&mut self) -> Option<Action> {
+        let thread_id = self.thread.clone()?;
+        if !matches!(self.context(), Context::Input | Context::View) {
+            return None;
+        }
+        self.chat.wants_earlier().map(|before| Action::LoadEarlierChat { thread_id, before })
     }
 
     /// The component under the mouse.
@@ -782,6 +798,12 @@ impl App {
                 }
             }
             ViewAnswer::Conversation { thread_id, rows } => self.show_conversation(Some(thread_id), &rows),
+            // An answer for a conversation no longer shown (the user switched) is dropped.
+            ViewAnswer::EarlierChat { thread_id, before, rows, earlier } => {
+                if self.thread.as_deref() == Some(thread_id.as_str()) {
+                    self.chat.prepend(&rows, earlier, &before);
+                }
+            }
             ViewAnswer::Drift { thoughts } => self.drift.loaded(&thoughts),
             ViewAnswer::Approval(asked) => self.approval = Some(asked),
             ViewAnswer::Uncertainties { items } => self.uncertainties.loaded(&items),

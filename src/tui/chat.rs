@@ -4,6 +4,12 @@
 //! frame costs the rows on screen, not the history: a 10,000-line reply scrolls as fast as a
 //! short one. `prepare` (run before each draw) does whatever re-rendering changed text or a
 //! new width needs; `render` only copies rows into the buffer.
+//!
+//! The pane holds a window of the conversation, not all of it: while it follows the newest
+//! text it keeps the last [`KEPT`] messages, and scrolling to the top of the window asks the
+//! store for the page before it ([`Chat::wants_earlier`], [`Chat::prepend`]). A session of
+//! thousands of turns then costs the TUI the same memory and the same frame time as one of a
+//! hundred (each kept message is ~1 kB of rendered lines), and nothing stored is out of reach.
 
 use super::markdown::Doc;
 use super::theme;
@@ -45,9 +51,18 @@ impl Message {
     }
 }
 
+/// Messages kept while the pane follows the newest text: ~120 exchanges, tens of screens.
+pub const KEPT: usize = 240;
+/// Messages read from the store each time the user scrolls past the top of the window.
+pub const EARLIER_PAGE: usize = 120;
+
 #[derive(Debug, Default)]
 pub struct Chat {
     pub messages: Vec<Message>,
+    /// The store holds messages of this conversation before the first one kept.
+    pub earlier: bool,
+    /// A page of earlier messages was asked for and has not arrived.
+    loading_earlier: bool,
     /// Rows scrolled up from the bottom (0 = following the newest text).
     pub scroll: usize,
     /// Rows in the whole history at the last `prepare`.
@@ -96,8 +111,14 @@ impl Chat {
         });
     }
 
-    /// Show a stored conversation (`chalie-tui --thread ID`), oldest first, before new turns.
-    pub fn load(&mut self, rows: &[crate::store::ChatMessage]) {
+    /// Show a stored conversation (`chalie-tui --thread ID`), oldest first, before new turns;
+    /// `earlier`: the store holds messages before `rows`.
+    pub fn load(&mut self, rows: &[crate::store::ChatMessage], earlier: bool) {
+        self.earlier = earlier;
+        self.append_rows(rows);
+    }
+
+    fn append_rows(&mut self, rows: &[crate::store::ChatMessage]) {
         for r in rows {
             let at = DateTime::from_timestamp(r.created_at, 0).unwrap_or_default();
             match r.role.as_str() {
@@ -203,8 +224,52 @@ impl Chat {
         self.gap = false;
     }
 
+    /// The exchange whose stored messages came before the window's first message, when the
+    /// user has scrolled to the top of the window and the store has more: the app reads the
+    /// page before it (asked once until [`Chat::prepend`] answers).
+    pub fn wants_earlier(&mut self) -> Option<String> {
+        if !self.earlier || self.loading_earlier || self.scroll < self.max_scroll() {
+            return None;
+        }
+        let first = self.messages.iter().find_map(|m| m.exchange_id.clone())?;
+        self.loading_earlier = true;
+        Some(first)
+    }
+
+    /// Stored messages from before exchange `before` (oldest first) go on top; the rows on
+    /// screen stay where they are. `earlier`: the store holds still older ones. A page for a
+    /// window that has moved on since it was asked (trimmed, or another conversation) is
+    /// dropped; the next scroll to the top asks again.
+    pub fn prepend(&mut self, rows: &[crate::store::ChatMessage], earlier: bool, before: &str) {
+        self.loading_earlier = false;
+        if self.messages.iter().find_map(|m| m.exchange_id.as_deref()) != Some(before) {
+            return;
+        }
+        let mut page = Chat { width: self.width, ..Chat::default() };
+        page.append_rows(rows);
+        // The scroll counts rows from the bottom, so rows added above leave the view still;
+        // counting them into `total` here keeps `prepare` from taking them for new text.
+        self.total += page.messages.iter_mut().map(|m| m.body.prepare(self.width) + 2).sum::<usize>();
+        page.messages.append(&mut self.messages);
+        self.messages = page.messages;
+        self.earlier = earlier;
+    }
+
+    /// While the view follows the newest text, only the last [`KEPT`] messages stay; what goes
+    /// is in the store, a scroll to the top away.
+    fn trim(&mut self) {
+        if self.scroll > 0 || self.loading_earlier || self.messages.len() <= KEPT {
+            return;
+        }
+        let gone = self.messages.len() - KEPT;
+        self.messages.drain(..gone);
+        self.earlier = true;
+        self.total = 0;
+    }
+
     /// Wrap what changed to the pane's inner size; keep the view still while scrolled up.
     pub fn prepare(&mut self, width: u16, height: u16) {
+        self.trim();
         self.width = width;
         let before = self.total;
         self.total = self.messages.iter_mut().map(|m| m.body.prepare(width) + 2).sum();
@@ -261,6 +326,9 @@ impl Chat {
             block = block.title_bottom(
                 Line::from(" some streamed text was skipped; the full reply follows ").style(theme::warn()),
             );
+        }
+        if self.loading_earlier {
+            block = block.title_top(Line::from(" reading earlier messages… ").right_aligned().style(theme::dim()));
         }
         let inner = block.inner(area);
         frame.render_widget(block, area);

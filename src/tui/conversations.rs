@@ -223,7 +223,7 @@ impl App {
         let hide_unsure = self.chat.hide_unsure;
         self.chat = Chat::default();
         self.chat.hide_unsure = hide_unsure;
-        self.chat.load(rows);
+        self.chat.load(rows, rows.len() >= super::RESUMED_MESSAGES);
         self.thread = thread;
         self.focus = super::keymap::Focus::Input;
     }

@@ -97,7 +97,7 @@ pub async fn run(rt: &Runtime, thread: Option<String>, until: Until) -> anyhow::
     let mut app = App::new(settings(rt));
     if let Some(t) = thread.clone() {
         let rows = rt.db.call(move |c| crate::store::ChatRepo(c).recent(&t, RESUMED_MESSAGES)).await?;
-        app.chat.load(&rows);
+        app.chat.load(&rows, rows.len() >= RESUMED_MESSAGES);
         app.thread = thread.clone();
     }
     let engine = rt.bus.subscribe();

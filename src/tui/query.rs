@@ -33,6 +33,9 @@ pub enum ViewAnswer {
     Conversations { search: Option<String>, rows: Vec<Conversation> },
     /// A resumed conversation's recent messages, oldest first.
     Conversation { thread_id: String, rows: Vec<ChatMessage> },
+    /// The page of `thread_id`'s messages before exchange `before`, oldest first; `earlier`:
+    /// the store holds older ones still.
+    EarlierChat { thread_id: String, before: String, rows: Vec<ChatMessage>, earlier: bool },
     /// Stored drift thoughts, newest first, read at start.
     Drift { thoughts: Vec<DriftItem> },
     /// Open uncertainties, most severe first, read at start.
@@ -57,6 +60,7 @@ pub struct Queries {
     tasks: watch::Sender<Option<()>>,
     conversations: watch::Sender<Option<Option<String>>>,
     conversation: watch::Sender<Option<String>>,
+    earlier: watch::Sender<Option<(String, String)>>,
     answers: mpsc::UnboundedSender<ViewAnswer>,
 }
 
@@ -92,6 +96,17 @@ impl Queries {
             let t = thread_id.clone();
             let rows = db.call(move |c| store::ChatRepo(c).recent(&t, super::RESUMED_MESSAGES)).await;
             answer("the conversation", rows.map(|rows| ViewAnswer::Conversation { thread_id, rows }))
+        });
+        let (earlier, earlier_rx) = watch::channel(None);
+        serve(earlier_rx, answers.clone(), db.clone(), |db, (thread_id, before): (String, String)| async move {
+            let (t, b) = (thread_id.clone(), before.clone());
+            let page = super::chat::EARLIER_PAGE;
+            let rows = db.call(move |c| store::ChatRepo(c).before(&t, &b, page)).await;
+            let earlier = |rows: &Vec<ChatMessage>| rows.len() == page;
+            answer(
+                "earlier messages",
+                rows.map(|rows| ViewAnswer::EarlierChat { thread_id, before, earlier: earlier(&rows), rows }),
+            )
         });
         serve(texts_rx, answers.clone(), db.clone(), |db, names: Vec<String>| async move {
             let read = db.call(move |c| names.into_iter().map(|n| Ok((n.clone(), shown(c, &n)?))).collect()).await;
@@ -139,8 +154,18 @@ impl Queries {
                 }
             }
         });
-        let queries =
-            Queries { audit, decision, stats, memory, texts, tasks, conversations, conversation, answers: kept };
+        let queries = Queries {
+            audit,
+            decision,
+            stats,
+            memory,
+            texts,
+            tasks,
+            conversations,
+            conversation,
+            earlier,
+            answers: kept,
+        };
         (queries, rx)
     }
 
@@ -175,6 +200,11 @@ impl Queries {
 
     pub fn conversation(&self, thread_id: String) {
         self.conversation.send_replace(Some(thread_id));
+    }
+
+    /// The chat pane's page before exchange `before` of `thread_id`.
+    pub fn earlier_chat(&self, thread_id: String, before: String) {
+        self.earlier.send_replace(Some((thread_id, before)));
     }
 
     pub fn memory(&self, layer: MemoryLayer, search: Option<String>) {

@@ -217,6 +217,7 @@ impl Worker {
             }
             Action::LoadMemoryTexts(names) => self.queries.memory_texts(names),
             Action::LoadConversations(search) => self.queries.conversations(search),
+            Action::LoadEarlierChat { thread_id, before } => self.queries.earlier_chat(thread_id, before),
             Action::ResumeConversation(id) => {
                 let _ = self.intake.send(Intake::Switch(Some(id.clone())));
                 self.queries.conversation(id);
