@@ -203,8 +203,8 @@ pub(crate) fn nearest(
                 let row = r.get_ref(2)?.as_blob_or_null().map_err(rusqlite::Error::from)?;
                 table.apply(r.get(0)?, bytes, row);
             }
-            table.reindex_if_grown();
             table.seq = seq;
+            table.reindex_if_grown();
             i
         }
         _ => {
@@ -249,8 +249,17 @@ pub(crate) fn index_settled(c: &Connection, tbl: u8, dim: usize) -> Result<bool,
     Ok(cache.tables.iter_mut().find(|t| t.epoch == epoch && t.dim == dim).is_some_and(TableCodes::index_settled))
 }
 
+/// Where the graph of table `tbl` of the database at `db` is kept.
+fn graph_file(db: &str, tbl: u8) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{db}-vgraph{tbl}"))
+}
+
 fn load(c: &Connection, tbl: u8, vec_table: &str, epoch: i64, seq: i64, dim: usize) -> Result<TableCodes, StoreError> {
     let mut t = TableCodes::new(epoch, seq, dim);
+    // The graph of a big table is kept beside the database file (not for one in memory).
+    if let Some(db) = c.path().filter(|p| !p.is_empty()) {
+        t.set_graph_file(graph_file(db, tbl));
+    }
     let mut stmt = c.prepare_cached(&format!(
         "SELECT c.id, c.code, v.embedding FROM vector_codes c JOIN {vec_table} v ON v.id = c.id
          WHERE c.tbl = ?1 AND c.code IS NOT NULL ORDER BY c.id"

@@ -15,7 +15,7 @@
 //! its size are unchanged), again whenever the table has doubled since, so they keep up with
 //! what the table holds; a row placed by older centroids is still found, through its list.
 
-use super::graph::Rows;
+use super::graph::{Rows, Stamp};
 use super::index::Index;
 use super::kernels::{dot_int8, dots_f32, dots_int8, hamming_all};
 use super::{binary_code, code_words};
@@ -141,6 +141,16 @@ impl TableCodes {
         self
     }
 
+    /// Keep the table's graph in `path` between processes (`super::graph::file`).
+    pub fn set_graph_file(&mut self, path: std::path::PathBuf) {
+        self.index.set_file(path);
+    }
+
+    /// What the rows are: the graph file written from them must match it.
+    fn stamp(&self) -> Stamp {
+        Stamp { epoch: self.epoch, seq: self.seq, dim: self.dim }
+    }
+
     /// The table with a graph from `rows` rows on (tests: a graph at a size they can build).
     #[cfg(test)]
     pub fn with_graph_min_rows(mut self, rows: usize) -> TableCodes {
@@ -154,6 +164,12 @@ impl TableCodes {
         let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
         self.memo = None;
         self.index.poll(true, &self.slot_of, rows)
+    }
+
+    /// Whether the graph searches go through was read back from its file, not built.
+    #[cfg(test)]
+    pub fn graph_restored(&self) -> bool {
+        self.index.restored()
     }
 
     /// Live and dead nodes of the graph searches go through, if any.
@@ -176,7 +192,7 @@ impl TableCodes {
         if self.index.poll(false, &self.slot_of, rows) {
             self.memo = None;
         }
-        self.index.maintain(&self.ids, rows);
+        self.index.maintain(&self.ids, rows, self.stamp());
     }
 
     pub fn row_count(&self) -> usize {
@@ -301,7 +317,7 @@ impl TableCodes {
     pub fn reindex_if_grown(&mut self) {
         self.memo = None;
         let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
-        self.index.maintain(&self.ids, rows);
+        self.index.maintain(&self.ids, rows, self.stamp());
         let n = self.row_count();
         if n < self.ivf_min_rows || (self.trained_at > 0 && n < 2 * self.trained_at) {
             return;

@@ -195,6 +195,8 @@ mod graph {
     /// same at any size).
     const GRAPH_MIN_ROWS: usize = 1_500;
 
+    mod persisted;
+
     /// Every live row is one live node, found as its own nearest neighbour; the graph finds the
     /// exact top 10 of fresh queries; no deleted row is ever returned.
     fn check(t: &mut TableCodes, rows: &HashMap<i64, Vec<f32>>, deleted: &[i64], queries: &[Vec<f32>], when: &str) {
