@@ -20,14 +20,12 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
 /// A table is searched through a graph from this many rows on. The flat scan costs ~7 µs per
-/// thousand rows (7.3 ms at 1M); the graph at its breadth for the usual 400 candidates
-/// (`table::graph_ef`) ~2 ms at 1M and not much less on smaller tables. At 200k the turn at 1M
-/// memories (450k episodes, 250k concepts, both searched with 400 candidates) went from 5.6 to
-/// 11.1 ms median with the graphs built (topic stage 4.5 -> 10.0 ms; `benches/turn.rs`, same
-/// hour), so a table stays flat until the flat scan clearly costs more than the graph. A
-/// breadth that shrinks with the table (100k rows keep 0.98 at breadth 100) would bring the
-/// threshold down; not measured at 250k-500k yet.
-pub const GRAPH_MIN_ROWS: usize = 600_000;
+/// thousand rows (1.7 ms at 250k, 7.3 ms at 1M); the graph at the breadth its size needs
+/// (`table::graph_ef`: 240 for the usual 400 candidates at 200k rows) a fraction of a
+/// millisecond up to 500k rows (0.41 ms at 250k, breadth 300; `docs/cognition.md` §9.9). At a
+/// fixed breadth of 1000 the graph was no faster than the flat scan at 250k-450k rows, which is
+/// why this was 600k before the breadth followed the table.
+pub const GRAPH_MIN_ROWS: usize = 200_000;
 
 /// At most this many rows go into a graph one by one in a batch of changes (or when a built
 /// graph is adopted); a bigger batch (an import, a re-embedding of the whole table) would stall

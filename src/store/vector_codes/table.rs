@@ -57,14 +57,17 @@ pub fn probe_rows(n: usize, len: usize) -> usize {
     n.saturating_mul(64).max(len / 32)
 }
 
-/// The graph's search breadth for a search that would re-score `n` candidates in a flat scan:
-/// two and a half times as many (1000 for the usual 400). On the 1M bench data (~50 close
-/// variants of each sentence) the nearest rows fill a narrow search with one sentence's
-/// variants: breadth 300 / 500 / 700 / 1000 found 0.917 / 0.938 / 0.939 / 0.967 of the exact
-/// f32 top 10 on the queries it was tuned on, 1000 found 0.975 on held-out ones
-/// (docs/cognition.md §9.9).
-pub fn graph_ef(n: usize) -> usize {
-    n.saturating_mul(5) / 2
+/// The graph's search breadth for a search that would re-score `n` candidates in a flat scan of
+/// `rows` rows: `n` times 3 per million rows, growing by only 1 per million past 500k rows, and
+/// never under a quarter of `n` (so 300 / 600 / 1000 for the usual 400 candidates at 250k /
+/// 500k / 1M rows, 100 below 83k). A bigger graph needs a wider search to keep the same share of
+/// the exact top 10: on the bench's data (~50 close variants of each sentence, whose neighbours
+/// fill a narrow search with one sentence's variants) the smallest breadth keeping 0.95 of the
+/// exact f32 top 10 on the queries it was tuned on was 300 at 250k rows, 600 at 500k and 1000 at
+/// 1M; held-out queries found 0.988 / 0.986 / 0.975 there (docs/cognition.md §9.9).
+pub fn graph_ef(n: usize, rows: usize) -> usize {
+    let per_mille = (rows / 333).min(1_500 + rows / 1_000).max(250);
+    n.saturating_mul(per_mille) / 1_000
 }
 
 struct List {
@@ -395,21 +398,22 @@ impl TableCodes {
 
     /// The `n` rows with the nearest codes, re-scored against their int8 rows, nearest first
     /// (ties by id, so any `k` nearest are a prefix); or, through the graph, the nearest
-    /// [`graph_ef`]`(n)` (at least `k`) it finds. With the largest `k` the list answers.
+    /// [`graph_ef`] (at least `k`) it finds. With the largest `k` the list answers.
     fn shortlist(&mut self, query: &[f32], k: usize, n: usize) -> (Vec<(i64, f32)>, usize) {
         self.adopt_built_graph();
         let query_norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };
+        let ef = graph_ef(n, self.ids.len()).max(k);
         if let Some(graph) = self.index.graph() {
             let mut scored: Vec<(i64, f32)> = graph
-                .search(query, graph_ef(n).max(k), rows)
+                .search(query, ef, rows)
                 .into_iter()
                 .map(|(slot, sim)| {
                     (self.ids[slot as usize], if query_norm > 0.0 { 1.0 - sim / query_norm } else { 1.0 })
                 })
                 .collect();
             scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-            return (scored, graph_ef(n).max(k));
+            return (scored, ef);
         }
         let code = binary_code(query);
         let mut dist = Vec::new();
