@@ -3,7 +3,7 @@
 
 use super::super::super::graph::{Stamp, load};
 use super::super::super::table::TableCodes;
-use super::super::ivf::{DIM, noise, point, put, unit};
+use super::super::flat::{DIM, noise, point, put, unit};
 use super::{GRAPH_MIN_ROWS, check};
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,7 +11,7 @@ use std::path::Path;
 const EPOCH: i64 = 41;
 
 /// A table as a process loads it: `rows` in id order, as of change `seq`, kept in `file`.
-fn open(rows: &HashMap<i64, Vec<f32>>, epoch: i64, seq: i64, file: &Path) -> TableCodes {
+fn open(rows: &Rows, epoch: i64, seq: i64, file: &Path) -> TableCodes {
     let mut t = TableCodes::new(epoch, seq, DIM).with_graph_min_rows(GRAPH_MIN_ROWS);
     t.set_graph_file(file.to_path_buf());
     let mut ids: Vec<i64> = rows.keys().copied().collect();
@@ -25,7 +25,11 @@ fn open(rows: &HashMap<i64, Vec<f32>>, epoch: i64, seq: i64, file: &Path) -> Tab
     t
 }
 
-fn table_rows(seed: u64) -> (HashMap<i64, Vec<f32>>, Vec<Vec<f32>>, impl FnMut() -> Vec<f32>) {
+/// A table's rows by id, and queries.
+type Rows = HashMap<i64, Vec<f32>>;
+
+/// Rows and queries around 60 topics, and more points around the same topics.
+fn table_rows(seed: u64) -> (Rows, Vec<Vec<f32>>, impl FnMut() -> Vec<f32>) {
     let mut rng = crate::SplitMix64(seed);
     let topics: Vec<Vec<f32>> = (0..60).map(|_| unit(noise(&mut rng, 1.0))).collect();
     let rows: HashMap<i64, Vec<f32>> =
