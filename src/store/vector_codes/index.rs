@@ -19,13 +19,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-/// A table is searched through a graph from this many rows on. The flat scan costs ~7 µs per
-/// thousand rows (1.7 ms at 250k, 7.3 ms at 1M); the graph at the breadth its size needs
-/// (`table::graph_ef`: 240 for the usual 400 candidates at 200k rows) a fraction of a
-/// millisecond up to 500k rows (0.41 ms at 250k, breadth 300; `docs/cognition.md` §9.9). At a
-/// fixed breadth of 1000 the graph was no faster than the flat scan at 250k-450k rows, which is
-/// why this was 600k before the breadth followed the table.
-pub const GRAPH_MIN_ROWS: usize = 200_000;
+/// A table is searched through a graph from this many rows on. In isolation the graph at the
+/// breadth its size needs (`table::graph_ef`) beats the flat scan from ~100k rows (at 250k rows
+/// 0.41 ms at breadth 300 against 1.66 ms; at 450k ~1.4-2.0 ms at breadth 540 against ~3 ms;
+/// docs/cognition.md §9.9). But the 1M turn (`benches/turn.rs`; 450k episodes, 250k concepts)
+/// with graphs from 200k rows measured 12.6 ms median (topic stage 11.3 ms) against main's 6.8
+/// (topic 4.9) in alternating runs in session 24, where the searches alone predict ~4 ms: the
+/// cause is not found yet (those runs time only the 20 turns after a 5-15 minute wait for the
+/// graphs, see docs/architecture.md §9), so the turn's tables stay flat until it is.
+pub const GRAPH_MIN_ROWS: usize = 600_000;
 
 /// At most this many rows go into a graph one by one in a batch of changes (or when a built
 /// graph is adopted); a bigger batch (an import, a re-embedding of the whole table) would stall
