@@ -8,8 +8,7 @@
 //! cache holds beside the codes (38 MB at 100k rows of 384-d; see `VectorRepo::search`). From
 //! [`index::GRAPH_MIN_ROWS`] rows a table is searched through a navigable graph over its int8
 //! rows instead ([`graph`]), built on a background thread while the flat scan serves
-//! ([`index`]). Coarse-quantiser lists ([`table::IVF_MIN_ROWS`]) are still there but off: they
-//! did not keep recall@10 at 0.95 on the 1M bench.
+//! ([`index`]), and kept beside the database between processes.
 //! A code has [`code_words`] words for any model size, so the scheme follows whichever
 //! embedding model the database records (`super::embedding_space`).
 //!
@@ -203,8 +202,8 @@ pub(crate) fn nearest(
                 let row = r.get_ref(2)?.as_blob_or_null().map_err(rusqlite::Error::from)?;
                 table.apply(r.get(0)?, bytes, row);
             }
-            table.reindex_if_grown();
             table.seq = seq;
+            table.reindex_if_grown();
             i
         }
         _ => {
@@ -249,8 +248,17 @@ pub(crate) fn index_settled(c: &Connection, tbl: u8, dim: usize) -> Result<bool,
     Ok(cache.tables.iter_mut().find(|t| t.epoch == epoch && t.dim == dim).is_some_and(TableCodes::index_settled))
 }
 
+/// Where the graph of table `tbl` of the database at `db` is kept.
+fn graph_file(db: &str, tbl: u8) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{db}-vgraph{tbl}"))
+}
+
 fn load(c: &Connection, tbl: u8, vec_table: &str, epoch: i64, seq: i64, dim: usize) -> Result<TableCodes, StoreError> {
     let mut t = TableCodes::new(epoch, seq, dim);
+    // The graph of a big table is kept beside the database file (not for one in memory).
+    if let Some(db) = c.path().filter(|p| !p.is_empty()) {
+        t.set_graph_file(graph_file(db, tbl));
+    }
     let mut stmt = c.prepare_cached(&format!(
         "SELECT c.id, c.code, v.embedding FROM vector_codes c JOIN {vec_table} v ON v.id = c.id
          WHERE c.tbl = ?1 AND c.code IS NOT NULL ORDER BY c.id"

@@ -19,6 +19,9 @@
 //! rows against each other with `dot_i8` (integer products), each divided by the norms.
 
 use super::kernels::{dot_i8, dot_int8, dots_int8};
+
+mod file;
+pub use file::{FileError, Stamp, load, save};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -166,9 +169,10 @@ impl Graph {
         self.slot_node.truncate(len);
     }
 
-    /// Point a graph built over a copy of the table (node i was row `ids[i]`) at the table as
-    /// it is now (`slot_of`, `slots` rows): a node whose row is gone, or is in `changed` (its
-    /// vector may differ from the copy's), dies; the caller inserts the changed rows afresh.
+    /// Point a graph built over a copy of the table (live node i was row `ids[i]`) at the table
+    /// as it is now (`slot_of`, `slots` rows): a node whose row is gone, or is in `changed` (its
+    /// vector may differ from the copy's), dies, as does one dead already; the caller inserts
+    /// the changed rows afresh.
     pub fn remap(
         &mut self,
         ids: &[i64],
@@ -180,7 +184,12 @@ impl Graph {
         self.dead = 0;
         for (node, id) in ids.iter().enumerate() {
             match slot_of.get(id) {
-                Some(&slot) if !changed.contains(id) && (slot as usize) < slots => {
+                Some(&slot)
+                    if self.node_slot[node] != DEAD
+                        && !changed.contains(id)
+                        && (slot as usize) < slots
+                        && self.slot_node[slot as usize] == NONE =>
+                {
                     self.node_slot[node] = slot;
                     self.slot_node[slot as usize] = node as u32;
                 }

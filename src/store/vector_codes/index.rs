@@ -10,20 +10,23 @@
 //! then on each change goes straight into the graph; once [`super::graph::MAX_DEAD_SHARE`] of
 //! its nodes are dead, a new one is built the same way while the old one serves.
 //!
-//! Nothing is stored: a process builds its graph once per table, after its first search.
+//! A table whose database is a file keeps its graph in a file beside it (`graph::file`): the
+//! build thread of a process's first graph reads that back (and brings it up to date with the
+//! rows) instead of building, and every graph it builds is written there.
 
-use super::graph::{Graph, Rows};
+use super::graph::{self, FileError, Graph, Rows, Stamp};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-/// A table is searched through a graph from this many rows on. The flat scan costs ~7 µs per
-/// thousand rows (7.3 ms at 1M); the graph at its breadth for the usual 400 candidates
-/// (`table::graph_ef`) ~2 ms at 1M and not much less on smaller tables. At 200k the turn at 1M
-/// memories (450k episodes, 250k concepts, both searched with 400 candidates) went from 5.6 to
-/// 11.1 ms median with the graphs built (topic stage 4.5 -> 10.0 ms; `benches/turn.rs`, same
-/// hour), so a table stays flat until the flat scan clearly costs more than the graph. A
-/// breadth that shrinks with the table (100k rows keep 0.98 at breadth 100) would bring the
-/// threshold down; not measured at 250k-500k yet.
+/// A table is searched through a graph from this many rows on. In isolation the graph at the
+/// breadth its size needs (`table::graph_ef`) beats the flat scan from ~100k rows (at 250k rows
+/// 0.41 ms at breadth 300 against 1.66 ms; at 450k ~1.4-2.0 ms at breadth 540 against ~3 ms;
+/// docs/cognition.md §9.9). But the 1M turn (`benches/turn.rs`; 450k episodes, 250k concepts)
+/// with graphs from 200k rows measured 12.6 ms median (topic stage 11.3 ms) against main's 6.8
+/// (topic 4.9) in alternating runs in session 24, where the searches alone predict ~4 ms: the
+/// cause is not found yet (those runs time only the 20 turns after a 5-15 minute wait for the
+/// graphs, see docs/architecture.md §9), so the turn's tables stay flat until it is.
 pub const GRAPH_MIN_ROWS: usize = 600_000;
 
 /// At most this many rows go into a graph one by one in a batch of changes (or when a built
@@ -32,14 +35,16 @@ pub const GRAPH_MIN_ROWS: usize = 600_000;
 /// rows), so the graph is dropped and built again aside while the flat scan serves.
 pub const MAX_BATCH_INSERTS: usize = 5_000;
 
-/// A built graph comes back with the ids of the rows it was built over (node i is row ids[i]).
-type Built = (Graph, Vec<i64>);
+/// A built graph comes back with the ids of the rows it was built over (live node i is row
+/// ids[i]), and whether it was read back from its file rather than built.
+type Built = (Graph, Vec<i64>, bool);
 
 struct Building {
     done: Receiver<Built>,
     /// Rows changed since the copy, in order of change (each id once).
     changed: Vec<i64>,
     changed_set: std::collections::HashSet<i64>,
+    started: std::time::Instant,
 }
 
 pub(super) struct Index {
@@ -48,11 +53,19 @@ pub(super) struct Index {
     min_rows: usize,
     /// Rows inserted into the graph since the last batch ended.
     batch: usize,
+    /// Where the graph is kept between processes (None: the database is in memory).
+    file: Option<PathBuf>,
+    /// Whether the graph searches go through was read back from its file.
+    restored: bool,
 }
 
 impl Index {
     pub fn new() -> Index {
-        Index { graph: None, building: None, min_rows: GRAPH_MIN_ROWS, batch: 0 }
+        Index { graph: None, building: None, min_rows: GRAPH_MIN_ROWS, batch: 0, file: None, restored: false }
+    }
+
+    pub fn set_file(&mut self, path: PathBuf) {
+        self.file = Some(path);
     }
 
     #[cfg(test)]
@@ -64,6 +77,12 @@ impl Index {
     #[cfg(test)]
     pub fn graph_counts(&self) -> Option<(usize, usize)> {
         self.graph.as_ref().map(|g| (g.nodes() - g.dead(), g.dead()))
+    }
+
+    /// Whether the graph searches go through was read back from its file, not built.
+    #[cfg(test)]
+    pub fn restored(&self) -> bool {
+        self.graph.is_some() && self.restored
     }
 
     /// The graph, when searches go through one.
@@ -112,8 +131,8 @@ impl Index {
     }
 
     /// After a batch of changes: start a build if the table needs a graph (or a fresh one) and
-    /// none is under way. `ids` are the table's row ids by slot.
-    pub fn maintain(&mut self, ids: &[i64], rows: Rows) {
+    /// none is under way. `ids` are the table's row ids by slot, `stamp` what they are.
+    pub fn maintain(&mut self, ids: &[i64], rows: Rows, stamp: Stamp) {
         self.batch = 0;
         // A table that shrank to well under the threshold goes back to the flat scan (half
         // of it, so that one hovering at the threshold is not built again and again).
@@ -131,19 +150,34 @@ impl Index {
         }
         let (tx, rx) = std::sync::mpsc::channel();
         let copy = (ids.to_vec(), rows.rows.to_vec(), rows.norms.to_vec(), rows.dim);
+        let file = self.file.clone();
+        // A worn graph is built afresh; a table without one may find it on disk.
+        let restore = self.graph.is_none();
         let spawned = std::thread::Builder::new().name("vector-graph".into()).spawn(move || {
             let (ids, data, norms, dim) = copy;
             let rows = Rows { rows: &data, norms: &norms, dim };
-            let mut g = Graph::new();
-            for slot in 0..ids.len() as u32 {
-                g.insert(slot, rows);
-            }
+            let restored = file.as_deref().filter(|_| restore).and_then(|path| restore_from(path, &ids, rows, stamp));
+            let built = restored.unwrap_or_else(|| {
+                let mut g = Graph::new();
+                for slot in 0..ids.len() as u32 {
+                    g.insert(slot, rows);
+                }
+                if let Some(path) = &file {
+                    keep(path, &g, &ids, rows, stamp);
+                }
+                (g, ids, false)
+            });
             // The table may be gone by now (evicted, process ending): then nobody listens.
-            let _ = tx.send((g, ids));
+            let _ = tx.send(built);
         });
         // Without a thread the flat scan keeps serving; the next batch tries again.
         if spawned.is_ok() {
-            self.building = Some(Building { done: rx, changed: Vec::new(), changed_set: Default::default() });
+            self.building = Some(Building {
+                done: rx,
+                changed: Vec::new(),
+                changed_set: Default::default(),
+                started: std::time::Instant::now(),
+            });
         }
     }
 
@@ -152,7 +186,7 @@ impl Index {
     pub fn poll(&mut self, wait: bool, slot_of: &HashMap<i64, u32>, rows: Rows) -> bool {
         let Some(b) = &self.building else { return false };
         let built = if wait { b.done.recv().map_err(|_| TryRecvError::Disconnected) } else { b.done.try_recv() };
-        let (mut graph, ids) = match built {
+        let (mut graph, ids, restored) = match built {
             Ok(built) => built,
             Err(TryRecvError::Empty) => return false,
             // The builder died (it cannot, short of a panic): build again at the next batch.
@@ -172,7 +206,43 @@ impl Index {
                 graph.insert(slot, rows);
             }
         }
+        tracing::info!(
+            rows = rows.norms.len(),
+            restored,
+            secs = b.started.elapsed().as_secs_f64(),
+            "vector graph ready"
+        );
         self.graph = Some(graph);
+        self.restored = restored;
         true
+    }
+}
+
+/// The graph kept in `path`, brought up to date with the table's rows (`ids` by slot), unless
+/// there is none usable or so much changed since it was kept that a fresh build is better.
+fn restore_from(path: &std::path::Path, ids: &[i64], rows: Rows, stamp: Stamp) -> Option<Built> {
+    let stored = match graph::load(path, stamp) {
+        Ok(stored) => stored,
+        Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), "vector graph not restored, building it again: {e}");
+            return None;
+        }
+    };
+    let (g, node_ids, changed) = stored.restore(ids, rows);
+    if g.worn() {
+        return None;
+    }
+    // Keep what the inserts cost, unless it was next to nothing.
+    if changed * 100 > g.nodes() {
+        keep(path, &g, ids, rows, stamp);
+    }
+    Some((g, node_ids, true))
+}
+
+/// Write the graph to `path` for the next process; a failure only costs that process a build.
+fn keep(path: &std::path::Path, g: &Graph, ids: &[i64], rows: Rows, stamp: Stamp) {
+    if let Err(e) = graph::save(path, g, ids, rows, stamp) {
+        tracing::warn!(path = %path.display(), "vector graph not kept: {e}");
     }
 }

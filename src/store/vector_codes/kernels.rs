@@ -136,6 +136,7 @@ unsafe fn dots_int8_fast(q: &[f32], rows: &[i8], at: &[u32]) -> Vec<f32> {
     dots_int8_plain(q, rows, at)
 }
 
+#[cfg(test)]
 #[inline(always)]
 fn dot_f32_plain(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0f32; 16];
@@ -161,22 +162,6 @@ unsafe fn dot_f32_fast(a: &[f32], b: &[f32]) -> f32 {
     dot_f32_plain(a, b)
 }
 
-/// `v` against each of `matrix`'s rows (`v.len()` floats each): the dot products, in order.
-pub fn dots_f32(v: &[f32], matrix: &[f32]) -> Vec<f32> {
-    dispatch!(dots_f32_fast, dots_f32_plain, v, matrix)
-}
-
-#[inline(always)]
-fn dots_f32_plain(v: &[f32], matrix: &[f32]) -> Vec<f32> {
-    matrix.chunks_exact(v.len().max(1)).map(|row| dot_f32_plain(v, row)).collect()
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,popcnt")]
-unsafe fn dots_f32_fast(v: &[f32], matrix: &[f32]) -> Vec<f32> {
-    dots_f32_plain(v, matrix)
-}
-
 /// The plain builds, for checking the fast ones against.
 #[cfg(test)]
 pub(super) mod plain {
@@ -187,8 +172,5 @@ pub(super) mod plain {
     }
     pub fn dot_int8(q: &[f32], row: &[i8]) -> f32 {
         super::dot_int8_plain(q, row)
-    }
-    pub fn dots_f32(v: &[f32], matrix: &[f32]) -> Vec<f32> {
-        super::dots_f32_plain(v, matrix)
     }
 }
