@@ -7,10 +7,11 @@ use rusqlite::Connection;
 
 /// Run `f`'s writes as one unit: all of them kept, or (on an error) none.
 pub fn in_savepoint<T>(c: &Connection, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
-    c.execute_batch("SAVEPOINT chalie_batch")?;
+    // Kept prepared: a turn opens several of these, and parsing each again was a few percent of it.
+    c.prepare_cached("SAVEPOINT chalie_batch")?.execute([])?;
     match f() {
         Ok(v) => {
-            c.execute_batch("RELEASE chalie_batch")?;
+            c.prepare_cached("RELEASE chalie_batch")?.execute([])?;
             Ok(v)
         }
         Err(e) => {

@@ -60,16 +60,20 @@ impl Turn<'_> {
         let thread = self.thread_id.to_string();
         // The last exchange's message comes from the history, so the repeat check works on the
         // first message after a restart too.
-        let (prev, stored, recent) = engine
+        let current = self.weights.0;
+        let (weights, prev, stored, recent) = engine
             .db
             .call(move |c| {
                 Ok((
+                    super::load_weights(c, Some(current))?,
                     RoutingRepo(c).latest_unjudged_in_thread(&thread)?,
                     RegulatorStateRepo(c).load(USER_ID)?,
                     ChatRepo(c).recent(&thread, 8)?,
                 ))
             })
             .await?;
+        engine.take_weights(current, weights);
+        self.weights = engine.weights();
         // Read every turn: a forget rewrites the stored state, and the copy in memory must not
         // write the forgotten words back.
         let state = stored
@@ -105,22 +109,26 @@ impl Turn<'_> {
             });
             // The same verdict is the triage's outcome (docs/cognition.md §15.1): whether the
             // turn it pre-routed was a misroute.
-            engine
+            // The verdict, and the graph's lesson from it over what fired for that reply
+            // (docs/cognition.md §9.4.4), in one trip to the database thread; the graph's
+            // failure is a notice, not the turn's end.
+            let (cache, now) = (engine.graph_cache.clone(), self.now);
+            let learned = engine
                 .db
                 .call(move |c| {
                     RoutingRepo(c).set_feedback(&prev.id, &value)?;
                     if let Some(x) = &prev.exchange_id {
                         crate::store::TurnRepo(c).set_triage_outcome(x, &value)?;
                     }
-                    Ok(())
+                    Ok(xid.map(|x| crate::memory::graph::turn::after_feedback(c, &cache, &x, quality, now)))
                 })
                 .await?;
             // Logged once the verdict is stored: the live misroute rate and a replay read it.
             if let Some(e) = judged {
                 engine.bus.emit(e);
             }
-            if let Some(xid) = xid {
-                self.graph_feedback(xid, quality).await;
+            if let Some(Err(e)) = learned {
+                engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from feedback: {e}"));
             }
         }
         reg.on_event(Event::TurnStart { user_message: self.msg.text.to_string(), at_ms: now_ms() });
@@ -130,20 +138,6 @@ impl Turn<'_> {
             _ => {}
         }
         Ok(())
-    }
-
-    /// The feedback on the last reply teaches the graph over what fired for it (docs/cognition.md
-    /// §9.4.4); a failure is a notice, not the turn's end.
-    async fn graph_feedback(&self, exchange_id: String, quality: f64) {
-        let (cache, now) = (self.engine.graph_cache.clone(), self.now);
-        let learned = self
-            .engine
-            .db
-            .call(move |c| crate::memory::graph::turn::after_feedback(c, &cache, &exchange_id, quality, now))
-            .await;
-        if let Err(e) = learned {
-            self.engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from feedback: {e}"));
-        }
     }
 
     /// Whether a break stopped this turn from calling models.
