@@ -175,20 +175,22 @@ pub fn phase_a(
     if let Some(name) = name {
         repo.set_explicit_trait("name", name, "core")?;
     }
-    let times = repo.message_times_before(thread_id, exchange_id)?;
-    let (session_exchanges, gap) = session_exchanges(now, &times);
-    let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
-    let mut traits = repo.traits()?;
-    // Within a reliability state the store's order (statements first, then confidence) holds.
-    order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
-    // The regulator's break on this turn (docs/cognition.md §13.1) is one of the self-model's items.
-    let self_items = crate::cognition::self_model::assess(
-        &crate::store::self_readings(c, now)?,
-        regulator_break,
-        crate::cognition::act::plan::ActLimits::default().fatigue_budget,
-    );
-    let conversation = repo.conversation(thread_id, now)?;
-    Ok(PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items, spark: spark_state(c)? })
+    crate::store::in_read(c, || {
+        let times = repo.message_times_before(thread_id, exchange_id)?;
+        let (session_exchanges, gap) = session_exchanges(now, &times);
+        let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
+        let mut traits = repo.traits()?;
+        // Within a reliability state the store's order (statements first, then confidence) holds.
+        order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
+        // The regulator's break on this turn (docs/cognition.md §13.1) is one of the self-model's items.
+        let self_items = crate::cognition::self_model::assess(
+            &crate::store::self_readings(c, now)?,
+            regulator_break,
+            crate::cognition::act::plan::ActLimits::default().fatigue_budget,
+        );
+        let conversation = repo.conversation(thread_id, now)?;
+        Ok(PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items, spark: spark_state(c)? })
+    })
 }
 
 /// The stored onboarding state (fresh when there is none).
@@ -220,16 +222,19 @@ pub fn topic_stage(
     params: (&ClassifierParams, &BoundaryParams),
 ) -> Result<TopicStage, StoreError> {
     let repo = TurnRepo(c);
-    let mut topics: Vec<Topic> = repo.topics(thread_id)?;
+    let (mut topics, (focus, focus_on), stored) = crate::store::in_read(c, || {
+        let topics: Vec<Topic> = repo.topics(thread_id)?;
+        let focus = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
+        let stored = if embedding.is_some() { repo.boundary_state(thread_id, now)? } else { None };
+        Ok((topics, focus, stored))
+    })?;
     // Rows come most recently updated first: the thread's current topic is the first.
     let active = (!topics.is_empty()).then_some(0);
-    let (focus, focus_on) = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
 
     let report = match embedding {
         Some(e) => {
             let (cparams, bparams) = params;
-            let mut state = repo
-                .boundary_state(thread_id, now)?
+            let mut state = stored
                 .and_then(|j| kept_boundary(thread_id, &j).or_else(|| BoundaryState::from_json(&j, bparams.clone())))
                 .map(|s| s.with_params(bparams.clone()))
                 .filter(|s| !s.expired(now))

@@ -64,12 +64,14 @@ impl Turn<'_> {
         let (weights, prev, stored, recent) = engine
             .db
             .call(move |c| {
-                Ok((
-                    super::load_weights(c, Some(current))?,
-                    RoutingRepo(c).latest_unjudged_in_thread(&thread)?,
-                    RegulatorStateRepo(c).load(USER_ID)?,
-                    ChatRepo(c).recent(&thread, 8)?,
-                ))
+                crate::store::in_read(c, || {
+                    Ok((
+                        super::load_weights(c, Some(current))?,
+                        RoutingRepo(c).latest_unjudged_in_thread(&thread)?,
+                        RegulatorStateRepo(c).load(USER_ID)?,
+                        ChatRepo(c).recent(&thread, 8)?,
+                    ))
+                })
             })
             .await?;
         engine.take_weights(current, weights);
@@ -116,11 +118,14 @@ impl Turn<'_> {
             let learned = engine
                 .db
                 .call(move |c| {
-                    RoutingRepo(c).set_feedback(&prev.id, &value)?;
-                    if let Some(x) = &prev.exchange_id {
-                        crate::store::TurnRepo(c).set_triage_outcome(x, &value)?;
-                    }
-                    Ok(xid.map(|x| crate::memory::graph::turn::after_feedback(c, &cache, &x, quality, now)))
+                    // One commit for the three writes; the graph's own savepoint nests in it.
+                    crate::store::in_savepoint(c, || {
+                        RoutingRepo(c).set_feedback(&prev.id, &value)?;
+                        if let Some(x) = &prev.exchange_id {
+                            crate::store::TurnRepo(c).set_triage_outcome(x, &value)?;
+                        }
+                        Ok(xid.map(|x| crate::memory::graph::turn::after_feedback(c, &cache, &x, quality, now)))
+                    })
                 })
                 .await?;
             // Logged once the verdict is stored: the live misroute rate and a replay read it.
@@ -248,9 +253,11 @@ impl Turn<'_> {
         engine
             .db
             .call(move |c| {
-                RegulatorStateRepo(c).save(USER_ID, &state)?;
-                RoutingRepo(c).set_regulator(&id, &value)?;
-                Ok(())
+                crate::store::in_savepoint(c, || {
+                    RegulatorStateRepo(c).save(USER_ID, &state)?;
+                    RoutingRepo(c).set_regulator(&id, &value)?;
+                    Ok(())
+                })
             })
             .await?;
         engine.bus.emit(EngineEvent::Regulated { exchange_id: self.exchange_id.to_string(), report: report.clone() });
