@@ -219,9 +219,9 @@ impl Engine {
         let lower = crate::text::normalize(text);
         let msg = Analysis::new(text, &lower);
         let mut turn = Turn::new(self, thread_id, exchange_id, &msg, cancel);
-        // The newest router weights are read with the regulator's state (`Engine::refresh_weights`).
-        turn.regulate_start().await?;
-        let context = turn.context().await?;
+        // The newest router weights are read with the regulator's state (`Engine::refresh_weights`),
+        // and Phase A's reads come on the same trip.
+        let context = turn.start().await?;
         let mut topic = turn.topic().await?;
         let understood = turn.understand(&context, &topic);
         let triage = turn.triage(&context, &topic, &understood).await;

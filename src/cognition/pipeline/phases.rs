@@ -171,6 +171,38 @@ pub fn phase_a(
     regulator_break: Option<&str>,
     now: i64,
 ) -> Result<PhaseA, StoreError> {
+    Ok(phase_a_read(c, thread_id, exchange_id, name, now)?.assess(regulator_break))
+}
+
+/// What Phase A read, before the regulator's break on this turn is known: the turn reads it
+/// on the same trip to the database thread as the regulator's state, which decides the break.
+#[derive(Debug, Clone)]
+pub struct PhaseARead {
+    a: PhaseA,
+    readings: crate::store::SelfReadings,
+}
+
+impl PhaseARead {
+    /// Phase A with the self-model's items: the regulator's break on this turn (docs/cognition.md
+    /// §13.1) is one of them.
+    pub fn assess(self, regulator_break: Option<&str>) -> PhaseA {
+        let self_items = crate::cognition::self_model::assess(
+            &self.readings,
+            regulator_break,
+            crate::cognition::act::plan::ActLimits::default().fatigue_budget,
+        );
+        PhaseA { self_items, ..self.a }
+    }
+}
+
+/// [`phase_a`]'s database work: the identity hook's write, then the reads.
+pub fn phase_a_read(
+    c: &Connection,
+    thread_id: &str,
+    exchange_id: &str,
+    name: Option<&str>,
+    now: i64,
+) -> Result<PhaseARead, StoreError> {
     let repo = TurnRepo(c);
     if let Some(name) = name {
         repo.set_explicit_trait("name", name, "core")?;
@@ -182,14 +214,11 @@ pub fn phase_a(
         let mut traits = repo.traits()?;
         // Within a reliability state the store's order (statements first, then confidence) holds.
         order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
-        // The regulator's break on this turn (docs/cognition.md §13.1) is one of the self-model's items.
-        let self_items = crate::cognition::self_model::assess(
-            &crate::store::self_readings(c, now)?,
-            regulator_break,
-            crate::cognition::act::plan::ActLimits::default().fatigue_budget,
-        );
+        let readings = crate::store::self_readings(c, now)?;
         let conversation = repo.conversation(thread_id, now)?;
-        Ok(PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items, spark: spark_state(c)? })
+        let spark = spark_state(c)?;
+        let a = PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items: Vec::new(), spark };
+        Ok(PhaseARead { a, readings })
     })
 }
 
