@@ -180,20 +180,56 @@ impl<'t> Turn<'t> {
             .engine
             .db
             .call(move |c| {
+                use crate::memory::graph::turn as graph_turn;
                 // Traits, facts and gists are already in context; recall adds episodes and concepts.
-                let (stage, memories) =
-                    phases::topic_and_recall(c, &thread, &body, emb.as_deref(), now, (&params.0, &params.1))?;
+                let (decided, memories) =
+                    phases::decide_and_recall(c, &thread, &body, emb.as_deref(), now, (&params.0, &params.1))?;
                 let graph_clock = Instant::now();
-                let (graph, prepared) = match emb.as_deref() {
-                    Some(e) if !stage.report.contentless && routed => {
-                        (None, crate::memory::graph::turn::prepare(c, &cache, e)?)
-                    }
-                    Some(e) if !stage.report.contentless => {
-                        (Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, no_growth, now)?), None)
-                    }
+                let contentless = decided.report().contentless;
+                // The graph's reads and its activation come before any write: its concept search,
+                // like recall's, reads outside a transaction (`vector_codes::nearest`).
+                let (activated, prepared) = match emb.as_deref() {
+                    Some(e) if !contentless && routed => (None, graph_turn::prepare(c, &cache, e)?),
+                    Some(e) if !contentless => (Some(graph_turn::activate_for(c, &cache, e)?), None),
                     _ => (None, None),
                 };
-                let graph_ms = ms(graph_clock);
+                let mut graph_ms = ms(graph_clock);
+                let finish = |activated: Option<crate::memory::graph::Activated>| -> Result<_, crate::store::StoreError> {
+                    let clock = Instant::now();
+                    let e = emb.as_deref().unwrap_or_default();
+                    let graph = match activated {
+                        Some(a) => graph_turn::finish(c, a, Default::default(), &body, e, no_growth, now)?,
+                        None => graph_turn::TurnGraph::default(),
+                    };
+                    Ok((graph, ms(clock)))
+                };
+                let (stage, graph) = match activated {
+                    // The topic row and the detector's state, the context read's writes and the
+                    // activation's, as one commit; it opens with the topic's write, so it holds
+                    // the write lock from its first statement.
+                    Some(a) if decided.writes() => crate::store::in_savepoint(c, || {
+                        let stage = decided.persist(c)?;
+                        let (graph, ms) = finish(a)?;
+                        graph_ms += ms;
+                        Ok((stage, Some(graph)))
+                    })?,
+                    activated => {
+                        let stage = if decided.writes() {
+                            crate::store::in_savepoint(c, || decided.persist(c))?
+                        } else {
+                            decided.persist(c)?
+                        };
+                        let graph = match activated {
+                            Some(a) => {
+                                let (graph, ms) = finish(a)?;
+                                graph_ms += ms;
+                                Some(graph)
+                            }
+                            None => None,
+                        };
+                        (stage, graph)
+                    }
+                };
                 Ok((Topic { stage, memories, graph, graph_stats: None }, prepared, graph_ms))
             })
             .await?;
