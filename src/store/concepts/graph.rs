@@ -116,11 +116,9 @@ impl ConceptsRepo<'_> {
     pub fn by_graph_key(&self, key: &str) -> Result<Option<i64>, StoreError> {
         Ok(self
             .0
-            .row(
-                "SELECT id FROM semantic_concepts WHERE graph_key = ?1 AND deleted_at IS NULL",
-                params![key],
-                |r| r.get(0),
-            )
+            .row("SELECT id FROM semantic_concepts WHERE graph_key = ?1 AND deleted_at IS NULL", params![key], |r| {
+                r.get(0)
+            })
             .optional()?)
     }
 

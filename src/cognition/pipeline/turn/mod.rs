@@ -194,15 +194,16 @@ impl<'t> Turn<'t> {
                     _ => (None, None),
                 };
                 let mut graph_ms = ms(graph_clock);
-                let finish = |activated: Option<crate::memory::graph::Activated>| -> Result<_, crate::store::StoreError> {
-                    let clock = Instant::now();
-                    let e = emb.as_deref().unwrap_or_default();
-                    let graph = match activated {
-                        Some(a) => graph_turn::finish(c, a, Default::default(), &body, e, no_growth, now)?,
-                        None => graph_turn::TurnGraph::default(),
+                let finish =
+                    |activated: Option<crate::memory::graph::Activated>| -> Result<_, crate::store::StoreError> {
+                        let clock = Instant::now();
+                        let e = emb.as_deref().unwrap_or_default();
+                        let graph = match activated {
+                            Some(a) => graph_turn::finish(c, a, Default::default(), &body, e, no_growth, now)?,
+                            None => graph_turn::TurnGraph::default(),
+                        };
+                        Ok((graph, ms(clock)))
                     };
-                    Ok((graph, ms(clock)))
-                };
                 let (stage, graph) = match activated {
                     // The topic row and the detector's state, the context read's writes and the
                     // activation's, as one commit; it opens with the topic's write, so it holds

@@ -117,7 +117,12 @@ impl Turn<'_> {
     /// `surfacing` topic one open record on it, raised in this reply (docs/cognition.md §10.6),
     /// in one trip to the database thread. A store failure costs the reply its style or its
     /// question, never the turn. Returns the record's note.
-    async fn adapt_and_surface(&mut self, context: &Context, answers: bool, surfacing: Option<String>) -> Option<String> {
+    async fn adapt_and_surface(
+        &mut self,
+        context: &Context,
+        answers: bool,
+        surfacing: Option<String>,
+    ) -> Option<String> {
         let last_reply_words = context.phase_a.last_reply_words();
         let (text, now) = (self.msg.text.to_string(), self.now);
         let read = self
