@@ -247,17 +247,25 @@ pub fn recall_with(c: &Connection, req: &RecallRequest<'_>) -> Result<Vec<Hit>, 
     let wants = |l: &str| req.layers.is_empty() || req.layers.iter().any(|x| x == l);
     let terms = query_terms(req.query);
     let mut pool = Pool::default();
-    match req.embedding {
-        Some(e) if e.len() == embedding_dim(c)? => vector_source(c, e, &wants, &mut pool)?,
-        Some(e) => tracing::warn!(dims = e.len(), "query embedding does not fit the vector tables; text recall only"),
-        None => {}
-    }
-    if wants("episodes") && !terms.is_empty() {
-        fts_source(c, &terms, &mut pool)?;
-    }
-    if !terms.is_empty() {
-        keyword_source(c, req.query, &terms, req.now, &wants, &mut pool)?;
-    }
+    let near = match req.embedding {
+        Some(e) if e.len() == embedding_dim(c)? => vector_search(c, e, &wants)?,
+        Some(e) => {
+            tracing::warn!(dims = e.len(), "query embedding does not fit the vector tables; text recall only");
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    // The vector search takes its own snapshot; the hundred or so reads after it share one.
+    crate::store::in_read(c, || {
+        vector_rows(c, near, &mut pool)?;
+        if wants("episodes") && !terms.is_empty() {
+            fts_source(c, &terms, &mut pool)?;
+        }
+        if !terms.is_empty() {
+            keyword_source(c, req.query, &terms, req.now, &wants, &mut pool)?;
+        }
+        Ok(())
+    })?;
     let mut hits: Vec<Hit> = pool.items.into_iter().map(|cand| score(cand, &terms, req.now)).collect();
     hits.sort_by(|a, b| {
         b.score
@@ -270,30 +278,39 @@ pub fn recall_with(c: &Connection, req: &RecallRequest<'_>) -> Result<Vec<Hit>, 
     Ok(hits)
 }
 
-fn vector_source(
-    c: &Connection,
-    embedding: &[f32],
-    wants: &dyn Fn(&str) -> bool,
-    pool: &mut Pool,
-) -> Result<(), StoreError> {
+/// The vector source's neighbours, table by table: `(table, layer, id, distance)`.
+type Near = Vec<(VecTable, &'static str, i64, f32)>;
+
+/// The vector source's first half: each wanted table's nearest neighbours, too far ones
+/// dropped before their rows are read.
+fn vector_search(c: &Connection, embedding: &[f32], wants: &dyn Fn(&str) -> bool) -> Result<Near, StoreError> {
     let tables: [(VecTable, &'static str, &'static str); 3] = [
         (VecTable::Episodes, "episode", "episodes"),
         (VecTable::Concepts, "concept", "concepts"),
         (VecTable::Traits, "trait", "traits"),
     ];
-    let (repo, rows) = (VectorRepo(c), RecallRepo(c));
-    let mut found: Vec<(f32, &'static str, Row)> = Vec::new();
+    let repo = VectorRepo(c);
+    let mut near = Vec::new();
     for (table, layer, filter) in tables {
         if !wants(filter) {
             continue;
         }
-        // Too far to keep: dropped before its row is read.
-        let near =
-            repo.search(table, embedding, KNN_K)?.into_iter().filter(|(_, d)| 1.0 - f64::from(*d) >= MIN_SIMILARITY);
-        for (id, distance) in near {
-            if let Some(row) = rows.embedded(table, id)? {
-                found.push((distance, layer, row_of(row)));
+        for (id, distance) in repo.search(table, embedding, KNN_K)? {
+            if 1.0 - f64::from(distance) >= MIN_SIMILARITY {
+                near.push((table, layer, id, distance));
             }
+        }
+    }
+    Ok(near)
+}
+
+/// The vector source's second half: the live rows of the neighbours, ranked by distance.
+fn vector_rows(c: &Connection, near: Near, pool: &mut Pool) -> Result<(), StoreError> {
+    let rows = RecallRepo(c);
+    let mut found: Vec<(f32, &'static str, Row)> = Vec::new();
+    for (table, layer, id, distance) in near {
+        if let Some(row) = rows.embedded(table, id)? {
+            found.push((distance, layer, row_of(row)));
         }
     }
     found.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -8,7 +8,7 @@
 //! queue that exists, and `background::registry` maps every kind to the worker that claims
 //! it, so a queue nobody drains cannot be written.
 
-use super::{StoreError, now_ts};
+use super::{CachedSql, StoreError, now_ts};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -138,7 +138,7 @@ pub struct JobsRepo<'c>(pub &'c Connection);
 impl JobsRepo<'_> {
     pub fn enqueue(&self, kind: JobKind, payload: &Value, max_attempts: u32) -> Result<i64, StoreError> {
         let now = now_ts();
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO jobs (queue, payload, max_attempts, run_after, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?4, ?4)",
             params![kind, payload.to_string(), max_attempts, now],

@@ -101,7 +101,7 @@ pub mod wal;
 mod working_memory;
 mod world_state;
 
-pub use batch::{in_savepoint, rolled_back};
+pub use batch::{in_read, in_savepoint, rolled_back};
 pub use browse::{
     BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, replaced_by, row_object,
 };

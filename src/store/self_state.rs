@@ -3,7 +3,7 @@
 //! contradictions in it, and the last ACT loop's fatigue. A read model like `browse`: it owns
 //! no table.
 
-use super::StoreError;
+use super::{CachedSql, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Turns looked back on for failing model roles.
@@ -54,7 +54,7 @@ pub fn self_readings(c: &Connection, now: i64) -> Result<SelfReadings, StoreErro
     )?;
     let open_contradictions = stmt.query_map([], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
     let recent_fatigue: Option<f64> = c
-        .query_row(
+        .row(
             "SELECT MAX(fatigue) FROM cortex_iterations
              WHERE exchange_id = (SELECT exchange_id FROM cortex_iterations WHERE created_at > ?1 AND exchange_id IS NOT NULL
                                   ORDER BY created_at DESC, id DESC LIMIT 1)",

@@ -356,11 +356,23 @@ impl TurnRepo<'_> {
     /// Phase D in one transaction: the turn is either wholly committed or not at all, its
     /// forget (if it asked for one) included. Returns what the forget purged.
     pub fn commit(&self, c: &TurnCommit) -> Result<Option<super::Purged>, StoreError> {
+        Ok(self.commit_with(c, |_| Ok(()))?.0)
+    }
+
+    /// [`Self::commit`] with `also`'s writes in the same transaction (the onboarding state the
+    /// engine advances): one commit to the WAL, not two.
+    pub fn commit_with<T>(
+        &self,
+        c: &TurnCommit,
+        also: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<(Option<super::Purged>, T), StoreError> {
         let now = now_ts();
-        let tx = self.0.unchecked_transaction()?;
-        {
-            let repo = TurnRepo(&tx);
-            let chat = super::ChatRepo(&tx);
+        // A savepoint at the top level is a deferred transaction whose two statements stay
+        // prepared (a `Transaction` parses BEGIN and COMMIT again each turn).
+        let purged = super::in_savepoint(self.0, || {
+            let tx = self.0;
+            let repo = TurnRepo(tx);
+            let chat = super::ChatRepo(tx);
             chat.set_user_mode_and_topic(&c.thread_id, &c.exchange_id, &c.mode, &c.topic)?;
             if let Some(reply) = &c.reply {
                 chat.append(&c.thread_id, &c.exchange_id, c.reply_role, reply, Some(&c.mode), Some(&c.topic))?;
@@ -368,7 +380,7 @@ impl TurnRepo<'_> {
             let user = Some(c.user_text.as_str()).filter(|t| !t.trim().is_empty());
             let reply = c.reply.as_deref().filter(|_| c.reply_role == "assistant");
             repo.append_exchange_to_working_memory(&c.thread_id, user, reply, now)?;
-            super::RoutingRepo(&tx).insert(&c.routing)?;
+            super::RoutingRepo(tx).insert(&c.routing)?;
             if let Some(t) = &c.triage {
                 tx.exec(
                     "INSERT INTO triage_calibration (exchange_id, source, fallback_reason, branch, mode, skills,
@@ -401,19 +413,19 @@ impl TurnRepo<'_> {
                 exchange_id: Some(&c.exchange_id),
                 topic: Some(&c.topic),
             };
-            super::InteractionLogRepo(&tx).append(at, "system_response", &c.interaction, now)?;
+            super::InteractionLogRepo(tx).append(at, "system_response", &c.interaction, now)?;
             if let Some(payload) = &c.encode {
-                super::JobsRepo(&tx).enqueue(ENCODE_QUEUE, payload, 3)?;
-                super::JobsRepo(&tx).enqueue(CHUNK_QUEUE, payload, 3)?;
+                super::JobsRepo(tx).enqueue(ENCODE_QUEUE, payload, 3)?;
+                super::JobsRepo(tx).enqueue(CHUNK_QUEUE, payload, 3)?;
             }
             if let Some(v) = &c.adaptive {
-                super::RoutingRepo(&tx).set_adaptive(&c.routing.id, v)?;
+                super::RoutingRepo(tx).set_adaptive(&c.routing.id, v)?;
             }
-        }
-        // Last, so the turn's own rows (its audit of the request) are purged too.
-        let purged = c.forget.as_ref().map(|p| super::purge::purge_in(&tx, p)).transpose()?;
-        tx.commit()?;
-        if purged.is_some() {
+            let also = also(tx)?;
+            // Last, so the turn's own rows (its audit of the request) are purged too.
+            Ok((c.forget.as_ref().map(|p| super::purge::purge_in(tx, p)).transpose()?, also))
+        })?;
+        if purged.0.is_some() {
             super::purge::settle(self.0)?;
         }
         Ok(purged)

@@ -164,7 +164,13 @@ impl Engine {
     /// in use (the stability regulator wrote one while the engine ran).
     pub async fn refresh_weights(&self) -> Result<u32, EngineError> {
         let (current, _) = self.weights();
-        let (version, weights, note) = self.db.call(move |c| load_weights(c, Some(current))).await?;
+        let loaded = self.db.call(move |c| load_weights(c, Some(current))).await?;
+        Ok(self.take_weights(current, loaded))
+    }
+
+    /// Use what [`load_weights`] read over `current` (a turn reads them with its first other
+    /// reads, one trip to the database thread fewer); returns the version in use.
+    fn take_weights(&self, current: u32, (version, weights, note): (u32, RouterWeights, Option<String>)) -> u32 {
         if let Some(note) = note {
             self.bus.notice(NoticeLevel::Warn, note);
         }
@@ -172,7 +178,7 @@ impl Engine {
             tracing::info!(version, "router weights reloaded");
             *self.weights.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (version, weights);
         }
-        Ok(version)
+        version
     }
 
     pub fn llm(&self) -> &Llm {
@@ -210,12 +216,12 @@ impl Engine {
         text: &str,
         cancel: &CancellationToken,
     ) -> Result<TurnReport, EngineError> {
-        self.refresh_weights().await?;
         let lower = crate::text::normalize(text);
         let msg = Analysis::new(text, &lower);
         let mut turn = Turn::new(self, thread_id, exchange_id, &msg, cancel);
-        turn.regulate_start().await?;
-        let context = turn.context().await?;
+        // The newest router weights are read with the regulator's state (`Engine::refresh_weights`),
+        // and Phase A's reads come on the same trip.
+        let context = turn.start().await?;
         let mut topic = turn.topic().await?;
         let understood = turn.understand(&context, &topic);
         let triage = turn.triage(&context, &topic, &understood).await;

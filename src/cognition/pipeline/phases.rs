@@ -123,14 +123,30 @@ pub fn topic_and_recall(
     now: i64,
     defaults: (&ClassifierParams, &BoundaryParams),
 ) -> Result<(TopicStage, Vec<crate::memory::recall::Hit>), StoreError> {
+    let (decided, memories) = decide_and_recall(c, thread_id, text, embedding, now, defaults)?;
+    let stage =
+        if decided.writes() { crate::store::in_savepoint(c, || decided.persist(c))? } else { decided.persist(c)? };
+    Ok((stage, memories))
+}
+
+/// [`topic_and_recall`] with the topic stage decided but not yet written, so the caller can
+/// write it in one commit with its own writes (the concept graph's activation).
+pub fn decide_and_recall(
+    c: &Connection,
+    thread_id: &str,
+    text: &str,
+    embedding: Option<&[f32]>,
+    now: i64,
+    defaults: (&ClassifierParams, &BoundaryParams),
+) -> Result<(TopicDecided, Vec<crate::memory::recall::Hit>), StoreError> {
     let (_, tp, bp) = crate::cognition::stability::topics_cycle::current(c, defaults)?;
-    let stage = topic_stage(c, thread_id, text, embedding, now, (&tp, &bp))?;
-    let memories = if stage.report.contentless || embedding.is_none() {
+    let decided = decide_topic(c, thread_id, text, embedding, now, (&tp, &bp))?;
+    let memories = if decided.report.contentless || embedding.is_none() {
         Vec::new()
     } else {
         recalled_for_context(c, text, embedding, now)?
     };
-    Ok((stage, memories))
+    Ok((decided, memories))
 }
 
 /// What Phase A read.
@@ -171,24 +187,55 @@ pub fn phase_a(
     regulator_break: Option<&str>,
     now: i64,
 ) -> Result<PhaseA, StoreError> {
+    Ok(phase_a_read(c, thread_id, exchange_id, name, now)?.assess(regulator_break))
+}
+
+/// What Phase A read, before the regulator's break on this turn is known: the turn reads it
+/// on the same trip to the database thread as the regulator's state, which decides the break.
+#[derive(Debug, Clone)]
+pub struct PhaseARead {
+    a: PhaseA,
+    readings: crate::store::SelfReadings,
+}
+
+impl PhaseARead {
+    /// Phase A with the self-model's items: the regulator's break on this turn (docs/cognition.md
+    /// §13.1) is one of them.
+    pub fn assess(self, regulator_break: Option<&str>) -> PhaseA {
+        let self_items = crate::cognition::self_model::assess(
+            &self.readings,
+            regulator_break,
+            crate::cognition::act::plan::ActLimits::default().fatigue_budget,
+        );
+        PhaseA { self_items, ..self.a }
+    }
+}
+
+/// [`phase_a`]'s database work: the identity hook's write, then the reads.
+pub fn phase_a_read(
+    c: &Connection,
+    thread_id: &str,
+    exchange_id: &str,
+    name: Option<&str>,
+    now: i64,
+) -> Result<PhaseARead, StoreError> {
     let repo = TurnRepo(c);
     if let Some(name) = name {
         repo.set_explicit_trait("name", name, "core")?;
     }
-    let times = repo.message_times_before(thread_id, exchange_id)?;
-    let (session_exchanges, gap) = session_exchanges(now, &times);
-    let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
-    let mut traits = repo.traits()?;
-    // Within a reliability state the store's order (statements first, then confidence) holds.
-    order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
-    // The regulator's break on this turn (docs/cognition.md §13.1) is one of the self-model's items.
-    let self_items = crate::cognition::self_model::assess(
-        &crate::store::self_readings(c, now)?,
-        regulator_break,
-        crate::cognition::act::plan::ActLimits::default().fatigue_budget,
-    );
-    let conversation = repo.conversation(thread_id, now)?;
-    Ok(PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items, spark: spark_state(c)? })
+    crate::store::in_read(c, || {
+        let times = repo.message_times_before(thread_id, exchange_id)?;
+        let (session_exchanges, gap) = session_exchanges(now, &times);
+        let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
+        let mut traits = repo.traits()?;
+        // Within a reliability state the store's order (statements first, then confidence) holds.
+        order_for_assembly(&mut traits, |t| (MemoryKind::Fact, 1.0, Reliability::parse(&t.reliability)));
+        let readings = crate::store::self_readings(c, now)?;
+        let conversation = repo.conversation(thread_id, now)?;
+        let spark = spark_state(c)?;
+        let a = PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items: Vec::new(), spark };
+        Ok(PhaseARead { a, readings })
+    })
 }
 
 /// The stored onboarding state (fresh when there is none).
@@ -219,65 +266,102 @@ pub fn topic_stage(
     now: i64,
     params: (&ClassifierParams, &BoundaryParams),
 ) -> Result<TopicStage, StoreError> {
+    let decided = decide_topic(c, thread_id, text, embedding, now, params)?;
+    if decided.writes() { crate::store::in_savepoint(c, || decided.persist(c)) } else { decided.persist(c) }
+}
+
+/// The topic stage decided but not yet written ([`decide_topic`]): the turn writes it in the
+/// same commit as the concept graph's activation, after recall (which reads none of it).
+pub struct TopicDecided {
+    thread_id: String,
+    report: TopicReport,
+    focus: (FocusLevel, Option<String>),
+    now: i64,
+    /// The chosen topic's row and the detector's state, with its JSON: `None` when nothing
+    /// is stored (no embedding, or a greeting that opens the thread).
+    save: Option<(Topic, String, BoundaryState)>,
+}
+
+impl TopicDecided {
+    pub fn report(&self) -> &TopicReport {
+        &self.report
+    }
+
+    /// Whether [`Self::persist`] writes rows of its own (beside the context read's).
+    pub fn writes(&self) -> bool {
+        self.save.is_some()
+    }
+
+    /// Write the topic row and the detector's state, then read the chosen topic's context and
+    /// router state. The caller holds the savepoint when [`Self::writes`]: it opens with a
+    /// write, so the savepoint holds the write lock from its first statement.
+    pub fn persist(self, c: &Connection) -> Result<TopicStage, StoreError> {
+        let repo = TurnRepo(c);
+        let TopicDecided { thread_id, report, focus, now, save } = self;
+        let Some((topic, json, state)) = save else { return finish(&repo, &thread_id, report, focus, now) };
+        repo.save_topic(&thread_id, &topic)?;
+        repo.save_boundary_state(&thread_id, &json, now)?;
+        let stage = finish(&repo, &thread_id, report, focus, now)?;
+        keep_boundary(&thread_id, json, state);
+        Ok(stage)
+    }
+}
+
+/// The topic stage's reads and decision: classify the message among the thread's topics with
+/// the thread's boundary detector; nothing is written ([`TopicDecided::persist`] does).
+pub fn decide_topic(
+    c: &Connection,
+    thread_id: &str,
+    text: &str,
+    embedding: Option<&[f32]>,
+    now: i64,
+    params: (&ClassifierParams, &BoundaryParams),
+) -> Result<TopicDecided, StoreError> {
     let repo = TurnRepo(c);
-    let mut topics: Vec<Topic> = repo.topics(thread_id)?;
+    let (mut topics, focus, stored, new_id) = crate::store::in_read(c, || {
+        let topics: Vec<Topic> = repo.topics(thread_id)?;
+        let focus = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
+        let (stored, new_id) =
+            if embedding.is_some() { (repo.boundary_state(thread_id, now)?, repo.next_topic_id()?) } else { (None, 0) };
+        Ok((topics, focus, stored, new_id))
+    })?;
     // Rows come most recently updated first: the thread's current topic is the first.
     let active = (!topics.is_empty()).then_some(0);
-    let (focus, focus_on) = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
+    let focus_level = focus.0;
+    let decided = |report, save| TopicDecided { thread_id: thread_id.to_string(), report, focus, now, save };
 
-    let report = match embedding {
-        Some(e) => {
-            let (cparams, bparams) = params;
-            let mut state = repo
-                .boundary_state(thread_id, now)?
-                .and_then(|j| kept_boundary(thread_id, &j).or_else(|| BoundaryState::from_json(&j, bparams.clone())))
-                .map(|s| s.with_params(bparams.clone()))
-                .filter(|s| !s.expired(now))
-                .unwrap_or_else(|| BoundaryState::new(bparams.clone()));
-            let msg = topic::Message { text, embedding: e, now_unix_s: now };
-            let cls = topic::classify(&topics, active, &msg, Some(Detector { state: &mut state, focus }), cparams);
-            if cls.contentless && cls.topic_index.is_none() {
-                // A greeting as the thread's first message must not become the centroid every
-                // later message is compared with; it gets a provisional name and no row.
-                return finish(
-                    &repo,
-                    thread_id,
-                    TopicReport::new(topic::topic_name(text, now), true).with_diagnostics(cls.diagnostics.as_ref()),
-                    (focus, focus_on),
-                    now,
-                );
-            }
-            let new_id = repo.next_topic_id()?;
-            let i = topic::apply(&mut topics, &cls, &msg, new_id, cparams);
-            let t = &topics[i];
-            let report = TopicReport {
-                switch_score: cls.switch_score,
-                confidence: cls.confidence,
-                contentless: cls.contentless,
-                ..TopicReport::new(t.name.clone(), cls.is_new_topic)
-            }
-            .with_diagnostics(cls.diagnostics.as_ref());
-            let json = state.to_json();
-            // The topic row, the detector's state and the context read's writes (the gists'
-            // TTL, a surfaced curiosity thread) as one commit, not one autocommit each. It
-            // opens with a write, so the savepoint holds the write lock from its first statement.
-            let stage = crate::store::in_savepoint(c, || {
-                repo.save_topic(thread_id, t)?;
-                repo.save_boundary_state(thread_id, &json, now)?;
-                finish(&repo, thread_id, report, (focus, focus_on), now)
-            })?;
-            keep_boundary(thread_id, json, state);
-            return Ok(stage);
-        }
-        None => {
-            let (name, is_new) = match topics.first() {
-                Some(t) => (t.name.clone(), false),
-                None => (topic::topic_name(text, now), true),
-            };
-            TopicReport { degraded: true, ..TopicReport::new(name, is_new) }
-        }
+    let Some(e) = embedding else {
+        let (name, is_new) = match topics.first() {
+            Some(t) => (t.name.clone(), false),
+            None => (topic::topic_name(text, now), true),
+        };
+        return Ok(decided(TopicReport { degraded: true, ..TopicReport::new(name, is_new) }, None));
     };
-    finish(&repo, thread_id, report, (focus, focus_on), now)
+    let (cparams, bparams) = params;
+    let mut state = stored
+        .and_then(|j| kept_boundary(thread_id, &j).or_else(|| BoundaryState::from_json(&j, bparams.clone())))
+        .map(|s| s.with_params(bparams.clone()))
+        .filter(|s| !s.expired(now))
+        .unwrap_or_else(|| BoundaryState::new(bparams.clone()));
+    let msg = topic::Message { text, embedding: e, now_unix_s: now };
+    let cls = topic::classify(&topics, active, &msg, Some(Detector { state: &mut state, focus: focus_level }), cparams);
+    if cls.contentless && cls.topic_index.is_none() {
+        // A greeting as the thread's first message must not become the centroid every
+        // later message is compared with; it gets a provisional name and no row.
+        let report = TopicReport::new(topic::topic_name(text, now), true).with_diagnostics(cls.diagnostics.as_ref());
+        return Ok(decided(report, None));
+    }
+    let i = topic::apply(&mut topics, &cls, &msg, new_id, cparams);
+    let t = topics.swap_remove(i);
+    let report = TopicReport {
+        switch_score: cls.switch_score,
+        confidence: cls.confidence,
+        contentless: cls.contentless,
+        ..TopicReport::new(t.name.clone(), cls.is_new_topic)
+    }
+    .with_diagnostics(cls.diagnostics.as_ref());
+    let json = state.to_json();
+    Ok(decided(report, Some((t, json, state))))
 }
 
 /// Each thread's boundary detector state as this process last wrote it, with the JSON written

@@ -3,6 +3,7 @@
 //! whether this turn may spend at all and which past corrections its prompt carries; after the
 //! reply, it reads the turn's model calls off the bus (by origin) and records its verdict.
 
+use super::phases::PhaseARead;
 use super::turn::Turn;
 use super::{Engine, EngineError};
 use crate::cognition::regulator::{self, Decision, Event, Exchange, Regulator, RegulatorState, Settings};
@@ -51,28 +52,94 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+/// What the turn's first trip to the database thread brings back.
+struct StartRead {
+    weights: (u32, crate::cognition::router::RouterWeights, Option<String>),
+    stored: Option<String>,
+    judged: Option<Judged>,
+    phase_a: PhaseARead,
+    phase_a_ms: f64,
+}
+
+/// The last reply's verdict, stored, with the graph's lesson from it.
+struct Judged {
+    feedback: regulator::Feedback,
+    mode: Mode,
+    exchange_id: Option<String>,
+    /// `None` when the reply had no exchange to learn over; the graph's failure is a notice,
+    /// not the turn's end.
+    learned: Option<Result<Option<crate::memory::graph::turn::Learned>, crate::store::StoreError>>,
+}
+
+/// Judge the last reply (`prev`) by the message `next`, store the verdict (the triage's outcome
+/// too, docs/cognition.md §15.1: whether the turn it pre-routed was a misroute) and teach the
+/// graph over what fired for that reply (docs/cognition.md §9.4.4), as one commit.
+fn judge(
+    c: &rusqlite::Connection,
+    cache: &crate::memory::graph::GraphCache,
+    prev: crate::store::Unjudged,
+    recent: &[crate::store::ChatMessage],
+    next: &str,
+    now: i64,
+) -> Result<Judged, crate::store::StoreError> {
+    let mode = prev.selected_mode.parse::<Mode>().unwrap_or(Mode::Respond);
+    let user = recent
+        .iter()
+        .rev()
+        .find(|m| m.role == "user" && prev.exchange_id.as_deref() == Some(m.exchange_id.as_str()))
+        .map_or("", |m| m.content.as_str());
+    let feedback = regulator::detect_feedback(Exchange { user, mode, next });
+    let value = serde_json::to_value(&feedback).unwrap_or_default();
+    let quality = feedback.quality;
+    let learned = crate::store::in_savepoint(c, || {
+        RoutingRepo(c).set_feedback(&prev.id, &value)?;
+        if let Some(x) = &prev.exchange_id {
+            crate::store::TurnRepo(c).set_triage_outcome(x, &value)?;
+        }
+        Ok(prev.exchange_id.as_deref().map(|x| crate::memory::graph::turn::after_feedback(c, cache, x, quality, now)))
+    })?;
+    Ok(Judged { feedback, mode, exchange_id: prev.exchange_id, learned })
+}
+
 impl Turn<'_> {
     /// Judge the last reply by this message, then start the regulator's turn and act on its
-    /// decision before any model is asked.
-    pub(super) async fn regulate_start(&mut self) -> Result<(), EngineError> {
+    /// decision before any model is asked. Phase A's database work rides on the same trip to
+    /// the database thread (after the verdict's writes, as when it had its own); what it read
+    /// comes back for [`Turn::context`], which adds the break decided here.
+    pub(super) async fn regulate_start(&mut self, name: Option<String>) -> Result<PhaseARead, EngineError> {
         let engine = self.engine;
         self.regulation.rx = Some(engine.bus.subscribe());
-        let thread = self.thread_id.to_string();
-        // The last exchange's message comes from the history, so the repeat check works on the
-        // first message after a restart too.
-        let (prev, stored, recent) = engine
+        let (thread, xid, next) = (self.thread_id.to_string(), self.exchange_id.to_string(), self.msg.text.to_string());
+        let current = self.weights.0;
+        let (cache, now) = (engine.graph_cache.clone(), self.now);
+        let read = engine
             .db
             .call(move |c| {
-                Ok((
-                    RoutingRepo(c).latest_unjudged_in_thread(&thread)?,
-                    RegulatorStateRepo(c).load(USER_ID)?,
-                    ChatRepo(c).recent(&thread, 8)?,
-                ))
+                // The last exchange's message comes from the history, so the repeat check works
+                // on the first message after a restart too.
+                let (weights, prev, stored, recent) = crate::store::in_read(c, || {
+                    Ok((
+                        super::load_weights(c, Some(current))?,
+                        RoutingRepo(c).latest_unjudged_in_thread(&thread)?,
+                        RegulatorStateRepo(c).load(USER_ID)?,
+                        ChatRepo(c).recent(&thread, 8)?,
+                    ))
+                })?;
+                let judged = match prev {
+                    Some(prev) => Some(judge(c, &cache, prev, &recent, &next, now)?),
+                    None => None,
+                };
+                let clock = std::time::Instant::now();
+                let phase_a = super::phases::phase_a_read(c, &thread, &xid, name.as_deref(), now)?;
+                Ok(StartRead { weights, stored, judged, phase_a, phase_a_ms: super::ms(clock) })
             })
             .await?;
+        engine.take_weights(current, read.weights);
+        self.weights = engine.weights();
         // Read every turn: a forget rewrites the stored state, and the copy in memory must not
         // write the forgotten words back.
-        let state = stored
+        let state = read
+            .stored
             .and_then(|s| {
                 serde_json::from_str::<RegulatorState>(&s)
                     .map_err(|e| tracing::warn!("regulator state unreadable, starting afresh: {e}"))
@@ -83,44 +150,23 @@ impl Turn<'_> {
         let Slot { reg } = &mut *slot;
         let reg = reg.get_or_insert_with(|| Regulator::new(settings(engine), RegulatorState::default()));
         reg.set_state(state);
-        if let Some(prev) = prev {
-            let mode = prev.selected_mode.parse::<Mode>().unwrap_or(Mode::Respond);
-            let user = recent
-                .iter()
-                .rev()
-                .find(|m| m.role == "user" && prev.exchange_id.as_deref() == Some(m.exchange_id.as_str()))
-                .map_or("", |m| m.content.as_str());
-            let fb = regulator::detect_feedback(Exchange { user, mode, next: self.msg.text });
-            reg.on_feedback(&fb, self.msg.text, self.now);
-            let value = serde_json::to_value(&fb).unwrap_or_default();
-            let (xid, quality) = (prev.exchange_id.clone(), fb.quality);
-            let judged = xid.clone().map(|exchange_id| EngineEvent::RouteJudged {
-                exchange_id,
-                mode,
-                by_exchange_id: self.exchange_id.to_string(),
-                label: fb.label.as_str().to_string(),
-                cue: fb.cue.clone(),
-                quality,
-                misroute: crate::cognition::router::stats::MISROUTE_LABELS.contains(&fb.label.as_str()),
-            });
-            // The same verdict is the triage's outcome (docs/cognition.md §15.1): whether the
-            // turn it pre-routed was a misroute.
-            engine
-                .db
-                .call(move |c| {
-                    RoutingRepo(c).set_feedback(&prev.id, &value)?;
-                    if let Some(x) = &prev.exchange_id {
-                        crate::store::TurnRepo(c).set_triage_outcome(x, &value)?;
-                    }
-                    Ok(())
-                })
-                .await?;
+        if let Some(j) = read.judged {
+            reg.on_feedback(&j.feedback, self.msg.text, self.now);
             // Logged once the verdict is stored: the live misroute rate and a replay read it.
-            if let Some(e) = judged {
-                engine.bus.emit(e);
+            if let Some(exchange_id) = j.exchange_id {
+                let fb = &j.feedback;
+                engine.bus.emit(EngineEvent::RouteJudged {
+                    exchange_id,
+                    mode: j.mode,
+                    by_exchange_id: self.exchange_id.to_string(),
+                    label: fb.label.as_str().to_string(),
+                    cue: fb.cue.clone(),
+                    quality: fb.quality,
+                    misroute: crate::cognition::router::stats::MISROUTE_LABELS.contains(&fb.label.as_str()),
+                });
             }
-            if let Some(xid) = xid {
-                self.graph_feedback(xid, quality).await;
+            if let Some(Err(e)) = j.learned {
+                engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from feedback: {e}"));
             }
         }
         reg.on_event(Event::TurnStart { user_message: self.msg.text.to_string(), at_ms: now_ms() });
@@ -129,21 +175,8 @@ impl Turn<'_> {
             Decision::ProceduralWarning { .. } => self.regulation.prelude = reg.prelude(),
             _ => {}
         }
-        Ok(())
-    }
-
-    /// The feedback on the last reply teaches the graph over what fired for it (docs/cognition.md
-    /// §9.4.4); a failure is a notice, not the turn's end.
-    async fn graph_feedback(&self, exchange_id: String, quality: f64) {
-        let (cache, now) = (self.engine.graph_cache.clone(), self.now);
-        let learned = self
-            .engine
-            .db
-            .call(move |c| crate::memory::graph::turn::after_feedback(c, &cache, &exchange_id, quality, now))
-            .await;
-        if let Err(e) = learned {
-            self.engine.bus.notice(NoticeLevel::Warn, format!("the concept graph could not learn from feedback: {e}"));
-        }
+        self.phase_a_ms = read.phase_a_ms;
+        Ok(read.phase_a)
     }
 
     /// Whether a break stopped this turn from calling models.
@@ -254,9 +287,11 @@ impl Turn<'_> {
         engine
             .db
             .call(move |c| {
-                RegulatorStateRepo(c).save(USER_ID, &state)?;
-                RoutingRepo(c).set_regulator(&id, &value)?;
-                Ok(())
+                crate::store::in_savepoint(c, || {
+                    RegulatorStateRepo(c).save(USER_ID, &state)?;
+                    RoutingRepo(c).set_regulator(&id, &value)?;
+                    Ok(())
+                })
             })
             .await?;
         engine.bus.emit(EngineEvent::Regulated { exchange_id: self.exchange_id.to_string(), report: report.clone() });

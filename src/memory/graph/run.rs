@@ -38,15 +38,7 @@ pub struct Transfer {
 pub struct Run<'g> {
     g: &'g Graph,
     p: Params,
-    pot: Vec<f64>,
-    flags: Vec<u8>,
-    energy: Vec<f64>,
-    step_of: Vec<u8>,
-    /// The largest positive transfer in and its slot in `out` + 1 (0: none).
-    best: Vec<f64>,
-    via_slot: Vec<u32>,
-    via_from: Vec<u32>,
-    peak: Vec<f64>,
+    s: Scratch,
     touched: Vec<u32>,
     firing: Vec<u32>,
     step: u8,
@@ -55,19 +47,10 @@ pub struct Run<'g> {
 
 impl<'g> Run<'g> {
     pub fn start(g: &'g Graph, seeds: &[Seed], p: &Params) -> Run<'g> {
-        let n = g.len();
-        // Zeroed allocations are lazily mapped, so a large graph costs little beyond what is touched.
         let mut r = Run {
             g,
             p: *p,
-            pot: vec![0.0; n],
-            flags: vec![0; n],
-            energy: vec![0.0; n],
-            step_of: vec![0; n],
-            best: vec![0.0; n],
-            via_slot: vec![0; n],
-            via_from: vec![0; n],
-            peak: vec![0.0; n],
+            s: Scratch::take(g.len()),
             touched: Vec::new(),
             firing: Vec::new(),
             step: 0,
@@ -76,7 +59,7 @@ impl<'g> Run<'g> {
         if !p.reset {
             for (i, node) in g.nodes.iter().enumerate() {
                 if node.potential != 0.0 && node.potential.is_finite() {
-                    r.pot[i] = node.potential;
+                    r.s.pot[i] = node.potential;
                     r.touch(i as u32);
                 }
             }
@@ -85,20 +68,20 @@ impl<'g> Run<'g> {
             if let Some(&i) = g.index.get(&s.node)
                 && s.energy.is_finite()
             {
-                r.pot[i as usize] += s.energy;
-                r.flags[i as usize] |= SEEDED;
+                r.s.pot[i as usize] += s.energy;
+                r.s.flags[i as usize] |= SEEDED;
                 r.touch(i);
             }
         }
         for &i in &r.touched {
-            r.peak[i as usize] = r.pot[i as usize].max(0.0);
+            r.s.peak[i as usize] = r.s.pot[i as usize].max(0.0);
         }
         r
     }
 
     fn touch(&mut self, i: u32) {
-        if self.flags[i as usize] & TOUCHED == 0 {
-            self.flags[i as usize] |= TOUCHED;
+        if self.s.flags[i as usize] & TOUCHED == 0 {
+            self.s.flags[i as usize] |= TOUCHED;
             self.touched.push(i);
         }
     }
@@ -110,7 +93,7 @@ impl<'g> Run<'g> {
         if self.step >= self.p.max_steps {
             return false;
         }
-        let (g, pot, flags) = (self.g, &self.pot, &self.flags);
+        let (g, pot, flags) = (self.g, &self.s.pot, &self.s.flags);
         self.firing.extend(self.touched.iter().copied().filter(|&i| {
             let i = i as usize;
             flags[i] & (FIRED | INHIBITED) == 0 && pot[i] >= g.nodes[i].threshold
@@ -122,10 +105,10 @@ impl<'g> Run<'g> {
         self.last_step = Some(self.step);
         for &i in &self.firing {
             let i = i as usize;
-            self.energy[i] = self.pot[i];
-            self.step_of[i] = self.step;
-            self.flags[i] |= FIRED;
-            self.pot[i] = 0.0;
+            self.s.energy[i] = self.s.pot[i];
+            self.s.step_of[i] = self.step;
+            self.s.flags[i] |= FIRED;
+            self.s.pot[i] = 0.0;
         }
         true
     }
@@ -137,18 +120,18 @@ impl<'g> Run<'g> {
 
     /// The nodes that fired this step, with their energy.
     pub fn firing(&self) -> impl Iterator<Item = (i64, f64)> + '_ {
-        self.firing.iter().map(|&i| (self.g.nodes[i as usize].id, self.energy[i as usize]))
+        self.firing.iter().map(|&i| (self.g.nodes[i as usize].id, self.s.energy[i as usize]))
     }
 
     /// Whether `id` has fired in this call (this step included).
     pub fn has_fired(&self, id: i64) -> bool {
-        self.g.index.get(&id).is_some_and(|&i| self.flags[i as usize] & FIRED != 0)
+        self.g.index.get(&id).is_some_and(|&i| self.s.flags[i as usize] & FIRED != 0)
     }
 
     /// The transfers this step's firings make, in slot order.
     pub fn transfers(&self) -> impl Iterator<Item = Transfer> + '_ {
         self.firing.iter().flat_map(move |&i| {
-            let (g, e) = (self.g, self.energy[i as usize]);
+            let (g, e) = (self.g, self.s.energy[i as usize]);
             g.arcs(i as usize).map(move |slot| {
                 let o = g.out[slot];
                 Transfer {
@@ -168,7 +151,7 @@ impl<'g> Run<'g> {
         let g = self.g;
         for k in 0..self.firing.len() {
             let i = self.firing[k];
-            let e = self.energy[i as usize];
+            let e = self.s.energy[i as usize];
             for slot in g.arcs(i as usize) {
                 let o = g.out[slot];
                 let t = o.target as usize;
@@ -181,22 +164,22 @@ impl<'g> Run<'g> {
                 };
                 let w = weigh(&tr, o.weight);
                 let give = if w.is_finite() { w * e } else { o.weight * e };
-                self.pot[t] += give;
-                if give > self.best[t] {
-                    self.best[t] = give;
-                    self.via_slot[t] = slot as u32 + 1;
-                    self.via_from[t] = i;
+                self.s.pot[t] += give;
+                if give > self.s.best[t] {
+                    self.s.best[t] = give;
+                    self.s.via_slot[t] = slot as u32 + 1;
+                    self.s.via_from[t] = i;
                 }
                 self.touch(o.target);
             }
         }
         for &i in &self.touched {
             let i = i as usize;
-            self.peak[i] = self.peak[i].max(self.pot[i]);
-            if self.pot[i] < 0.0 {
-                self.flags[i] |= INHIBITED;
-            } else if self.pot[i] > 0.0 && self.flags[i] & FIRED == 0 {
-                self.pot[i] *= 1.0 - self.p.decay;
+            self.s.peak[i] = self.s.peak[i].max(self.s.pot[i]);
+            if self.s.pot[i] < 0.0 {
+                self.s.flags[i] |= INHIBITED;
+            } else if self.s.pot[i] > 0.0 && self.s.flags[i] & FIRED == 0 {
+                self.s.pot[i] *= 1.0 - self.p.decay;
             }
         }
         self.step += 1;
@@ -209,21 +192,83 @@ impl<'g> Run<'g> {
             r.g,
             &r.p,
             &r.touched,
-            &r.flags,
-            &r.pot,
-            &r.energy,
-            &r.step_of,
-            (&r.via_slot, &r.via_from),
+            &r.s.flags,
+            &r.s.pot,
+            &r.s.energy,
+            &r.s.step_of,
+            (&r.s.via_slot, &r.s.via_from),
             r.last_step,
         );
         a.peak = r
             .touched
             .iter()
-            .filter(|&&i| r.peak[i as usize] > 0.0)
-            .map(|&i| (r.g.nodes[i as usize].id, r.peak[i as usize]))
+            .filter(|&&i| r.s.peak[i as usize] > 0.0)
+            .map(|&i| (r.g.nodes[i as usize].id, r.s.peak[i as usize]))
             .collect();
         a.peak.sort_by_key(|x| x.0);
         a
+    }
+}
+
+/// A run's per-node arrays, eight of them as long as the graph. Allocating them zeroed each
+/// turn cost a page fault per page touched and an unmap at the end (a million memories hold
+/// hundreds of thousands of nodes), so each thread keeps one set: a run writes only the entries
+/// of nodes it touches, and zeroes exactly those when it ends.
+#[derive(Debug, Default)]
+struct Scratch {
+    pot: Vec<f64>,
+    flags: Vec<u8>,
+    energy: Vec<f64>,
+    step_of: Vec<u8>,
+    /// The largest positive transfer in and its slot in `out` + 1 (0: none).
+    best: Vec<f64>,
+    via_slot: Vec<u32>,
+    via_from: Vec<u32>,
+    peak: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Option<Scratch>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Scratch {
+    /// Zeroed arrays of at least `n` entries: the thread's kept set if no other run holds it.
+    fn take(n: usize) -> Scratch {
+        let mut s = SCRATCH.with(|k| k.borrow_mut().take()).unwrap_or_default();
+        if s.pot.len() < n {
+            s.pot.resize(n, 0.0);
+            s.flags.resize(n, 0);
+            s.energy.resize(n, 0.0);
+            s.step_of.resize(n, 0);
+            s.best.resize(n, 0.0);
+            s.via_slot.resize(n, 0);
+            s.via_from.resize(n, 0);
+            s.peak.resize(n, 0.0);
+        }
+        s
+    }
+
+    /// Zero the entries of `touched` (the only ones a run writes) and keep the set for the
+    /// thread's next run.
+    fn give_back(mut self, touched: &[u32]) {
+        for &i in touched {
+            let i = i as usize;
+            self.pot[i] = 0.0;
+            self.flags[i] = 0;
+            self.energy[i] = 0.0;
+            self.step_of[i] = 0;
+            self.best[i] = 0.0;
+            self.via_slot[i] = 0;
+            self.via_from[i] = 0;
+            self.peak[i] = 0.0;
+        }
+        SCRATCH.with(|k| *k.borrow_mut() = Some(self));
+    }
+}
+
+impl Drop for Run<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.s).give_back(&self.touched);
     }
 }
 

@@ -364,3 +364,37 @@ mod cache {
         assert_eq!((cache.loads(), cache.patches()), (2, 2));
     }
 }
+
+/// The run's per-node arrays are kept per thread (`run::Scratch`): a run after others on the
+/// same thread, on a smaller and a larger graph, with inhibition and leftovers left behind,
+/// comes out exactly as on a fresh thread.
+#[test]
+fn a_run_after_others_on_the_same_thread_is_as_on_a_fresh_one() {
+    let small = graph(&[(A, 1.0), (B, 1.0), (C, 1.0), (D, 1.0)], &[(A, B, 1.5), (B, C, 1.2), (A, D, -1.0)]);
+    let nodes: Vec<(i64, f64)> = (1..=40).map(|i| (i, 0.8)).collect();
+    let edges: Vec<(i64, i64, f64)> = (1..40).flat_map(|i| [(i, i + 1, 0.9), (i + 1, i, -0.3)]).collect();
+    let large = graph(&nodes, &edges);
+    let p = Params { max_steps: 6, ..Params::default() };
+    // The steps map prints in hash order: compared sorted.
+    let shown = |mut a: Activation| {
+        let mut steps: Vec<(i64, u8)> = a.steps_of.drain().collect();
+        steps.sort_unstable();
+        format!("{a:?} {steps:?}")
+    };
+    let runs = || {
+        [
+            shown(activate(&small, &[seed(A, 1.0)], &p)),
+            shown(activate(&large, &[seed(3, 1.2), seed(20, 0.9)], &p)),
+            shown(activate(&small, &[seed(B, 0.7), seed(D, 2.0)], &p)),
+            shown(activate(&large, &[seed(39, 1.0)], &Params { reset: false, ..p })),
+        ]
+    };
+    let here = runs();
+    for (i, got) in runs().iter().enumerate() {
+        assert_eq!(got, &here[i], "run {i} again on this thread");
+    }
+    for (i, got) in here.iter().enumerate() {
+        let fresh = std::thread::scope(|s| s.spawn(|| runs()[i].clone()).join().unwrap());
+        assert_eq!(got, &fresh, "run {i} on a fresh thread");
+    }
+}

@@ -43,10 +43,17 @@ pub fn for_message(
     social: bool,
     now: i64,
 ) -> Result<TurnGraph, StoreError> {
-    let Some((graph, seeds)) = prepare(c, cache, embedding)? else { return Ok(TurnGraph::default()) };
-    let activation = super::activate::activate(&graph, &seeds, &Params::default());
-    let activated = Activated { graph, seeds, activation };
+    let Some(activated) = activate_for(c, cache, embedding)? else { return Ok(TurnGraph::default()) };
     finish(c, activated, Routed::default(), text, embedding, social, now)
+}
+
+/// [`for_message`]'s first half, which writes nothing: the graph, the message's seeds and the
+/// activation over them; `None` as for [`prepare`]. [`finish`] writes it (the turn, in one
+/// commit with its topic stage).
+pub fn activate_for(c: &Connection, cache: &GraphCache, embedding: &[f32]) -> Result<Option<Activated>, StoreError> {
+    let Some((graph, seeds)) = prepare(c, cache, embedding)? else { return Ok(None) };
+    let activation = super::activate::activate(&graph, &seeds, &Params::default());
+    Ok(Some(Activated { graph, seeds, activation }))
 }
 
 /// The graph and a message's seeds.

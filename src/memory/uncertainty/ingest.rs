@@ -373,6 +373,14 @@ pub const MODEL_TIMEOUT: Duration = Duration::from_secs(5);
 /// findings and the tolerance-steered auto-resolution confidence.
 type Prepared = (Vec<Claim>, Vec<Candidate>, Vec<Finding>, f64);
 
+/// What the check's one read found: the message answered an asked question (that record,
+/// closed), it is a question (nothing to check), or what the rules need.
+enum Read {
+    Answered(UncertaintyItem),
+    Question,
+    Prepared(Prepared),
+}
+
 /// The check as the turn runs it: the rules on the database thread; when they find nothing
 /// and the memory workers ask the model (`[llm] memory_extraction`), the lightweight model
 /// classifies up to [`MAX_MODEL_PAIRS`] pre-screened pairs (strict JSON, the layer's bounded
@@ -384,27 +392,35 @@ pub async fn run(
     embedding: Option<Vec<f32>>,
     now: i64,
 ) -> Result<Applied, StoreError> {
+    // The answer to a question, or else the rules' reads, in one trip to the database thread:
+    // the turn's own calls queue behind this one.
     let text = message.clone();
-    if let Some(item) = db.call(move |c| answer_to_a_question(c, &text, now)).await? {
-        return Ok(Applied {
-            report: UncertaintyReport { resolved: vec![item], ..Default::default() },
-            ..Default::default()
-        });
-    }
-    if message.trim_end().ends_with('?') {
-        return Ok(Applied::default());
-    }
-    let text = message.clone();
-    let (claims, cands, mut findings, auto_min): Prepared = db
+    let first = db
         .call(move |c| {
+            if let Some(item) = answer_to_a_question(c, &text, now)? {
+                return Ok(Read::Answered(item));
+            }
+            if text.trim_end().ends_with('?') {
+                return Ok(Read::Question);
+            }
             let t =
                 crate::store::IdentityRepo(c).current(super::tolerance::NAME)?.unwrap_or(super::tolerance::BASELINE);
             let claims = rules::claims(&text);
             let cands = candidates(c, &claims, embedding.as_deref(), now)?;
             let findings = judge(&text, &claims, &cands);
-            Ok((claims, cands, findings, super::tolerance::auto_resolve_confidence(t)))
+            Ok(Read::Prepared((claims, cands, findings, super::tolerance::auto_resolve_confidence(t))))
         })
         .await?;
+    let (claims, cands, mut findings, auto_min): Prepared = match first {
+        Read::Answered(item) => {
+            return Ok(Applied {
+                report: UncertaintyReport { resolved: vec![item], ..Default::default() },
+                ..Default::default()
+            });
+        }
+        Read::Question => return Ok(Applied::default()),
+        Read::Prepared(prepared) => prepared,
+    };
     if findings.is_empty() && llm.memory_uses_model() {
         findings.extend(classify(&llm, &message, &cands).await);
     }
@@ -470,9 +486,16 @@ pub async fn surface(
     message: String,
     now: i64,
 ) -> Result<Option<(UncertaintyItem, String)>, StoreError> {
-    db.call(move |c| {
-        let t = crate::store::IdentityRepo(c).current(super::tolerance::NAME)?.unwrap_or(super::tolerance::BASELINE);
-        super::surface::pick(c, &topic, &message, t, now)
-    })
-    .await
+    db.call(move |c| surface_in(c, &topic, &message, now)).await
+}
+
+/// [`surface`] on the database thread (the turn asks with its other reads there).
+pub fn surface_in(
+    c: &Connection,
+    topic: &str,
+    message: &str,
+    now: i64,
+) -> Result<Option<(UncertaintyItem, String)>, StoreError> {
+    let t = crate::store::IdentityRepo(c).current(super::tolerance::NAME)?.unwrap_or(super::tolerance::BASELINE);
+    super::surface::pick(c, topic, message, t, now)
 }

@@ -1,7 +1,7 @@
 //! The graph state of `semantic_concepts` rows (threshold, potential, trace, probation): what
 //! activation, learning and neurogenesis read and write (docs/cognition.md §9.4).
 
-use super::super::StoreError;
+use super::super::{CachedSql, StoreError};
 use super::ConceptsRepo;
 use rusqlite::{OptionalExtension, params};
 
@@ -116,18 +116,16 @@ impl ConceptsRepo<'_> {
     pub fn by_graph_key(&self, key: &str) -> Result<Option<i64>, StoreError> {
         Ok(self
             .0
-            .query_row(
-                "SELECT id FROM semantic_concepts WHERE graph_key = ?1 AND deleted_at IS NULL",
-                params![key],
-                |r| r.get(0),
-            )
+            .row("SELECT id FROM semantic_concepts WHERE graph_key = ?1 AND deleted_at IS NULL", params![key], |r| {
+                r.get(0)
+            })
             .optional()?)
     }
 
     /// A probationary node grown from a message. A forgotten row of the same key is reused
     /// (the key is unique), so the id stays deterministic for the text.
     pub fn insert_grown(&self, key: &str, name: &str, threshold: f64, now: i64) -> Result<i64, StoreError> {
-        self.0.execute(
+        self.0.exec(
             "INSERT INTO semantic_concepts (name, concept_type, definition, threshold, probation, graph_key,
                                             seed_count, confidence, created_at, updated_at)
              VALUES (?1, 'grown', ?1, ?2, 1, ?3, 1, 0.5, ?4, ?4)
@@ -137,12 +135,12 @@ impl ConceptsRepo<'_> {
              ON CONFLICT (name, concept_type) DO UPDATE SET deleted_at = NULL, updated_at = ?4",
             params![name, threshold, key, now],
         )?;
-        Ok(self.0.query_row("SELECT id FROM semantic_concepts WHERE graph_key = ?1", params![key], |r| r.get(0))?)
+        Ok(self.0.row("SELECT id FROM semantic_concepts WHERE graph_key = ?1", params![key], |r| r.get(0))?)
     }
 
     /// A message asked for a grown node again.
     pub fn bump_seed_count(&self, id: i64, now: i64) -> Result<(), StoreError> {
-        self.0.execute(
+        self.0.exec(
             "UPDATE semantic_concepts SET seed_count = seed_count + 1, last_accessed_at = ?2 WHERE id = ?1",
             params![id, now],
         )?;

@@ -66,7 +66,8 @@ impl Turn<'_> {
         rows.forget = plan.as_ref().map(|plan| forget_purge(self.exchange_id, plan));
         // The words go on disk until the logs are rewritten without them (`session::journal`).
         let journal = plan.as_ref().and_then(|p| crate::session::journal::write(&p.needles));
-        let purged = self.engine.db.call(move |c| TurnRepo(c).commit(&rows)).await;
+        let onboarding = self.onboarding(delivered, replied);
+        let purged = self.engine.db.call(move |c| Ok(TurnRepo(c).commit_with(&rows, onboarding)?.0)).await;
         if let (Err(_), Some(journal)) = (&purged, &journal) {
             crate::session::journal::discard(journal);
         }
@@ -78,7 +79,6 @@ impl Turn<'_> {
             self.engine.bus.emit(EngineEvent::Forgotten { exchanges: purged.lines, rows: purged.rows.values().sum() });
             self.forgotten = Some(plan.needles);
         }
-        self.advance_onboarding(delivered, replied).await?;
         self.timings.commit = ms(clock);
         self.timings.total = ms(self.started);
         Ok(())
@@ -86,8 +86,12 @@ impl Turn<'_> {
 
     /// Phase D's onboarding step (docs/cognition.md §4.9): count the exchange, note the skills
     /// it used and the capability its reply introduced. Read and written on the database
-    /// thread, which serialises it with every other turn.
-    async fn advance_onboarding(&self, delivered: &Delivered, replied: &Replied) -> Result<(), EngineError> {
+    /// thread, in the commit's transaction, which serialises it with every other turn.
+    fn onboarding(
+        &self,
+        delivered: &Delivered,
+        replied: &Replied,
+    ) -> impl FnOnce(&rusqlite::Connection) -> Result<(), crate::store::StoreError> + Send + 'static {
         use crate::cognition::onboarding::{KEY, NAMESPACE, advance, intro, mentions};
         let mode = delivered.settled.mode;
         let model_wrote = !crate::cognition::pipeline::model::builtin_primary(self.engine)
@@ -98,16 +102,12 @@ impl Turn<'_> {
         used.dedup();
         let now = self.now;
         let sent = replied.generated.text.clone();
-        self.engine
-            .db
-            .call(move |c| {
-                let before = phases::spark_state(c)?;
-                let introduced = intro(&before, mode, model_wrote).filter(|cap| mentions(cap, &sent));
-                let after = advance(before, now, &used, introduced);
-                TurnRepo(c).kv_set(NAMESPACE, KEY, &serde_json::to_value(&after).unwrap_or(Value::Null))
-            })
-            .await?;
-        Ok(())
+        move |c| {
+            let before = phases::spark_state(c)?;
+            let introduced = intro(&before, mode, model_wrote).filter(|cap| mentions(cap, &sent));
+            let after = advance(before, now, &used, introduced);
+            TurnRepo(c).kv_set(NAMESPACE, KEY, &serde_json::to_value(&after).unwrap_or(Value::Null))
+        }
     }
 
     /// Announce the finished reply. Called once the commit has stored it: from here on the

@@ -52,6 +52,8 @@ pub(super) struct Turn<'t> {
     pub(in crate::cognition::pipeline) regulation: super::regulate::Regulation,
     /// The slot values the check found the message replaced (the built-in path says so).
     changes: Vec<crate::memory::uncertainty::ingest::Change>,
+    /// How long Phase A's reads took on the database thread (they ride with the regulator's).
+    pub(in crate::cognition::pipeline) phase_a_ms: f64,
     /// The adaptive layer's plan for the reply, and the lines the model was sent (docs/cognition.md §18).
     pub(in crate::cognition::pipeline) adaptive: crate::cognition::adaptive::Applied,
     pub(in crate::cognition::pipeline) adaptive_sent: Option<Vec<String>>,
@@ -124,6 +126,7 @@ impl<'t> Turn<'t> {
             uncertainty: UncertaintyReport::default(),
             regulation: Default::default(),
             changes: Vec::new(),
+            phase_a_ms: 0.0,
             adaptive: Default::default(),
             adaptive_sent: None,
             weights: engine.weights(),
@@ -132,23 +135,19 @@ impl<'t> Turn<'t> {
         }
     }
 
-    /// Phase A: the identity hook, working memory, traits, session tracking.
-    pub(super) async fn context(&mut self) -> Result<Context, EngineError> {
-        let clock = Instant::now();
+    /// The regulator's start ([`Turn::regulate_start`]) with Phase A's database work on the
+    /// same trip to the database thread, then Phase A: the identity hook, working memory,
+    /// traits, session tracking, and the self-model with the break the regulator decided.
+    pub(super) async fn start(&mut self) -> Result<Context, EngineError> {
         let name = declared_name(self.msg.text);
-        let phase_a = {
-            let (thread, xid, name, now) =
-                (self.thread_id.to_string(), self.exchange_id.to_string(), name.clone(), self.now);
-            let halt = self.regulation.halt.clone();
-            self.engine
-                .db
-                .call(move |c| phases::phase_a(c, &thread, &xid, name.as_deref(), halt.as_deref(), now))
-                .await?
-        };
+        let read = self.regulate_start(name.clone()).await?;
+        let clock = Instant::now();
+        let phase_a = read.assess(self.regulation.halt.as_deref());
         if let Some(n) = &name {
             self.engine.bus.emit(EngineEvent::IdentityLearned { name: n.clone() });
         }
-        self.timings.context = ms(clock);
+        // Its reads' time on the database thread, and the assessment here.
+        self.timings.context = self.phase_a_ms + ms(clock);
         Ok(Context { name, phase_a })
     }
 
@@ -181,20 +180,57 @@ impl<'t> Turn<'t> {
             .engine
             .db
             .call(move |c| {
+                use crate::memory::graph::turn as graph_turn;
                 // Traits, facts and gists are already in context; recall adds episodes and concepts.
-                let (stage, memories) =
-                    phases::topic_and_recall(c, &thread, &body, emb.as_deref(), now, (&params.0, &params.1))?;
+                let (decided, memories) =
+                    phases::decide_and_recall(c, &thread, &body, emb.as_deref(), now, (&params.0, &params.1))?;
                 let graph_clock = Instant::now();
-                let (graph, prepared) = match emb.as_deref() {
-                    Some(e) if !stage.report.contentless && routed => {
-                        (None, crate::memory::graph::turn::prepare(c, &cache, e)?)
-                    }
-                    Some(e) if !stage.report.contentless => {
-                        (Some(crate::memory::graph::turn::for_message(c, &cache, &body, e, no_growth, now)?), None)
-                    }
+                let contentless = decided.report().contentless;
+                // The graph's reads and its activation come before any write: its concept search,
+                // like recall's, reads outside a transaction (`vector_codes::nearest`).
+                let (activated, prepared) = match emb.as_deref() {
+                    Some(e) if !contentless && routed => (None, graph_turn::prepare(c, &cache, e)?),
+                    Some(e) if !contentless => (Some(graph_turn::activate_for(c, &cache, e)?), None),
                     _ => (None, None),
                 };
-                let graph_ms = ms(graph_clock);
+                let mut graph_ms = ms(graph_clock);
+                let finish =
+                    |activated: Option<crate::memory::graph::Activated>| -> Result<_, crate::store::StoreError> {
+                        let clock = Instant::now();
+                        let e = emb.as_deref().unwrap_or_default();
+                        let graph = match activated {
+                            Some(a) => graph_turn::finish(c, a, Default::default(), &body, e, no_growth, now)?,
+                            None => graph_turn::TurnGraph::default(),
+                        };
+                        Ok((graph, ms(clock)))
+                    };
+                let (stage, graph) = match activated {
+                    // The topic row and the detector's state, the context read's writes and the
+                    // activation's, as one commit; it opens with the topic's write, so it holds
+                    // the write lock from its first statement.
+                    Some(a) if decided.writes() => crate::store::in_savepoint(c, || {
+                        let stage = decided.persist(c)?;
+                        let (graph, ms) = finish(a)?;
+                        graph_ms += ms;
+                        Ok((stage, Some(graph)))
+                    })?,
+                    activated => {
+                        let stage = if decided.writes() {
+                            crate::store::in_savepoint(c, || decided.persist(c))?
+                        } else {
+                            decided.persist(c)?
+                        };
+                        let graph = match activated {
+                            Some(a) => {
+                                let (graph, ms) = finish(a)?;
+                                graph_ms += ms;
+                                Some(graph)
+                            }
+                            None => None,
+                        };
+                        (stage, graph)
+                    }
+                };
                 Ok((Topic { stage, memories, graph, graph_stats: None }, prepared, graph_ms))
             })
             .await?;

@@ -107,31 +107,53 @@ impl Turn<'_> {
             memory_answer = self.engine.memory_answer(own_question.as_ref(), &topic.memories, true, self.now).await?;
         }
         let answers = delivered.settled.mode == Mode::Respond && memory_answer.is_none() && self.msg.social.is_none();
-        self.adaptive = self.adapt(context, answers).await;
-        if answers && self.uncertainty.detected.is_empty() {
-            notes.extend(self.surface(&topic.stage.report.name).await);
-        }
+        let surfacing = (answers && self.uncertainty.detected.is_empty()).then(|| topic.stage.report.name.clone());
+        notes.extend(self.adapt_and_surface(context, answers, surfacing).await);
         self.timings.act = ms(clock);
         Ok(Acted { notes, builtin_primary, memory_answer, run })
     }
 
-    /// The adaptive layer's directives for this reply (docs/cognition.md §18). A store failure
-    /// costs the reply its style, never the turn.
-    async fn adapt(&self, context: &Context, answers: bool) -> crate::cognition::adaptive::Applied {
+    /// The adaptive layer's directives for this reply (docs/cognition.md §18), and with a
+    /// `surfacing` topic one open record on it, raised in this reply (docs/cognition.md §10.6),
+    /// in one trip to the database thread. A store failure costs the reply its style or its
+    /// question, never the turn. Returns the record's note.
+    async fn adapt_and_surface(
+        &mut self,
+        context: &Context,
+        answers: bool,
+        surfacing: Option<String>,
+    ) -> Option<String> {
         let last_reply_words = context.phase_a.last_reply_words();
         let (text, now) = (self.msg.text.to_string(), self.now);
-        let prepared = self
+        let read = self
             .engine
             .db
             .call(move |c| {
                 let t = crate::cognition::adaptive::state::TurnInput { text: &text, last_reply_words, answers, now };
-                crate::cognition::adaptive::state::prepare(c, &t)
+                let adaptive = crate::cognition::adaptive::state::prepare(c, &t);
+                Ok((adaptive, surfacing.map(|topic| ingest::surface_in(c, &topic, &text, now))))
             })
             .await;
-        prepared.unwrap_or_else(|e| {
+        let (adaptive, surfaced) = match read {
+            Ok(read) => read,
+            Err(e) => (Err(e), None),
+        };
+        self.adaptive = adaptive.unwrap_or_else(|e| {
             tracing::warn!("adaptive layer skipped: {}", crate::describe(&e));
             Default::default()
-        })
+        });
+        match surfaced? {
+            Ok(Some((item, note))) => {
+                self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });
+                self.uncertainty.surfaced.push(item);
+                Some(note)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!("uncertainty surfacing failed: {}", crate::describe(&e));
+                None
+            }
+        }
     }
 
     /// The uncertainty check's result if it finished within its time box (its notes go to
@@ -160,23 +182,6 @@ impl Turn<'_> {
                 tracing::info!("uncertainty check ran past its time box; its records wait for drift");
                 self.uncertainty_late = Some(handle);
                 Vec::new()
-            }
-        }
-    }
-
-    /// One open record on this topic, raised in this reply (docs/cognition.md §10.6).
-    async fn surface(&mut self, topic: &str) -> Option<String> {
-        let found = ingest::surface(self.engine.db.clone(), topic.to_string(), self.msg.text.to_string(), self.now);
-        match found.await {
-            Ok(Some((item, note))) => {
-                self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });
-                self.uncertainty.surfaced.push(item);
-                Some(note)
-            }
-            Ok(None) => None,
-            Err(e) => {
-                tracing::warn!("uncertainty surfacing failed: {}", crate::describe(&e));
-                None
             }
         }
     }
