@@ -143,13 +143,13 @@ impl Engine {
         }
     }
 
-    /// Memory's answer (see [`reply::memory_answer`]); `any_recall` lets the best recalled
-    /// memory answer a question that is not about the user.
+    /// Memory's answer (see [`reply::memory_answer`]); `any_recall` (the question) lets the
+    /// best recalled memory answer a question that is not about the user.
     pub(super) async fn memory_answer(
         &self,
         question: Option<&reply::own::OwnQuestion>,
         hits: &[crate::memory::recall::Hit],
-        any_recall: bool,
+        any_recall: Option<&str>,
         now: i64,
     ) -> Result<Option<reply::own::OwnAnswer>, EngineError> {
         let mem = self

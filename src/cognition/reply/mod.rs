@@ -83,18 +83,69 @@ pub fn template_reply(
 pub const RECALL_ANSWER_MIN_MATCH: f64 = 0.5;
 
 /// The answer memory gives: the own-question `q` answered from `mem` (or "I don't know that
-/// yet"), else, when `any_recall`, the best recalled memory that matches well enough.
+/// yet"), else, when `any_recall` holds the question, the best recalled memory that matches it
+/// well enough and tells it something.
 pub fn memory_answer(
     q: Option<&own::OwnQuestion>,
     mem: &own::OwnMemory,
     hits: &[crate::memory::recall::Hit],
-    any_recall: bool,
+    any_recall: Option<&str>,
 ) -> Option<own::OwnAnswer> {
     if let Some(a) = q.and_then(|q| own::answer(q, mem, hits)) {
         return Some(a);
     }
-    if !any_recall {
-        return None;
+    let question = any_recall?;
+    hits.iter()
+        .find(|h| h.confidence >= RECALL_ANSWER_MIN_MATCH && tells_more(question, &h.text))
+        .map(own::recall_answer)
+}
+
+/// Whether `memory` holds a content word `question` does not. A memory made only of the
+/// question's own words matches it well (half of "which markets are open this afternoon?" is
+/// in the concept "afternoon: afternoon") and answers nothing: read back, it is an echo.
+fn tells_more(question: &str, memory: &str) -> bool {
+    let asked = crate::memory::recall::query_terms(question);
+    crate::memory::recall::query_terms(memory).iter().any(|w| !asked.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::recall::{Hit, ScoreParts};
+
+    fn hit(layer: &'static str, id: i64, text: &str, confidence: f64) -> Hit {
+        Hit {
+            layer,
+            id,
+            text: text.into(),
+            at: 0,
+            confidence,
+            why: String::new(),
+            reliability: "reliable".into(),
+            sources: Vec::new(),
+            score: confidence,
+            parts: ScoreParts::default(),
+        }
     }
-    hits.iter().find(|h| h.confidence >= RECALL_ANSWER_MIN_MATCH).map(own::recall_answer)
+
+    #[test]
+    fn a_memory_that_only_repeats_the_question_s_words_is_not_an_answer() {
+        let question = "Which markets are open this afternoon?";
+        let echo = hit("concept", 1, "afternoon: afternoon", 0.5);
+        let told = hit("episode", 7, "The Saturday market at Bolhão opens at 8 and closes at 13", 0.5);
+        let mem = own::OwnMemory::default();
+
+        assert_eq!(memory_answer(None, &mem, std::slice::from_ref(&echo), Some(question)), None);
+        let answer = memory_answer(None, &mem, &[echo, told], Some(question)).expect("the memory that tells something");
+        assert_eq!(answer.sources, ["episode:7"]);
+        assert!(answer.text.contains("Bolhão"), "{}", answer.text);
+    }
+
+    #[test]
+    fn recalled_memories_answer_only_when_the_caller_gives_the_question() {
+        let told = hit("fact", 3, "wifi password: the one on the router's sticker", 0.9);
+        let mem = own::OwnMemory::default();
+        assert_eq!(memory_answer(None, &mem, std::slice::from_ref(&told), None), None);
+        assert!(memory_answer(None, &mem, &[told], Some("what's the wifi password?")).is_some());
+    }
 }

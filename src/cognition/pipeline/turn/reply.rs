@@ -75,7 +75,7 @@ impl Turn<'_> {
         // traits is answered from memory before any action or generation.
         let own_question = reply::own::parse(self.msg.text);
         let mut memory_answer = if builtin_primary && self.msg.social.is_none() && own_question.is_some() {
-            self.engine.memory_answer(own_question.as_ref(), &topic.memories, false, self.now).await?
+            self.engine.memory_answer(own_question.as_ref(), &topic.memories, None, self.now).await?
         } else {
             None
         };
@@ -104,7 +104,10 @@ impl Turn<'_> {
         if u.signals.text.is_question()
             && run.as_ref().is_some_and(|r| r.results().next().is_none() && r.confirm.is_none())
         {
-            memory_answer = self.engine.memory_answer(own_question.as_ref(), &topic.memories, true, self.now).await?;
+            memory_answer = self
+                .engine
+                .memory_answer(own_question.as_ref(), &topic.memories, Some(self.msg.text), self.now)
+                .await?;
         }
         let answers = delivered.settled.mode == Mode::Respond && memory_answer.is_none() && self.msg.social.is_none();
         let surfacing = (answers && self.uncertainty.detected.is_empty()).then(|| topic.stage.report.name.clone());
