@@ -131,7 +131,7 @@ impl ChatRepo<'_> {
     }
 
     /// Up to `limit` messages of a thread from before exchange `before` (its first stored line),
-    /// oldest first: the page the chat pane shows above what it holds. None when `before` is
+    /// oldest first: the page the chat pane shows above what it holds. Empty when `before` is
     /// not stored (a purge took it).
     pub fn before(&self, thread_id: &str, before: &str, limit: usize) -> Result<Vec<ChatMessage>, StoreError> {
         let mut stmt = self.0.prepare_cached(

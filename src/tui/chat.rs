@@ -231,9 +231,14 @@ impl Chat {
         if !self.earlier || self.loading_earlier || self.scroll < self.max_scroll() {
             return None;
         }
-        let first = self.messages.iter().find_map(|m| m.exchange_id.clone())?;
+        let first = self.first_exchange()?.to_string();
         self.loading_earlier = true;
         Some(first)
+    }
+
+    /// The exchange of the window's first stored message: where the page before it ends.
+    fn first_exchange(&self) -> Option<&str> {
+        self.messages.iter().find_map(|m| m.exchange_id.as_deref())
     }
 
     /// Stored messages from before exchange `before` (oldest first) go on top; the rows on
@@ -242,7 +247,7 @@ impl Chat {
     /// dropped; the next scroll to the top asks again.
     pub fn prepend(&mut self, rows: &[crate::store::ChatMessage], earlier: bool, before: &str) {
         self.loading_earlier = false;
-        if self.messages.iter().find_map(|m| m.exchange_id.as_deref()) != Some(before) {
+        if self.first_exchange() != Some(before) {
             return;
         }
         let mut page = Chat { width: self.width, ..Chat::default() };
