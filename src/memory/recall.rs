@@ -35,7 +35,7 @@
 //! they never erase a match. Every [`Hit`] carries its provenance: the layer and row id, when it
 //! was written, the sources that found it with their ranks, and the score parts.
 
-use crate::store::{RecallRepo, RecallRow, StoreError, VecTable, VectorRepo, embedding_dim};
+use crate::store::{RecallRepo, RecallRow, StartedSearch, StoreError, VecTable, VectorRepo, embedding_dim};
 use crate::text::{is_content_word, normalize, words};
 use rusqlite::Connection;
 use serde::Serialize;
@@ -242,66 +242,120 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// Add every candidate of `other`, in its order, with each of its sources: the pool ends
+    /// as if `other`'s sources had added their rows here after this pool's.
+    fn absorb(&mut self, other: Pool) {
+        for c in other.items {
+            for source in c.sources {
+                let row = (c.id, c.text.clone(), c.at, c.reliability.clone(), c.importance);
+                self.add(c.layer, row, source);
+            }
+        }
+    }
+}
+
 /// [`hybrid_recall`] with a layer filter.
 pub fn recall_with(c: &Connection, req: &RecallRequest<'_>) -> Result<Vec<Hit>, StoreError> {
-    let wants = |l: &str| req.layers.is_empty() || req.layers.iter().any(|x| x == l);
-    let terms = query_terms(req.query);
-    let mut pool = Pool::default();
-    let near = match req.embedding {
-        Some(e) if e.len() == embedding_dim(c)? => vector_search(c, e, &wants)?,
+    start(c, req)?.finish(c)
+}
+
+/// A recall whose vector search is running on the vector search thread: the caller's
+/// thread is free for other reads (the turn decides its topic meanwhile) until
+/// [`StartedRecall::finish`], which reads the text sources while the search runs, then fuses.
+pub struct StartedRecall<'a> {
+    req: RecallRequest<'a>,
+    /// The tables searched and their layers, with the search.
+    vector: Option<(Vec<(VecTable, &'static str)>, StartedSearch)>,
+}
+
+/// The vector tables recall searches, with each one's layer and its name in a layer filter.
+const VECTOR_TABLES: [(VecTable, &str, &str); 3] = [
+    (VecTable::Episodes, "episode", "episodes"),
+    (VecTable::Concepts, "concept", "concepts"),
+    (VecTable::Traits, "trait", "traits"),
+];
+
+/// Begin [`recall_with`]: catch the wanted vector tables up with this connection's view and
+/// hand their search to the vector search thread.
+pub fn start<'a>(c: &Connection, req: &RecallRequest<'a>) -> Result<StartedRecall<'a>, StoreError> {
+    let vector = match req.embedding {
+        Some(e) if e.len() == embedding_dim(c)? => {
+            let tables: Vec<(VecTable, &'static str)> = VECTOR_TABLES
+                .iter()
+                .filter(|(_, _, filter)| layer_wanted(req.layers, filter))
+                .map(|&(table, layer, _)| (table, layer))
+                .collect();
+            let names: Vec<VecTable> = tables.iter().map(|t| t.0).collect();
+            let search = VectorRepo(c).start_search(&names, e, KNN_K)?;
+            Some((tables, search))
+        }
         Some(e) => {
             tracing::warn!(dims = e.len(), "query embedding does not fit the vector tables; text recall only");
-            Vec::new()
+            None
         }
-        None => Vec::new(),
+        None => None,
     };
-    // The vector search takes its own snapshot; the hundred or so reads after it share one.
-    crate::store::in_read(c, || {
-        vector_rows(c, near, &mut pool)?;
-        if wants("episodes") && !terms.is_empty() {
-            fts_source(c, &terms, &mut pool)?;
-        }
-        if !terms.is_empty() {
-            keyword_source(c, req.query, &terms, req.now, &wants, &mut pool)?;
-        }
-        Ok(())
-    })?;
-    let mut hits: Vec<Hit> = pool.items.into_iter().map(|cand| score(cand, &terms, req.now)).collect();
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(b.confidence.total_cmp(&a.confidence))
-            .then(layer_rank(a.layer).cmp(&layer_rank(b.layer)))
-            .then(b.at.cmp(&a.at))
-    });
-    hits.truncate(req.limit);
-    Ok(hits)
+    Ok(StartedRecall { req: *req, vector })
+}
+
+/// Whether a layer filter (`LAYERS` names; empty means all) takes layer `name`.
+fn layer_wanted(layers: &[String], name: &str) -> bool {
+    layers.is_empty() || layers.iter().any(|x| x == name)
+}
+
+impl StartedRecall<'_> {
+    /// The text sources (while the vector search runs), then the vector source's rows, fused
+    /// and ranked: [`recall_with`]'s answer.
+    pub fn finish(self, c: &Connection) -> Result<Vec<Hit>, StoreError> {
+        let req = self.req;
+        let wants = |l: &str| layer_wanted(req.layers, l);
+        let terms = query_terms(req.query);
+        let mut pool = Pool::default();
+        // The hundred or so reads share one snapshot. The vector source's candidates go into the
+        // pool first, as they always have: the text sources' are gathered apart and added after.
+        crate::store::in_read(c, || {
+            let mut text = Pool::default();
+            if wants("episodes") && !terms.is_empty() {
+                fts_source(c, &terms, &mut text)?;
+            }
+            if !terms.is_empty() {
+                keyword_source(c, req.query, &terms, req.now, &wants, &mut text)?;
+            }
+            if let Some((tables, search)) = self.vector {
+                vector_rows(c, near(tables, search.finish(c)?), &mut pool)?;
+            }
+            pool.absorb(text);
+            Ok(())
+        })?;
+        let mut hits: Vec<Hit> = pool.items.into_iter().map(|cand| score(cand, &terms, req.now)).collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.confidence.total_cmp(&a.confidence))
+                .then(layer_rank(a.layer).cmp(&layer_rank(b.layer)))
+                .then(b.at.cmp(&a.at))
+        });
+        hits.truncate(req.limit);
+        Ok(hits)
+    }
 }
 
 /// The vector source's neighbours, table by table: `(table, layer, id, distance)`.
 type Near = Vec<(VecTable, &'static str, i64, f32)>;
 
-/// The vector source's first half: each wanted table's nearest neighbours, too far ones
+/// The vector source's first half: each searched table's nearest neighbours, too far ones
 /// dropped before their rows are read.
-fn vector_search(c: &Connection, embedding: &[f32], wants: &dyn Fn(&str) -> bool) -> Result<Near, StoreError> {
-    let tables: [(VecTable, &'static str, &'static str); 3] = [
-        (VecTable::Episodes, "episode", "episodes"),
-        (VecTable::Concepts, "concept", "concepts"),
-        (VecTable::Traits, "trait", "traits"),
-    ];
-    let repo = VectorRepo(c);
+fn near(tables: Vec<(VecTable, &'static str)>, found: Vec<Vec<(i64, f32)>>) -> Near {
     let mut near = Vec::new();
-    for (table, layer, filter) in tables {
-        if !wants(filter) {
-            continue;
-        }
-        for (id, distance) in repo.search(table, embedding, KNN_K)? {
+    for ((table, layer), found) in tables.into_iter().zip(found) {
+        for (id, distance) in found {
             if 1.0 - f64::from(distance) >= MIN_SIMILARITY {
                 near.push((table, layer, id, distance));
             }
         }
     }
-    Ok(near)
+    near
 }
 
 /// The vector source's second half: the live rows of the neighbours, ranked by distance.

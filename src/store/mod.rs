@@ -149,7 +149,7 @@ pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRe
 pub use turn::*;
 pub use ui::*;
 pub use uncertainties::{NewUncertainty, UncertaintiesRepo};
-pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, VecTable, VectorRepo};
+pub use vectors::{DEFAULT_EMBEDDING_DIM, EMBEDDING_DIM, StartedSearch, VecTable, VectorRepo};
 pub use working_memory::WorkingMemoryRepo;
 pub use world_state::{WorldStateRepo, world_key};
 

@@ -27,6 +27,7 @@ use rusqlite::{Connection, DropBehavior, OptionalExtension, params};
 use std::sync::Mutex;
 use table::TableCodes;
 
+pub(crate) mod aside;
 mod graph;
 mod index;
 mod kernels;
@@ -161,10 +162,56 @@ pub(crate) fn nearest(
     k: usize,
     n: usize,
 ) -> Result<Option<Vec<(i64, f32)>>, StoreError> {
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(i) = catch_up(c, &mut cache, tbl, vec_table, query.len())? else {
+        return Ok(None);
+    };
+    Ok(Some(cache.tables[i].nearest(query, k, n)))
+}
+
+/// A cached table copy caught up with one connection's view of the database: what
+/// [`nearest_in`] searches, on any thread, with no connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ready {
+    epoch: i64,
+    seq: i64,
+    dim: usize,
+}
+
+/// Catch the cached copy of table `tbl` (`dim`-d) up with this connection's view, so that a
+/// search can run later on another thread ([`nearest_in`]); `None` where [`nearest`] would be.
+pub(crate) fn ready(c: &Connection, tbl: u8, vec_table: &str, dim: usize) -> Result<Option<Ready>, StoreError> {
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(i) = catch_up(c, &mut cache, tbl, vec_table, dim)? else {
+        return Ok(None);
+    };
+    let t = &cache.tables[i];
+    Ok(Some(Ready { epoch: t.epoch, seq: t.seq, dim: t.dim }))
+}
+
+/// [`nearest`] over the copy `ready` names, as it was when it was caught up. `None` when the
+/// copy has moved on since (another connection's search caught it up further) or left the
+/// cache: its answer would not be the caller's view, so the caller searches again itself.
+pub(crate) fn nearest_in(ready: &Ready, query: &[f32], k: usize, n: usize) -> Option<Vec<(i64, f32)>> {
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let t = cache.tables.iter_mut().find(|t| t.epoch == ready.epoch && t.dim == ready.dim && t.seq == ready.seq)?;
+    (query.len() == ready.dim).then(|| t.nearest(query, k, n))
+}
+
+/// Bring the cached copy of table `tbl` (`dim`-d) up to date with this connection's view, loading it
+/// the first time, and return where it is in the cache; `None` when the caller should search
+/// exactly (see [`nearest`]).
+fn catch_up(
+    c: &Connection,
+    cache: &mut Cache,
+    tbl: u8,
+    vec_table: &str,
+    dim: usize,
+) -> Result<Option<usize>, StoreError> {
     let in_transaction = !c.is_autocommit();
     // Outside a transaction, read the state and the changes in one snapshot. It ends with a
     // COMMIT (nothing to write), not a ROLLBACK, which would abort a caller's pending reads.
-    let snapshot = if in_transaction {
+    let _snapshot = if in_transaction {
         None
     } else {
         let mut tx = c.unchecked_transaction()?;
@@ -178,10 +225,8 @@ pub(crate) fn nearest(
     else {
         return Ok(None);
     };
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     cache.clock += 1;
     let clock = cache.clock;
-    let dim = query.len();
     let slot = cache.tables.iter().position(|t| t.epoch == epoch && t.dim == dim);
     let fresh = slot.is_some_and(|i| cache.tables[i].seq == seq);
     if in_transaction && !fresh {
@@ -225,12 +270,8 @@ pub(crate) fn nearest(
             }
         }
     };
-    let table = &mut cache.tables[i];
-    table.last_used = clock;
-    let found = table.nearest(query, k, n);
-    drop(cache);
-    drop(snapshot);
-    Ok(Some(found))
+    cache.tables[i].last_used = clock;
+    Ok(Some(i))
 }
 
 /// Whether the cached copy of table `tbl` (`dim`-d) searches at full speed: through its graph,

@@ -157,6 +157,22 @@ impl VectorRepo<'_> {
         }
     }
 
+    /// [`VectorRepo::search`] of each of `tables`, started on the vector search thread
+    /// (`vector_codes::aside`) so the caller's thread can do other reads meanwhile; the
+    /// answers are as of this call. [`StartedSearch::finish`] collects them.
+    pub fn start_search(&self, tables: &[VecTable], query: &[f32], k: usize) -> Result<StartedSearch, StoreError> {
+        check_dim(self.0, query)?;
+        let mut ready = Vec::with_capacity(tables.len());
+        for &table in tables {
+            ready.push(vector_codes::ready(self.0, table.code_table(), table.name(), query.len())?);
+        }
+        let (q, n) = (query.to_vec(), candidate_count(k));
+        let aside = vector_codes::aside::run(move || {
+            ready.iter().map(|r| r.as_ref().and_then(|r| vector_codes::nearest_in(r, &q, k, n))).collect()
+        });
+        Ok(StartedSearch { tables: tables.to_vec(), query: query.to_vec(), k, aside })
+    }
+
     /// Whether searches of `table` run at full speed in this process: through its graph, or
     /// flat because it is too small for one (`vector_codes::index`). False while the graph is
     /// being built in the background (the flat scan answers meanwhile) and before the table's
@@ -164,6 +180,33 @@ impl VectorRepo<'_> {
     pub fn index_settled(&self, table: VecTable) -> Result<bool, StoreError> {
         let dim = super::embedding_space::embedding_dim(self.0)?;
         vector_codes::index_settled(self.0, table.code_table(), dim)
+    }
+}
+
+/// Searches begun by [`VectorRepo::start_search`].
+pub struct StartedSearch {
+    tables: Vec<VecTable>,
+    query: Vec<f32>,
+    k: usize,
+    aside: vector_codes::aside::Aside<Vec<Option<Vec<(i64, f32)>>>>,
+}
+
+impl StartedSearch {
+    /// Each table's `(id, distance)` neighbours, nearest first, in the order the tables were
+    /// given. A table the search thread could not answer for (its cached copy moved on, the
+    /// cache could not serve the caller's view, or the search failed) is searched here, on
+    /// `c`, as [`VectorRepo::search`] would.
+    pub fn finish(self, c: &Connection) -> Result<Vec<Vec<(i64, f32)>>, StoreError> {
+        let StartedSearch { tables, query, k, aside } = self;
+        let found = aside.wait().unwrap_or_else(|| vec![None; tables.len()]);
+        let mut out = Vec::with_capacity(tables.len());
+        for (table, found) in tables.into_iter().zip(found) {
+            out.push(match found {
+                Some(found) => found,
+                None => VectorRepo(c).search(table, &query, k)?,
+            });
+        }
+        Ok(out)
     }
 }
 

@@ -94,22 +94,48 @@ pub fn recalled_for_context(
     embedding: Option<&[f32]>,
     now: i64,
 ) -> Result<Vec<crate::memory::recall::Hit>, StoreError> {
-    let layers = ["episodes".to_string(), "concepts".to_string()];
+    start_context_recall(c, text, embedding, now)?.finish(c)
+}
+
+/// The layers recall adds to a reply's context: traits, facts and gists are there already.
+fn context_layers() -> &'static [String] {
+    static LAYERS: std::sync::LazyLock<[String; 2]> =
+        std::sync::LazyLock::new(|| ["episodes".to_string(), "concepts".to_string()]);
+    &*LAYERS
+}
+
+/// [`recalled_for_context`] begun: its vector search runs beside the caller's next reads.
+pub fn start_context_recall<'a>(
+    c: &Connection,
+    text: &'a str,
+    embedding: Option<&'a [f32]>,
+    now: i64,
+) -> Result<ContextRecall<'a>, StoreError> {
     let req = crate::memory::recall::RecallRequest {
         query: text,
         embedding,
-        layers: &layers,
+        layers: context_layers(),
         limit: CONTEXT_RECALL_LIMIT,
         now,
     };
-    let hits = crate::memory::recall::recall_with(c, &req)?;
-    let mut hits: Vec<_> = hits.into_iter().filter(|h| h.confidence >= CONTEXT_RECALL_MIN_MATCH).collect();
-    // docs/cognition.md §4.3 / §10.1: a doubtful memory still comes, after the sure ones.
-    order_for_assembly(&mut hits, |h| {
-        let kind = if h.layer == "concept" { MemoryKind::Concept } else { MemoryKind::Episode };
-        (kind, h.confidence, Reliability::parse(&h.reliability))
-    });
-    Ok(hits)
+    Ok(ContextRecall(crate::memory::recall::start(c, &req)?))
+}
+
+/// See [`start_context_recall`].
+pub struct ContextRecall<'a>(crate::memory::recall::StartedRecall<'a>);
+
+impl ContextRecall<'_> {
+    /// The recalled memories, sure ones first (see [`recalled_for_context`]).
+    pub fn finish(self, c: &Connection) -> Result<Vec<crate::memory::recall::Hit>, StoreError> {
+        let hits = self.0.finish(c)?;
+        let mut hits: Vec<_> = hits.into_iter().filter(|h| h.confidence >= CONTEXT_RECALL_MIN_MATCH).collect();
+        // docs/cognition.md §4.3 / §10.1: a doubtful memory still comes, after the sure ones.
+        order_for_assembly(&mut hits, |h| {
+            let kind = if h.layer == "concept" { MemoryKind::Concept } else { MemoryKind::Episode };
+            (kind, h.confidence, Reliability::parse(&h.reliability))
+        });
+        Ok(hits)
+    }
 }
 
 /// The topic stage under the stability regulator's newest parameters (docs/cognition.md
@@ -139,12 +165,17 @@ pub fn decide_and_recall(
     now: i64,
     defaults: (&ClassifierParams, &BoundaryParams),
 ) -> Result<(TopicDecided, Vec<crate::memory::recall::Hit>), StoreError> {
+    // The recall's vector search starts first, so it runs beside the topic decision's reads; a
+    // message the decision finds contentless drops it unread.
+    let recall = match embedding {
+        Some(_) => Some(start_context_recall(c, text, embedding, now)?),
+        None => None,
+    };
     let (_, tp, bp) = crate::cognition::stability::topics_cycle::current(c, defaults)?;
     let decided = decide_topic(c, thread_id, text, embedding, now, (&tp, &bp))?;
-    let memories = if decided.report.contentless || embedding.is_none() {
-        Vec::new()
-    } else {
-        recalled_for_context(c, text, embedding, now)?
+    let memories = match recall {
+        Some(recall) if !decided.report.contentless => recall.finish(c)?,
+        _ => Vec::new(),
     };
     Ok((decided, memories))
 }

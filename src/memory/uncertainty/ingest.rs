@@ -28,6 +28,9 @@ pub const PRESCREEN_K: usize = 5;
 /// wants only its 5 nearest at cosine >= 0.5, which sit near the top of the code ranking, and
 /// each exact re-score is a row read (~4.5 µs at 100k rows), so 400 per table took the check
 /// to 4.8 ms median at 100k memories; 50 keeps it under 2 ms (docs/cognition.md §10.4).
+/// Concepts are the exception: the turn's recall and the graph's seeds search them with the
+/// same message and recall's 400, and the table keeps that shortlist (`vector_codes::table`),
+/// so the pre-screen's concepts are a prefix of it, not a second scan of the table.
 pub const PRESCREEN_CANDIDATES: usize = 50;
 /// A pre-screened memory is compared only from this cosine similarity.
 pub const PRESCREEN_MIN_COSINE: f32 = 0.5;
@@ -103,12 +106,13 @@ pub fn candidates(
         return Ok(out);
     }
     let near = |t: VecTable| -> Result<Vec<i64>, StoreError> {
-        Ok(VectorRepo(c)
-            .search_with(t, e, PRESCREEN_K, PRESCREEN_CANDIDATES)?
-            .into_iter()
-            .filter(|(_, d)| 1.0 - d >= PRESCREEN_MIN_COSINE)
-            .map(|(id, _)| id)
-            .collect())
+        let repo = VectorRepo(c);
+        let found = if t == VecTable::Concepts {
+            repo.search(t, e, PRESCREEN_K)?
+        } else {
+            repo.search_with(t, e, PRESCREEN_K, PRESCREEN_CANDIDATES)?
+        };
+        Ok(found.into_iter().filter(|(_, d)| 1.0 - d >= PRESCREEN_MIN_COSINE).map(|(id, _)| id).collect())
     };
     for id in near(VecTable::Traits)? {
         if out.iter().any(|x| x.kind == "trait" && x.id == id) {

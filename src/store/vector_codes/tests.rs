@@ -307,3 +307,29 @@ fn a_repeated_query_is_answered_from_the_last_shortlist_until_the_table_changes(
     t.apply(9_999, Some(&code_bytes(&binary_code(q))), Some(&quantize(q)));
     assert_eq!(t.nearest(q, 1, 400)[0].0, 9_999, "the new row, not the remembered answer");
 }
+
+#[test]
+fn a_ready_copy_that_moved_on_is_not_searched() {
+    use crate::store::{VecTable, VectorRepo};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.db");
+    let a = crate::store::open(&path).unwrap();
+    let b = crate::store::open(&path).unwrap();
+    let v: Vec<f32> = (0..384).map(|i| if i % 3 == 0 { 0.1 } else { -0.05 }).collect();
+    VectorRepo(&a).upsert(VecTable::Concepts, 1, &v).unwrap();
+    let tbl = VecTable::Concepts.code_table();
+    let ready = ready(&a, tbl, VecTable::Concepts.name(), 384).unwrap().expect("outside a transaction");
+    assert_eq!(nearest_in(&ready, &v, 1, 400).map(|f| f[0].0), Some(1));
+    // Another connection writes and searches: the cached copy moves past what `a` saw.
+    VectorRepo(&b).upsert(VecTable::Concepts, 2, &v).unwrap();
+    assert_eq!(VectorRepo(&b).search(VecTable::Concepts, &v, 2).unwrap().len(), 2);
+    assert_eq!(nearest_in(&ready, &v, 1, 400), None, "not the view `a` caught up with");
+    // A query of another size than the copy's is never searched.
+    let fresh = ready_of(&a, tbl);
+    assert_eq!(nearest_in(&fresh, &v[..100], 1, 400), None);
+    assert_eq!(nearest_in(&fresh, &v, 5, 400).map(|f| f.len()), Some(2));
+}
+
+fn ready_of(c: &Connection, tbl: u8) -> Ready {
+    ready(c, tbl, crate::store::VecTable::Concepts.name(), 384).unwrap().unwrap()
+}

@@ -246,3 +246,43 @@ fn is_empty_follows_inserts_and_deletes() {
     repo.delete(VecTable::Concepts, 7).unwrap();
     assert!(repo.is_empty(VecTable::Concepts).unwrap());
 }
+
+#[test]
+fn a_started_search_answers_as_search_does_and_as_of_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.db");
+    let a = open(&path).unwrap();
+    let b = open(&path).unwrap();
+    let mut rng = SplitMix64(21);
+    let vectors: Vec<Vec<f32>> = (0..600).map(|_| unit(noise(&mut rng, 1.0))).collect();
+    for (i, v) in vectors.iter().enumerate() {
+        let table = if i % 2 == 0 { VecTable::Episodes } else { VecTable::Concepts };
+        VectorRepo(&a).upsert(table, i as i64 + 1, v).unwrap();
+    }
+    let tables = [VecTable::Episodes, VecTable::Concepts, VecTable::Traits];
+    let query = &vectors[100];
+    let each = |c: &Connection| -> Vec<Vec<(i64, f32)>> {
+        tables.iter().map(|&t| VectorRepo(c).search(t, query, 5).unwrap()).collect()
+    };
+    let started = VectorRepo(&a).start_search(&tables, query, 5).unwrap();
+    assert_eq!(started.finish(&a).unwrap(), each(&a));
+    assert_eq!(each(&a)[0][0].0, 101, "the query's own row is its nearest");
+
+    // Begun, then the table changes through another connection whose search moves the cached
+    // copy on before this one finishes: the answer is still as of the start, when row 999 did
+    // not exist (a search the thread could not answer is made again in the caller's view).
+    let ids_of = |found: Vec<Vec<(i64, f32)>>| -> Vec<Vec<i64>> { found.into_iter().map(|t| ids(&t)).collect() };
+    let before = ids_of(each(&a));
+    let read = a.unchecked_transaction().unwrap();
+    let started = VectorRepo(&read).start_search(&tables, query, 5);
+    assert!(started.is_ok());
+    VectorRepo(&b).upsert(VecTable::Episodes, 999, query).unwrap();
+    assert_eq!(ids(&VectorRepo(&b).search(VecTable::Episodes, query, 2).unwrap()), [101, 999]);
+    assert_eq!(ids_of(started.unwrap().finish(&read).unwrap()), before);
+    drop(read);
+    // After it, the new row (the query's own vector, tied with row 101) is found.
+    assert_eq!(ids(&VectorRepo(&a).start_search(&tables, query, 2).unwrap().finish(&a).unwrap()[0]), [101, 999]);
+
+    // A query of the wrong size is refused at the start, as search refuses it.
+    assert!(VectorRepo(&a).start_search(&tables, &query[..10], 5).is_err());
+}

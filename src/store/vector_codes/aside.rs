@@ -1,0 +1,99 @@
+//! One thread beside the database thread for vector searches, so a turn's recall scans its
+//! vector tables on the second core while the database thread reads the text sources and
+//! decides the topic (docs/architecture.md §9). The searches need no connection: the caller
+//! catches each table's cached copy up first ([`super::ready`]) and the thread searches the
+//! copies ([`super::nearest_in`]).
+//!
+//! A thread that lives as long as the process rather than one per search: starting a thread
+//! costs about as much as the scan of a 100k table it would overlap.
+
+use std::sync::OnceLock;
+use std::sync::mpsc;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The search thread's queue; `None` when the thread could not be started (work then runs on
+/// the caller's thread).
+static QUEUE: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
+
+fn queue() -> Option<&'static mpsc::Sender<Job>> {
+    QUEUE
+        .get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let spawned = std::thread::Builder::new().name("chalie-vsearch".into()).spawn(move || {
+                for job in rx {
+                    // A panicking search drops its result's sender, which its caller sees as
+                    // `None`; the thread goes on serving the next.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                }
+            });
+            match spawned {
+                Ok(_) => Some(tx),
+                Err(e) => {
+                    tracing::warn!("cannot start the vector search thread, searching inline: {e}");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+/// Work handed to the search thread, or already done where there is none.
+pub(crate) enum Aside<T> {
+    Running(mpsc::Receiver<T>),
+    Done(T),
+}
+
+/// Run `f` on the search thread; [`Aside::wait`] returns its result.
+pub(crate) fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Aside<T> {
+    let Some(queue) = queue() else { return Aside::Done(f()) };
+    let (tx, rx) = mpsc::sync_channel(1);
+    // The caller may have stopped waiting (its turn was dropped): the result is simply not taken.
+    let job: Job = Box::new(move || {
+        let _ = tx.send(f());
+    });
+    match queue.send(job) {
+        Ok(()) => Aside::Running(rx),
+        // The thread is gone: the job comes back and runs here.
+        Err(mpsc::SendError(job)) => {
+            job();
+            match rx.try_recv() {
+                Ok(v) => Aside::Done(v),
+                Err(_) => Aside::Running(rx),
+            }
+        }
+    }
+}
+
+impl<T> Aside<T> {
+    /// The result; `None` if the work panicked on the search thread.
+    pub(crate) fn wait(self) -> Option<T> {
+        match self {
+            Aside::Running(rx) => rx.recv().ok(),
+            Aside::Done(v) => Some(v),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_runs_on_the_search_thread_and_comes_back() {
+        let caller = std::thread::current().id();
+        let (value, on) = run(move || (6 * 7, std::thread::current().id())).wait().unwrap();
+        assert_eq!(value, 42);
+        assert_ne!(on, caller, "the work ran beside the caller, not on it");
+    }
+
+    #[test]
+    fn a_panicking_job_reports_none_and_the_thread_keeps_serving() {
+        let failed: Aside<i32> = run(|| panic!("a search that fails"));
+        assert_eq!(failed.wait(), None);
+        let caller = std::thread::current().id();
+        let (value, on) = run(move || (1 + 1, std::thread::current().id())).wait().unwrap();
+        assert_eq!(value, 2);
+        assert_ne!(on, caller, "the search thread survived the panic");
+    }
+}
