@@ -188,8 +188,11 @@ pub struct StartedSearch {
     tables: Vec<VecTable>,
     query: Vec<f32>,
     k: usize,
-    aside: vector_codes::aside::Aside<Vec<Option<Vec<(i64, f32)>>>>,
+    aside: vector_codes::aside::Aside<Vec<Option<Neighbours>>>,
 }
+
+/// `(id, distance)` pairs, nearest first.
+type Neighbours = Vec<(i64, f32)>;
 
 impl StartedSearch {
     /// Each table's `(id, distance)` neighbours, nearest first, in the order the tables were
