@@ -24,7 +24,7 @@
 
 use super::StoreError;
 use rusqlite::{Connection, DropBehavior, OptionalExtension, params};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use table::TableCodes;
 
 pub(crate) mod aside;
@@ -139,13 +139,28 @@ pub(crate) fn record(c: &Connection, tbl: u8, id: i64, code: Option<&[u64]>) -> 
     Ok(())
 }
 
+/// The process's table copies. Each copy has its own lock, so two tables are searched at
+/// once (recall's tables on the vector search thread and the database thread, `aside`);
+/// the cache's lock only guards the list and is never held while a copy is searched.
 #[derive(Default)]
 struct Cache {
-    tables: Vec<TableCodes>,
+    tables: Vec<Slot>,
     clock: u64,
 }
 
+/// One cached table copy with what finds it without taking its lock.
+struct Slot {
+    epoch: i64,
+    dim: usize,
+    last_used: u64,
+    table: Arc<Mutex<TableCodes>>,
+}
+
 static CACHE: Mutex<Cache> = Mutex::new(Cache { tables: Vec::new(), clock: 0 });
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// The `k` rows of table `tbl` (whose vectors are in `vec_table`) nearest `query`: the `n`
 /// with the nearest codes, re-scored against their int8 vectors (`(id, 1 − cos)`, nearest
@@ -162,52 +177,22 @@ pub(crate) fn nearest(
     k: usize,
     n: usize,
 ) -> Result<Option<Vec<(i64, f32)>>, StoreError> {
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Some(i) = catch_up(c, &mut cache, tbl, vec_table, query.len())? else {
-        return Ok(None);
-    };
-    Ok(Some(cache.tables[i].nearest(query, k, n)))
+    Ok(ready(c, tbl, vec_table, query.len())?.and_then(|r| nearest_in(&r, query, k, n)))
 }
 
 /// A cached table copy caught up with one connection's view of the database: what
 /// [`nearest_in`] searches, on any thread, with no connection.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Ready {
-    epoch: i64,
+    table: Arc<Mutex<TableCodes>>,
     seq: i64,
     dim: usize,
 }
 
-/// Catch the cached copy of table `tbl` (`dim`-d) up with this connection's view, so that a
-/// search can run later on another thread ([`nearest_in`]); `None` where [`nearest`] would be.
+/// Catch the cached copy of table `tbl` (`dim`-d) up with this connection's view, loading it
+/// the first time, so that a search can run later, on any thread ([`nearest_in`]); `None`
+/// when the caller should search exactly (see [`nearest`]).
 pub(crate) fn ready(c: &Connection, tbl: u8, vec_table: &str, dim: usize) -> Result<Option<Ready>, StoreError> {
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Some(i) = catch_up(c, &mut cache, tbl, vec_table, dim)? else {
-        return Ok(None);
-    };
-    let t = &cache.tables[i];
-    Ok(Some(Ready { epoch: t.epoch, seq: t.seq, dim: t.dim }))
-}
-
-/// [`nearest`] over the copy `ready` names, as it was when it was caught up. `None` when the
-/// copy has moved on since (another connection's search caught it up further) or left the
-/// cache: its answer would not be the caller's view, so the caller searches again itself.
-pub(crate) fn nearest_in(ready: &Ready, query: &[f32], k: usize, n: usize) -> Option<Vec<(i64, f32)>> {
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let t = cache.tables.iter_mut().find(|t| t.epoch == ready.epoch && t.dim == ready.dim && t.seq == ready.seq)?;
-    (query.len() == ready.dim).then(|| t.nearest(query, k, n))
-}
-
-/// Bring the cached copy of table `tbl` (`dim`-d) up to date with this connection's view, loading it
-/// the first time, and return where it is in the cache; `None` when the caller should search
-/// exactly (see [`nearest`]).
-fn catch_up(
-    c: &Connection,
-    cache: &mut Cache,
-    tbl: u8,
-    vec_table: &str,
-    dim: usize,
-) -> Result<Option<usize>, StoreError> {
     let in_transaction = !c.is_autocommit();
     // Outside a transaction, read the state and the changes in one snapshot. It ends with a
     // COMMIT (nothing to write), not a ROLLBACK, which would abort a caller's pending reads.
@@ -225,53 +210,65 @@ fn catch_up(
     else {
         return Ok(None);
     };
+    let mut cache = lock(&CACHE);
     cache.clock += 1;
     let clock = cache.clock;
     let slot = cache.tables.iter().position(|t| t.epoch == epoch && t.dim == dim);
-    let fresh = slot.is_some_and(|i| cache.tables[i].seq == seq);
-    if in_transaction && !fresh {
-        return Ok(None);
-    }
-    let i = match slot {
-        Some(i) if fresh => i,
-        Some(i) if cache.tables[i].seq < seq => {
-            let since = cache.tables[i].seq;
-            let table = &mut cache.tables[i];
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT c.id, c.code, v.embedding FROM vector_codes c LEFT JOIN {vec_table} v ON v.id = c.id
-                 WHERE c.tbl = ?1 AND c.seq > ?2"
-            ))?;
-            let mut rows = stmt.query(params![tbl, since])?;
-            while let Some(r) = rows.next()? {
-                let bytes = r.get_ref(1)?.as_blob_or_null().map_err(rusqlite::Error::from)?;
-                let row = r.get_ref(2)?.as_blob_or_null().map_err(rusqlite::Error::from)?;
-                table.apply(r.get(0)?, bytes, row);
+    let table = match slot {
+        Some(i) => {
+            let shared = Arc::clone(&cache.tables[i].table);
+            let mut table = lock(&shared);
+            if table.seq != seq && in_transaction {
+                return Ok(None);
             }
-            table.seq = seq;
-            table.reindex_if_grown();
-            i
+            if table.seq < seq {
+                catch_up(c, &mut table, tbl, vec_table, seq)?;
+            } else if table.seq > seq {
+                // The copy is ahead of this view (the state was rewritten): load it afresh.
+                *table = load(c, tbl, vec_table, epoch, seq, dim)?;
+            }
+            drop(table);
+            cache.tables[i].last_used = clock;
+            shared
         }
-        _ => {
-            let loaded = load(c, tbl, vec_table, epoch, seq, dim)?;
-            match slot {
-                Some(i) => {
-                    cache.tables[i] = loaded;
-                    i
-                }
-                None => {
-                    if cache.tables.len() >= CACHED_TABLES
-                        && let Some(oldest) = (0..cache.tables.len()).min_by_key(|&j| cache.tables[j].last_used)
-                    {
-                        cache.tables.swap_remove(oldest);
-                    }
-                    cache.tables.push(loaded);
-                    cache.tables.len() - 1
-                }
+        None if in_transaction => return Ok(None),
+        None => {
+            let shared = Arc::new(Mutex::new(load(c, tbl, vec_table, epoch, seq, dim)?));
+            if cache.tables.len() >= CACHED_TABLES
+                && let Some(oldest) = (0..cache.tables.len()).min_by_key(|&j| cache.tables[j].last_used)
+            {
+                cache.tables.swap_remove(oldest);
             }
+            cache.tables.push(Slot { epoch, dim, last_used: clock, table: Arc::clone(&shared) });
+            shared
         }
     };
-    cache.tables[i].last_used = clock;
-    Ok(Some(i))
+    Ok(Some(Ready { table, seq, dim }))
+}
+
+/// Apply the changes of table `tbl` after the copy's `seq`, up to `seq`.
+fn catch_up(c: &Connection, table: &mut TableCodes, tbl: u8, vec_table: &str, seq: i64) -> Result<(), StoreError> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT c.id, c.code, v.embedding FROM vector_codes c LEFT JOIN {vec_table} v ON v.id = c.id
+         WHERE c.tbl = ?1 AND c.seq > ?2"
+    ))?;
+    let mut rows = stmt.query(params![tbl, table.seq])?;
+    while let Some(r) = rows.next()? {
+        let bytes = r.get_ref(1)?.as_blob_or_null().map_err(rusqlite::Error::from)?;
+        let row = r.get_ref(2)?.as_blob_or_null().map_err(rusqlite::Error::from)?;
+        table.apply(r.get(0)?, bytes, row);
+    }
+    table.seq = seq;
+    table.reindex_if_grown();
+    Ok(())
+}
+
+/// [`nearest`] over the copy `ready` names, as it was when it was caught up. `None` when the
+/// copy has moved on since (another connection's search caught it up further): its answer
+/// would not be the caller's view, so the caller searches again itself.
+pub(crate) fn nearest_in(ready: &Ready, query: &[f32], k: usize, n: usize) -> Option<Vec<(i64, f32)>> {
+    let mut table = lock(&ready.table);
+    (table.seq == ready.seq && query.len() == ready.dim).then(|| table.nearest(query, k, n))
 }
 
 /// Whether the cached copy of table `tbl` (`dim`-d) searches at full speed: through its graph,
@@ -285,8 +282,8 @@ pub(crate) fn index_settled(c: &Connection, tbl: u8, dim: usize) -> Result<bool,
     else {
         return Ok(false);
     };
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    Ok(cache.tables.iter_mut().find(|t| t.epoch == epoch && t.dim == dim).is_some_and(TableCodes::index_settled))
+    let table = lock(&CACHE).tables.iter().find(|t| t.epoch == epoch && t.dim == dim).map(|t| Arc::clone(&t.table));
+    Ok(table.is_some_and(|t| lock(&t).index_settled()))
 }
 
 /// Where the graph of table `tbl` of the database at `db` is kept.

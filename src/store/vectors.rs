@@ -15,6 +15,8 @@
 use super::StoreError;
 use super::vector_codes::{self, binary_code};
 use rusqlite::{Connection, OptionalExtension, params};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// all-MiniLM-L6-v2's output size (the built-in embedding model): a fresh database's vector
 /// tables start at it, and move to the configured model's size once it is known
@@ -159,18 +161,19 @@ impl VectorRepo<'_> {
 
     /// [`VectorRepo::search`] of each of `tables`, started on the vector search thread
     /// (`vector_codes::aside`) so the caller's thread can do other reads meanwhile; the
-    /// answers are as of this call. [`StartedSearch::finish`] collects them.
+    /// answers are as of this call. [`StartedSearch::finish`] collects them, searching there
+    /// any table the thread has not begun yet, so two tables are searched at once.
     pub fn start_search(&self, tables: &[VecTable], query: &[f32], k: usize) -> Result<StartedSearch, StoreError> {
         check_dim(self.0, query)?;
-        let mut ready = Vec::with_capacity(tables.len());
+        let mut jobs = Vec::with_capacity(tables.len());
         for &table in tables {
-            ready.push(vector_codes::ready(self.0, table.code_table(), table.name(), query.len())?);
+            let ready = vector_codes::ready(self.0, table.code_table(), table.name(), query.len())?;
+            jobs.push(TableSearch { table, ready, claimed: AtomicBool::new(false), found: OnceLock::new() });
         }
-        let (q, n) = (query.to_vec(), candidate_count(k));
-        let aside = vector_codes::aside::run(move || {
-            ready.iter().map(|r| r.as_ref().and_then(|r| vector_codes::nearest_in(r, &q, k, n))).collect()
-        });
-        Ok(StartedSearch { tables: tables.to_vec(), query: query.to_vec(), k, aside })
+        let shared = Arc::new(Searches { query: query.to_vec(), k, n: candidate_count(k), jobs });
+        let on_thread = Arc::clone(&shared);
+        let aside = vector_codes::aside::run(move || on_thread.jobs.iter().for_each(|j| j.run(&on_thread)));
+        Ok(StartedSearch { shared, aside })
     }
 
     /// Whether searches of `table` run at full speed in this process: through its graph, or
@@ -185,28 +188,60 @@ impl VectorRepo<'_> {
 
 /// Searches begun by [`VectorRepo::start_search`].
 pub struct StartedSearch {
-    tables: Vec<VecTable>,
+    shared: Arc<Searches>,
+    aside: vector_codes::aside::Aside<()>,
+}
+
+/// What the search thread and the caller share: the query and one search per table.
+struct Searches {
     query: Vec<f32>,
     k: usize,
-    aside: vector_codes::aside::Aside<Vec<Option<Neighbours>>>,
+    n: usize,
+    jobs: Vec<TableSearch>,
+}
+
+/// One table's search, done by whichever thread claims it first.
+struct TableSearch {
+    table: VecTable,
+    ready: Option<vector_codes::Ready>,
+    claimed: AtomicBool,
+    /// `None` inside: the cached copy could not answer for the caller's view.
+    found: OnceLock<Option<Neighbours>>,
 }
 
 /// `(id, distance)` pairs, nearest first.
 type Neighbours = Vec<(i64, f32)>;
 
+impl TableSearch {
+    /// Search the table unless another thread has claimed it.
+    fn run(&self, s: &Searches) {
+        if !self.claimed.swap(true, Ordering::AcqRel) {
+            let found = self.ready.as_ref().and_then(|r| vector_codes::nearest_in(r, &s.query, s.k, s.n));
+            let _ = self.found.set(found);
+        }
+    }
+}
+
 impl StartedSearch {
     /// Each table's `(id, distance)` neighbours, nearest first, in the order the tables were
-    /// given. A table the search thread could not answer for (its cached copy moved on, the
-    /// cache could not serve the caller's view, or the search failed) is searched here, on
-    /// `c`, as [`VectorRepo::search`] would.
-    pub fn finish(self, c: &Connection) -> Result<Vec<Vec<(i64, f32)>>, StoreError> {
-        let StartedSearch { tables, query, k, aside } = self;
-        let found = aside.wait().unwrap_or_else(|| vec![None; tables.len()]);
-        let mut out = Vec::with_capacity(tables.len());
-        for (table, found) in tables.into_iter().zip(found) {
-            out.push(match found {
-                Some(found) => found,
-                None => VectorRepo(c).search(table, &query, k)?,
+    /// given. The tables the search thread has not begun are searched here meanwhile (the
+    /// last first: the thread takes them from the front). A table the cached copy could not
+    /// answer for (it moved on, the cache could not serve the caller's view, or the search
+    /// failed) is searched here, on `c`, as [`VectorRepo::search`] would.
+    pub fn finish(self, c: &Connection) -> Result<Vec<Neighbours>, StoreError> {
+        let StartedSearch { shared, aside } = self;
+        shared.jobs.iter().rev().for_each(|j| j.run(&shared));
+        // Wait for the thread only while a search it claimed is unanswered: one it has not come
+        // to yet (it is busy with older work) was taken here, and it will find nothing to do.
+        if shared.jobs.iter().any(|j| j.found.get().is_none()) {
+            // Whatever it answers, the thread is done with the searches it claimed.
+            let _ = aside.wait();
+        }
+        let mut out = Vec::with_capacity(shared.jobs.len());
+        for job in &shared.jobs {
+            out.push(match job.found.get() {
+                Some(Some(found)) => found.clone(),
+                _ => VectorRepo(c).search(job.table, &shared.query, shared.k)?,
             });
         }
         Ok(out)

@@ -33,7 +33,6 @@ pub(super) struct TableCodes {
     pub epoch: i64,
     pub seq: i64,
     pub dim: usize,
-    pub last_used: u64,
     words: usize,
     /// Per slot: the row id, its int8 vector, its length and its code.
     ids: Vec<i64>,
@@ -64,7 +63,6 @@ impl TableCodes {
             epoch,
             seq,
             dim,
-            last_used: 0,
             words: code_words(dim),
             ids: Vec::new(),
             rows: Vec::new(),

@@ -286,3 +286,32 @@ fn a_started_search_answers_as_search_does_and_as_of_its_start() {
     // A query of the wrong size is refused at the start, as search refuses it.
     assert!(VectorRepo(&a).start_search(&tables, &query[..10], 5).is_err());
 }
+
+#[test]
+fn a_started_search_is_finished_by_the_caller_while_the_search_thread_is_busy() {
+    let c = open_in_memory().unwrap();
+    let mut rng = SplitMix64(33);
+    let vectors: Vec<Vec<f32>> = (0..200).map(|_| unit(noise(&mut rng, 1.0))).collect();
+    for (i, v) in vectors.iter().enumerate() {
+        let table = if i % 2 == 0 { VecTable::Episodes } else { VecTable::Concepts };
+        VectorRepo(&c).upsert(table, i as i64 + 1, v).unwrap();
+    }
+    let tables = [VecTable::Episodes, VecTable::Concepts];
+    let query = &vectors[7];
+    let expected: Vec<Vec<i64>> = tables.iter().map(|&t| ids(&VectorRepo(&c).search(t, query, 5).unwrap())).collect();
+    // The thread is held up, so every table is searched by the caller's `finish`.
+    let (hold, release) = std::sync::mpsc::channel::<()>();
+    let busy = crate::store::vector_codes::aside::run(move || {
+        let _ = release.recv_timeout(std::time::Duration::from_secs(30));
+    });
+    let started = VectorRepo(&c).start_search(&tables, query, 5).unwrap();
+    let found: Vec<Vec<i64>> = started_ids(started, &c);
+    hold.send(()).unwrap();
+    assert_eq!(busy.wait(), Some(()));
+    assert_eq!(found, expected);
+    assert_eq!(found[1][0], 8, "the query's own row leads its table");
+}
+
+fn started_ids(started: StartedSearch, c: &Connection) -> Vec<Vec<i64>> {
+    started.finish(c).unwrap().iter().map(|t| ids(t)).collect()
+}
