@@ -87,10 +87,10 @@ impl Provider for Capped {
     }
 }
 
-/// (VmRSS, VmHWM, RssAnon) of this process in kB. Anonymous pages are the heap (and the
+/// VmRSS, VmHWM and RssAnon of this process, and the allocator's account. Anonymous pages are the heap (and the
 /// models' buffers); the rest of VmRSS is file pages: the model files and the database, both
 /// memory-mapped, which grow with what is read of them and which the kernel can drop.
-fn rss_kb() -> (u64, u64, u64) {
+fn rss_kb() -> Sample {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -99,7 +99,58 @@ fn rss_kb() -> (u64, u64, u64) {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
     };
-    (field("VmRSS:"), field("VmHWM:"), field("RssAnon:"))
+    let (in_use, held) = heap::kb();
+    Sample { rss: field("VmRSS:"), hwm: field("VmHWM:"), anon: field("RssAnon:"), in_use, held }
+}
+
+/// One reading after a reply, in kB.
+#[derive(Clone, Copy)]
+struct Sample {
+    rss: u64,
+    /// The peak resident set so far (VmHWM).
+    hwm: u64,
+    anon: u64,
+    /// The allocator's live heap (see `heap`).
+    in_use: u64,
+    /// What the allocator holds from the system, live or free.
+    held: u64,
+}
+
+/// glibc's own account of its heap (`mallinfo2`), to tell a growing live heap (a leak, or what
+/// is remembered) from an allocator that keeps freed memory (fragmentation, arenas): resident
+/// anonymous memory that grows while `in_use` stays flat is the allocator's, not ours.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod heap {
+    #[repr(C)]
+    #[derive(Default)]
+    struct MallInfo2 {
+        arena: usize,
+        ordblks: usize,
+        smblks: usize,
+        hblks: usize,
+        hblkhd: usize,
+        usmblks: usize,
+        fsmblks: usize,
+        uordblks: usize,
+        fordblks: usize,
+        keepcost: usize,
+    }
+    unsafe extern "C" {
+        fn mallinfo2() -> MallInfo2;
+    }
+    /// (bytes handed out and not freed, bytes the allocator holds: its arenas plus mmapped
+    /// blocks) in kB.
+    pub fn kb() -> (u64, u64) {
+        // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value.
+        let m = unsafe { mallinfo2() };
+        (((m.uordblks + m.hblkhd) / 1024) as u64, ((m.arena + m.hblkhd) / 1024) as u64)
+    }
+}
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+mod heap {
+    pub fn kb() -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Least-squares slope of `ys` against their index.
@@ -122,6 +173,21 @@ fn message(i: usize) -> String {
         3 => format!("note {i}: the meeting moved to Thursday afternoon"),
         _ => format!("how many minutes are there in {} hours?", i % 24 + 1),
     }
+}
+
+/// The vector rows stored so far: each is also held in the process's vector index.
+async fn vector_rows(db: &chalie::store::Db) -> Result<i64, chalie::store::StoreError> {
+    db.call(|c| {
+        let repo = chalie::store::VectorRepo(c);
+        chalie::store::VecTable::ALL.iter().map(|t| repo.count(*t)).sum::<Result<i64, _>>()
+    })
+    .await
+}
+
+/// `--curve FILE`: every turn's reading, one line each, for a plot.
+fn curve_path() -> Option<PathBuf> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == "--curve").and_then(|i| args.get(i + 1)).map(PathBuf::from)
 }
 
 fn arg(name: &str, default: usize) -> usize {
@@ -179,6 +245,7 @@ fn main() -> anyhow::Result<()> {
 
         // The user: type a message, press Enter, wait for the reply, note the memory.
         let mut replies = rt.bus.subscribe();
+        let db = rt.db.clone();
         let typist = tokio::spawn(async move {
             let key = |c| Ok(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)));
             let mut samples = Vec::with_capacity(turns);
@@ -204,11 +271,15 @@ fn main() -> anyhow::Result<()> {
                 }
                 samples.push(rss_kb());
                 if (i + 1) % 100 == 0 {
+                    let s = samples[i];
                     eprintln!(
-                        "{} turns, rss {} kB (anon {} kB), {:.0} s",
+                        "{} turns, rss {} kB (anon {} kB; heap in use {} kB of {} kB held), {} vectors, {:.0} s",
                         i + 1,
-                        samples[i].0,
-                        samples[i].2,
+                        s.rss,
+                        s.anon,
+                        s.in_use,
+                        s.held,
+                        vector_rows(&db).await.unwrap_or(-1),
                         clock.elapsed().as_secs_f64()
                     );
                 }
@@ -233,30 +304,34 @@ fn main() -> anyhow::Result<()> {
         // What the turns stored that the process keeps an index of: every vector row is held
         // in memory (its int8 row and binary code, ~0.4 kB), growth with what is remembered,
         // not with turns as such.
-        let vectors = rt
-            .db
-            .call(|c| {
-                let repo = chalie::store::VectorRepo(c);
-                chalie::store::VecTable::ALL.iter().map(|t| repo.count(*t)).sum::<Result<i64, _>>()
-            })
-            .await?;
+        let vectors = vector_rows(&rt.db).await?;
         anyhow::Ok((typed, vectors))
     })?;
 
     let ((samples, failed, took), vectors) = summary;
     let warm = (turns / 10).max(1);
-    let after: Vec<f64> = samples.iter().skip(warm - 1).map(|(kb, _, _)| *kb as f64).collect();
-    let anon: Vec<f64> = samples.iter().skip(warm - 1).map(|(_, _, kb)| *kb as f64).collect();
+    if let Some(path) = curve_path() {
+        let mut out = String::from("turn rss_kb anon_kb heap_in_use_kb heap_held_kb\n");
+        for (i, s) in samples.iter().enumerate() {
+            out.push_str(&format!("{} {} {} {} {}\n", i + 1, s.rss, s.anon, s.in_use, s.held));
+        }
+        std::fs::write(path, out)?;
+    }
+    let series = |f: fn(&Sample) -> u64| samples.iter().skip(warm - 1).map(|s| f(s) as f64).collect::<Vec<f64>>();
+    let (after, anon, in_use) = (series(|s| s.rss), series(|s| s.anon), series(|s| s.in_use));
     let ends = |v: &[f64]| (v.first().copied().unwrap_or(0.0), v.last().copied().unwrap_or(0.0));
     let ((warm_kb, end_kb), (anon_warm, anon_end)) = (ends(&after), ends(&anon));
-    let peak = samples.iter().map(|(_, hwm, _)| *hwm).max().unwrap_or(0);
+    let (heap_warm, heap_end) = ends(&in_use);
+    let peak = samples.iter().map(|s| s.hwm).max().unwrap_or(0);
     println!(
         "tui_soak: turns={} failed={failed} reply_tokens<={cap} warmup={warm} rss_kb={warm_kb:.0}->{end_kb:.0} \
          peak_rss_kb={peak} rss_slope_kb_per_turn={:.3} anon_kb={anon_warm:.0}->{anon_end:.0} \
-         anon_slope_kb_per_turn={:.3} vector_rows={vectors} seconds={:.0}",
+         anon_slope_kb_per_turn={:.3} heap_in_use_kb={heap_warm:.0}->{heap_end:.0} \
+         heap_slope_kb_per_turn={:.3} vector_rows={vectors} seconds={:.0}",
         samples.len(),
         slope(&after),
         slope(&anon),
+        slope(&in_use),
         took.as_secs_f64()
     );
     rt.finish();
