@@ -9,12 +9,17 @@
 //! 24) so a thousand turns fit in minutes — the model, its KV cache and the prompt path are the
 //! same at any length.
 //!
-//! After each reply it reads this process's resident set (`/proc/self/status`: VmRSS, and
-//! VmHWM for the peak) and prints, at the end, one line:
+//! After each reply it reads this process's resident set (`/proc/self/status`: VmRSS, VmHWM for
+//! the peak, RssAnon) and glibc's account of its heap (`mallinfo2`: bytes live, bytes held), and
+//! prints, at the end, one line:
 //! `tui_soak: turns=… warmup=… rss_kb=<after warm-up>-><end> peak_rss_kb=… rss_slope_kb_per_turn=…
-//! anon_kb=… anon_slope_kb_per_turn=… vector_rows=…` (the vectors the run stored: the process
-//! keeps an index of every one, so they are the memory that grows with what is remembered)
-//! (least squares over the turns after warm-up, a tenth of the run).
+//! anon_kb=… anon_slope_kb_per_turn=… heap_in_use_kb=… heap_slope_kb_per_turn=… vector_rows=…
+//! db_kb=…` (least squares over the turns after warm-up, a tenth of the run). The live heap is
+//! what tells a leak from an allocator keeping freed pages; `vector_rows` counts what the process
+//! keeps an index of (memory that grows with what is remembered), `db_kb` the database file,
+//! memory-mapped, whose pages read are resident as file pages (VmRSS minus RssAnon).
+//! `--curve FILE` writes every turn's reading; `--trim` calls `malloc_trim(0)` after each reply
+//! (an experiment: what the allocator keeps that it could give back).
 //!
 //! To find what grows: `SOAK_EXIT_LIVE=1 heaptrack tui_soak --canned --turns N` exits right
 //! after the last turn with everything alive, so heaptrack lists the live heap as leaked; two
@@ -35,6 +40,7 @@ use chalie::tui::{Sources, run_loop, settings};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -87,10 +93,10 @@ impl Provider for Capped {
     }
 }
 
-/// (VmRSS, VmHWM, RssAnon) of this process in kB. Anonymous pages are the heap (and the
+/// VmRSS, VmHWM and RssAnon of this process, and the allocator's account. Anonymous pages are the heap (and the
 /// models' buffers); the rest of VmRSS is file pages: the model files and the database, both
 /// memory-mapped, which grow with what is read of them and which the kernel can drop.
-fn rss_kb() -> (u64, u64, u64) {
+fn rss_kb() -> Sample {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -99,7 +105,66 @@ fn rss_kb() -> (u64, u64, u64) {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
     };
-    (field("VmRSS:"), field("VmHWM:"), field("RssAnon:"))
+    let (in_use, held) = heap::kb();
+    Sample { rss: field("VmRSS:"), hwm: field("VmHWM:"), anon: field("RssAnon:"), in_use, held }
+}
+
+/// One reading after a reply, in kB.
+#[derive(Clone, Copy)]
+struct Sample {
+    rss: u64,
+    /// The peak resident set so far (VmHWM).
+    hwm: u64,
+    anon: u64,
+    /// The allocator's live heap (see `heap`).
+    in_use: u64,
+    /// What the allocator holds from the system, live or free.
+    held: u64,
+}
+
+/// glibc's own account of its heap (`mallinfo2`), to tell a growing live heap (a leak, or what
+/// is remembered) from an allocator that keeps freed memory (fragmentation, arenas): resident
+/// anonymous memory that grows while `in_use` stays flat is the allocator's, not ours.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod heap {
+    #[repr(C)]
+    #[derive(Default)]
+    struct MallInfo2 {
+        arena: usize,
+        ordblks: usize,
+        smblks: usize,
+        hblks: usize,
+        hblkhd: usize,
+        usmblks: usize,
+        fsmblks: usize,
+        uordblks: usize,
+        fordblks: usize,
+        keepcost: usize,
+    }
+    unsafe extern "C" {
+        fn mallinfo2() -> MallInfo2;
+        fn malloc_trim(pad: usize) -> i32;
+    }
+    /// `--trim`: hand the allocator's free pages back to the system after every reply, to
+    /// measure what the allocator keeps (the app does not do this).
+    pub fn trim() {
+        // SAFETY: malloc_trim takes a size and touches only the allocator's own free lists.
+        unsafe { malloc_trim(0) };
+    }
+    /// (bytes handed out and not freed, bytes the allocator holds: its arenas plus mmapped
+    /// blocks) in kB.
+    pub fn kb() -> (u64, u64) {
+        // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value.
+        let m = unsafe { mallinfo2() };
+        (((m.uordblks + m.hblkhd) / 1024) as u64, ((m.arena + m.hblkhd) / 1024) as u64)
+    }
+}
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+mod heap {
+    pub fn trim() {}
+    pub fn kb() -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Least-squares slope of `ys` against their index.
@@ -124,6 +189,28 @@ fn message(i: usize) -> String {
     }
 }
 
+/// The vector rows stored so far: each is also held in the process's vector index.
+async fn vector_rows(db: &chalie::store::Db) -> Result<i64, chalie::store::StoreError> {
+    db.call(|c| {
+        let repo = chalie::store::VectorRepo(c);
+        chalie::store::VecTable::ALL.iter().map(|t| repo.count(*t)).sum::<Result<i64, _>>()
+    })
+    .await
+}
+
+/// The database file and its WAL, in kB: memory-mapped, so the pages read of it are resident
+/// (file pages, not anonymous) and grow with what is stored.
+fn db_kb(db_file: &std::path::Path) -> u64 {
+    let wal = db_file.with_extension("db-wal");
+    [db_file, wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len() / 1024).sum()
+}
+
+/// `--curve FILE`: every turn's reading, one line each, for a plot.
+fn curve_path() -> Option<PathBuf> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == "--curve").and_then(|i| args.get(i + 1)).map(PathBuf::from)
+}
+
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(default)
@@ -133,6 +220,7 @@ fn main() -> anyhow::Result<()> {
     let turns = arg("--turns", 1000);
     let cap = arg("--reply-tokens", 24) as u32;
     let canned = std::env::args().any(|a| a == "--canned");
+    let trim = std::env::args().any(|a| a == "--trim");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let models = std::env::var_os("CHALIE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target/models"));
     chalie::llm::local::fetch::Fetcher::default().fetch(&models, &mut |_| {})?;
@@ -179,9 +267,16 @@ fn main() -> anyhow::Result<()> {
 
         // The user: type a message, press Enter, wait for the reply, note the memory.
         let mut replies = rt.bus.subscribe();
+        let db = rt.db.clone();
+        let db_file = rt.paths.db_file.clone();
         let typist = tokio::spawn(async move {
             let key = |c| Ok(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)));
             let mut samples = Vec::with_capacity(turns);
+            // Written as the run goes, so a run stopped early still leaves its curve.
+            let mut curve = curve_path().and_then(|p| std::fs::File::create(p).ok());
+            if let Some(f) = curve.as_mut() {
+                let _ = writeln!(f, "turn rss_kb anon_kb heap_in_use_kb heap_held_kb");
+            }
             let (mut failed, clock) = (0usize, Instant::now());
             for i in 0..turns {
                 for c in message(i).chars() {
@@ -202,13 +297,26 @@ fn main() -> anyhow::Result<()> {
                         Err(_) => return (samples, failed, clock.elapsed()),
                     }
                 }
+                if trim {
+                    heap::trim();
+                }
                 samples.push(rss_kb());
+                if let Some(f) = curve.as_mut() {
+                    let s = samples[i];
+                    let _ = writeln!(f, "{} {} {} {} {}", i + 1, s.rss, s.anon, s.in_use, s.held);
+                }
                 if (i + 1) % 100 == 0 {
+                    let s = samples[i];
                     eprintln!(
-                        "{} turns, rss {} kB (anon {} kB), {:.0} s",
+                        "{} turns, rss {} kB (anon {} kB; heap in use {} kB of {} kB held), {} vectors, \
+                         database {} kB, {:.0} s",
                         i + 1,
-                        samples[i].0,
-                        samples[i].2,
+                        s.rss,
+                        s.anon,
+                        s.in_use,
+                        s.held,
+                        vector_rows(&db).await.unwrap_or(-1),
+                        db_kb(&db_file),
                         clock.elapsed().as_secs_f64()
                     );
                 }
@@ -233,30 +341,28 @@ fn main() -> anyhow::Result<()> {
         // What the turns stored that the process keeps an index of: every vector row is held
         // in memory (its int8 row and binary code, ~0.4 kB), growth with what is remembered,
         // not with turns as such.
-        let vectors = rt
-            .db
-            .call(|c| {
-                let repo = chalie::store::VectorRepo(c);
-                chalie::store::VecTable::ALL.iter().map(|t| repo.count(*t)).sum::<Result<i64, _>>()
-            })
-            .await?;
+        let vectors = vector_rows(&rt.db).await?;
         anyhow::Ok((typed, vectors))
     })?;
 
     let ((samples, failed, took), vectors) = summary;
+    let db = db_kb(&rt.paths.db_file);
     let warm = (turns / 10).max(1);
-    let after: Vec<f64> = samples.iter().skip(warm - 1).map(|(kb, _, _)| *kb as f64).collect();
-    let anon: Vec<f64> = samples.iter().skip(warm - 1).map(|(_, _, kb)| *kb as f64).collect();
+    let series = |f: fn(&Sample) -> u64| samples.iter().skip(warm - 1).map(|s| f(s) as f64).collect::<Vec<f64>>();
+    let (after, anon, in_use) = (series(|s| s.rss), series(|s| s.anon), series(|s| s.in_use));
     let ends = |v: &[f64]| (v.first().copied().unwrap_or(0.0), v.last().copied().unwrap_or(0.0));
     let ((warm_kb, end_kb), (anon_warm, anon_end)) = (ends(&after), ends(&anon));
-    let peak = samples.iter().map(|(_, hwm, _)| *hwm).max().unwrap_or(0);
+    let (heap_warm, heap_end) = ends(&in_use);
+    let peak = samples.iter().map(|s| s.hwm).max().unwrap_or(0);
     println!(
         "tui_soak: turns={} failed={failed} reply_tokens<={cap} warmup={warm} rss_kb={warm_kb:.0}->{end_kb:.0} \
          peak_rss_kb={peak} rss_slope_kb_per_turn={:.3} anon_kb={anon_warm:.0}->{anon_end:.0} \
-         anon_slope_kb_per_turn={:.3} vector_rows={vectors} seconds={:.0}",
+         anon_slope_kb_per_turn={:.3} heap_in_use_kb={heap_warm:.0}->{heap_end:.0} \
+         heap_slope_kb_per_turn={:.3} vector_rows={vectors} db_kb={db} seconds={:.0}",
         samples.len(),
         slope(&after),
         slope(&anon),
+        slope(&in_use),
         took.as_secs_f64()
     );
     rt.finish();

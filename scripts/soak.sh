@@ -31,4 +31,6 @@ echo "==> long session: ${CHALIE_LONG_TURNS:=10000} turns"
 export CHALIE_LONG_TURNS
 cargo nextest run --locked --no-capture -E 'test(/^long_session::a_long/)' 2>&1 | grep -E '^long_session:|PASS|FAIL|panicked'
 echo "==> TUI memory with the built-in models: ${CHALIE_SOAK_TURNS:=1000} turns (issue 22)"
-cargo run --locked --profile bench --example tui_soak -- --turns "$CHALIE_SOAK_TURNS" 2>/dev/null | grep '^tui_soak:'
+# Its 100-turn lines (resident, anonymous, glibc's live heap, vectors, database size) and the summary.
+cargo run --locked --profile bench --example tui_soak -- --turns "$CHALIE_SOAK_TURNS" 2>&1 \
+  | grep -E '^tui_soak:|^[0-9]+ turns, rss'

@@ -23,6 +23,12 @@ pub struct Notice {
     pub since: u64,
 }
 
+/// Calls awaiting their cost, at most. Some never report one: a call whose future is dropped
+/// (a shutdown, a forget stopping a late uncertainty check) and one whose end this pane missed
+/// (its bus receiver lagged); each would otherwise keep its entry for the rest of the session.
+/// Calls in flight at once are a handful.
+pub const PENDING_CALLS: usize = 64;
+
 #[derive(Debug, Default)]
 pub struct Status {
     /// Per role: from the config until the engine reports what it resolved.
@@ -36,7 +42,9 @@ pub struct Status {
     /// `[pricing]`: what the session's calls cost.
     pub pricing: crate::config::pricing::Pricing,
     /// Calls started and not yet costed: call id → (provider, model), to price the cost event.
-    pub calls: std::collections::HashMap<String, (String, String)>,
+    /// Ordered by id (ids are UUIDv7, time-ordered) so the oldest goes first past
+    /// [`PENDING_CALLS`].
+    pub calls: std::collections::BTreeMap<String, (String, String)>,
     /// Dollars spent on the priced calls this session.
     pub spent: f64,
     /// Paid calls to a model with no price: the spend shown is then a lower bound.
@@ -78,6 +86,9 @@ impl Status {
     /// A call began: remember its model until its cost arrives.
     pub fn call_started(&mut self, call_id: &str, provider: &str, model: &str) {
         self.calls.insert(call_id.to_string(), (provider.to_string(), model.to_string()));
+        while self.calls.len() > PENDING_CALLS {
+            self.calls.pop_first();
+        }
     }
 
     /// A call ended without a cost (failed for good).
@@ -269,5 +280,21 @@ mod spend_tests {
         s.call_started("c", "openai", "gpt-x");
         s.call_failed("c");
         assert!(s.calls.is_empty());
+    }
+
+    #[test]
+    fn calls_that_never_report_a_cost_do_not_pile_up() {
+        let mut s = status();
+        let ids: Vec<String> = (0..PENDING_CALLS * 3).map(|_| uuid::Uuid::now_v7().to_string()).collect();
+        for id in &ids {
+            s.call_started(id, "openai", "gpt-x");
+        }
+        assert_eq!(s.calls.len(), PENDING_CALLS);
+        // The newest are kept: the call costed now is priced as its model.
+        let last = ids.last().map(String::as_str).unwrap_or_default();
+        s.cost(last, "openai", 1000, 0, 1);
+        assert_eq!(s.unpriced_calls, 0);
+        assert!((s.spent - 0.003).abs() < 1e-12, "{}", s.spent);
+        assert!(!s.calls.contains_key(ids[0].as_str()), "the oldest went first");
     }
 }

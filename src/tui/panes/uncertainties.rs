@@ -57,6 +57,11 @@ impl UncertaintiesPane {
         self.items.retain(|x| x.id != item.id);
         if item.is_open() {
             self.items.push(item.clone());
+        } else {
+            // Only open records are shown, so only their memories' text is kept: a session
+            // that resolves records as they come would otherwise keep every text it ever read.
+            let items = &self.items;
+            self.texts.retain(|m, _| items.iter().any(|it| it.memory_a == *m || it.memory_b.as_ref() == Some(m)));
         }
         self.items.sort_by(|a, b| a.severity_rank().cmp(&b.severity_rank()).then(b.created_at.cmp(&a.created_at)));
         self.selected = self.selected.min(self.items.len().saturating_sub(1));
@@ -162,5 +167,49 @@ impl UncertaintiesPane {
             ]));
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: &str, state: &str, a: &str, b: &str) -> UncertaintyItem {
+        UncertaintyItem {
+            id: id.into(),
+            kind: "contradiction".into(),
+            severity: "high".into(),
+            state: state.into(),
+            memory_a: a.into(),
+            memory_b: Some(b.into()),
+            reasoning: None,
+            surface_context: None,
+            surfaced_count: 0,
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn resolved_records_take_their_memories_text_with_them() {
+        let mut pane = UncertaintiesPane::default();
+        for i in 0..100 {
+            let (a, b) = (format!("trait:{}", 2 * i), format!("trait:{}", 2 * i + 1));
+            pane.changed(&item(&format!("u{i}"), "open", &a, &b));
+            assert_eq!(pane.take_missing(), vec![a.clone(), b.clone()]);
+            pane.texts_loaded(&[(a.clone(), Some("x".into())), (b.clone(), None)]);
+            pane.changed(&item(&format!("u{i}"), "resolved", &a, &b));
+        }
+        assert!(pane.items.is_empty());
+        assert!(pane.texts.is_empty(), "{} texts kept", pane.texts.len());
+
+        // A memory still named by an open record keeps its text.
+        pane.changed(&item("u1", "open", "trait:1", "trait:2"));
+        pane.changed(&item("u2", "open", "trait:2", "trait:3"));
+        let _ = pane.take_missing();
+        pane.texts_loaded(&[("trait:1".into(), None), ("trait:2".into(), None), ("trait:3".into(), None)]);
+        pane.changed(&item("u1", "resolved", "trait:1", "trait:2"));
+        let mut kept: Vec<&String> = pane.texts.keys().collect();
+        kept.sort();
+        assert_eq!(kept, ["trait:2", "trait:3"]);
     }
 }
