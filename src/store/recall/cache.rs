@@ -371,3 +371,6 @@ fn concepts_appended(c: &Connection, data: &mut Newest, since: i64) -> Result<bo
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests;
