@@ -164,13 +164,18 @@ impl RecallRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// An episode full text may return: live and not superseded.
-    pub fn fts_episode(&self, id: i64) -> Result<Option<RecallRow>, StoreError> {
+    /// The episodes among `ids` full text may return (live and not superseded), by id: one
+    /// statement for the source's candidates rather than one each.
+    pub fn fts_episodes(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, RecallRow>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
         let mut stmt = self.0.prepare_cached(
             "SELECT id, gist, created_at, reliability, salience / 10.0 FROM episodes
-             WHERE id = ?1 AND deleted_at IS NULL AND reliability != 'superseded'",
+             WHERE id IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL AND reliability != 'superseded'",
         )?;
-        Ok(stmt.query_row(params![id], read).optional()?)
+        let rows = stmt.query_map(params![serde_json::to_string(ids)?], read)?;
+        rows.map(|r| r.map(|r| (r.id, r)).map_err(StoreError::from)).collect()
     }
 
     /// The row a vector of `table` embeds, if it is live.

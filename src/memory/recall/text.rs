@@ -96,13 +96,14 @@ pub(super) fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> R
         } else {
             repo.fts_ranked(&expression, want)?
         };
+        let mut rows = repo.fts_episodes(&ids.iter().map(|(id, _)| *id).collect::<Vec<_>>())?;
         let mut rank = 0;
         let mut found = Vec::new();
         for (id, bm25) in &ids {
             if rank == SOURCE_LIMIT {
                 break;
             }
-            if let Some(row) = repo.fts_episode(*id)?.map(row_of) {
+            if let Some(row) = rows.remove(id).map(row_of) {
                 rank += 1;
                 found.push((row, *bm25, rank));
             }
