@@ -21,9 +21,10 @@ pub const VERSION: u32 = 1;
 
 /// Tables the export leaves out: the work queue, whose jobs belong to the running engine of
 /// the database they were queued in (their results are in the exported rows or never were),
-/// and the graph's change log (migration 20), bookkeeping for an in-process cache that the
-/// import's own writes log again in the database they go into.
-pub const NOT_EXPORTED: &[&str] = &["jobs", "graph_changes"];
+/// the graph's change log (migration 20), bookkeeping for an in-process cache that the
+/// import's own writes log again in the database they go into, and recall's text state
+/// (migration 22), the same for the text sources' copies: the database gone into has its own.
+pub const NOT_EXPORTED: &[&str] = &["jobs", "graph_changes", "recall_text_state"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportDoc {

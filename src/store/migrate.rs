@@ -64,6 +64,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0021_concept_traces",
         sql: include_str!("../../migrations/0021_concept_traces.sql"),
     },
+    Migration {
+        version: 22,
+        name: "0022_recall_text_state",
+        sql: include_str!("../../migrations/0022_recall_text_state.sql"),
+    },
 ];
 
 /// For a test that re-runs the migrations after an old version on a database of today's schema:

@@ -7,6 +7,8 @@ use super::StoreError;
 use super::vectors::VecTable;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+mod cache;
+
 /// A row as recall scores it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallRow {
@@ -60,7 +62,8 @@ impl KeywordLayer {
     }
 
     /// The layer's table, its trigram index and the query: ?1 is a LIKE pattern, ?2 the clock,
-    /// `{from}`, `{ix}` and `{order}` come from [`keyword_sql`] (?3 is the index's query).
+    /// ?4 [`KEYWORD_LIMIT`]; `{from}`, `{ix}` and `{order}` come from [`keyword_sql`] (?3 is
+    /// the index's query).
     fn sql(self) -> (&'static str, &'static str, &'static str) {
         match self {
             KeywordLayer::Traits => (
@@ -68,20 +71,20 @@ impl KeywordLayer {
                 "user_traits_trgm",
                 "SELECT t.id, t.trait_key || ': ' || t.trait_value, t.updated_at, t.reliability, t.confidence FROM {from}
                  WHERE {ix} (t.trait_value LIKE ?1 OR t.trait_key LIKE ?1) AND t.reliability != 'superseded'
-                   AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT 50",
+                   AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT ?4",
             ),
             KeywordLayer::Facts => (
                 "facts",
                 "facts_trgm",
                 "SELECT t.id, t.key || ': ' || t.value, t.updated_at, t.reliability, t.confidence FROM {from}
                  WHERE {ix} (t.value LIKE ?1 OR t.key LIKE ?1) AND t.expires_at > ?2 AND t.reliability != 'superseded'
-                 ORDER BY {order} DESC LIMIT 50",
+                 ORDER BY {order} DESC LIMIT ?4",
             ),
             KeywordLayer::Gists => (
                 "gists",
                 "gists_trgm",
                 "SELECT t.id, t.content, t.created_at, t.reliability, t.confidence / 10.0 FROM {from}
-                 WHERE {ix} t.content LIKE ?1 AND t.expires_at > ?2 AND t.is_cold_start = 0 ORDER BY {order} DESC LIMIT 50",
+                 WHERE {ix} t.content LIKE ?1 AND t.expires_at > ?2 AND t.is_cold_start = 0 ORDER BY {order} DESC LIMIT ?4",
             ),
             KeywordLayer::Concepts => (
                 "semantic_concepts",
@@ -89,13 +92,13 @@ impl KeywordLayer {
                 "SELECT t.id, t.name || ': ' || t.definition, t.updated_at, t.reliability,
                         (MIN(t.strength, 10.0) / 10.0 + t.confidence) / 2.0 FROM {from}
                  WHERE {ix} (t.name LIKE ?1 OR t.definition LIKE ?1) AND t.deleted_at IS NULL AND t.probation = 0
-                   AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT 50",
+                   AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT ?4",
             ),
             KeywordLayer::Chat => (
                 "chat_history",
                 "chat_user_trgm",
                 "SELECT t.id, t.content, t.created_at, 'reliable', 0.5 FROM {from}
-                 WHERE {ix} t.role = 'user' AND t.content LIKE ?1 AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT 50",
+                 WHERE {ix} t.role = 'user' AND t.content LIKE ?1 AND ?2 IS NOT NULL ORDER BY {order} DESC LIMIT ?4",
             ),
         }
     }
@@ -103,6 +106,9 @@ impl KeywordLayer {
 
 /// A trigram index answers substring queries of at least this many characters.
 pub const TRIGRAM: usize = 3;
+
+/// The rows a keyword layer returns for one word, newest first.
+pub const KEYWORD_LIMIT: usize = 50;
 
 /// A keyword layer's SQL, newest rows first. When `indexed`, the trigram index is the outer
 /// loop, walked newest first: its matches for the quoted word ?3 are a superset of the rows the
@@ -130,6 +136,13 @@ impl RecallRepo<'_> {
         Ok(stmt.query_row(params![format!("\"{}\"", term.replace('"', "\"\"")), cap], |r| r.get(0))?)
     }
 
+    /// [`RecallRepo::fts_rows_capped`] for each of `words`, in one snapshot: a word counted
+    /// before is answered by the in-process copy (`cache`), which follows the episodes
+    /// written since, so only a new word costs the index's seeks.
+    pub fn fts_rows_capped_all(&self, words: &[String], cap: i64) -> Result<Vec<i64>, StoreError> {
+        super::in_read(self.0, || cache::episode_counts(self.0, words, cap, |w| self.fts_rows_capped(w, cap)))
+    }
+
     /// The `limit` newest episode ids matching an FTS5 MATCH expression, newest first: a walk
     /// down the index that stops at `limit`, with no ranking.
     pub fn fts_newest(&self, expression: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
@@ -151,13 +164,18 @@ impl RecallRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// An episode full text may return: live and not superseded.
-    pub fn fts_episode(&self, id: i64) -> Result<Option<RecallRow>, StoreError> {
+    /// The episodes among `ids` full text may return (live and not superseded), by id: one
+    /// statement for the source's candidates rather than one each.
+    pub fn fts_episodes(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, RecallRow>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
         let mut stmt = self.0.prepare_cached(
             "SELECT id, gist, created_at, reliability, salience / 10.0 FROM episodes
-             WHERE id = ?1 AND deleted_at IS NULL AND reliability != 'superseded'",
+             WHERE id IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL AND reliability != 'superseded'",
         )?;
-        Ok(stmt.query_row(params![id], read).optional()?)
+        let rows = stmt.query_map(params![serde_json::to_string(ids)?], read)?;
+        rows.map(|r| r.map(|r| (r.id, r)).map_err(StoreError::from)).collect()
     }
 
     /// The row a vector of `table` embeds, if it is live.
@@ -196,7 +214,27 @@ impl RecallRepo<'_> {
         let (table, index, sql) = layer.sql();
         let mut stmt = self.0.prepare_cached(&keyword_sql(sql, table, index, indexed))?;
         let phrase = format!("\"{}\"", term.replace('"', "\"\""));
-        let rows = stmt.query_map(params![format!("%{term}%"), now, phrase], read)?;
+        let rows = stmt.query_map(params![format!("%{term}%"), now, phrase, KEYWORD_LIMIT as i64], read)?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// [`RecallRepo::keyword`] for each of `words` (through the trigram index for words of
+    /// [`TRIGRAM`] or more characters), in one snapshot. The concepts, which the turn
+    /// searches, come from the in-process copy of each word's newest matches where it has the
+    /// word (their rows read in one statement), so only a new word costs the index's seeks;
+    /// the other layers' rows hang on the clock (expiry) and are searched each time.
+    pub fn keyword_all(
+        &self,
+        layer: KeywordLayer,
+        words: &[String],
+        now: i64,
+    ) -> Result<Vec<Vec<RecallRow>>, StoreError> {
+        let search = |w: &str| self.keyword(layer, w, now, w.chars().count() >= TRIGRAM);
+        match layer {
+            KeywordLayer::Concepts => {
+                super::in_read(self.0, || cache::newest_concepts(self.0, words, KEYWORD_LIMIT, search))
+            }
+            _ => words.iter().map(|w| search(w)).collect(),
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! search over the other layers (`keyword`).
 
 use super::{Pool, Row, SOURCE_LIMIT, SourceRank, layer_rank, row_of};
-use crate::store::{KeywordLayer, RecallRepo, StoreError, TRIGRAM};
+use crate::store::{KeywordLayer, RecallRepo, StoreError};
 use crate::text::normalize;
 use rusqlite::Connection;
 
@@ -28,7 +28,9 @@ struct Plan {
 /// large share of a big store while adding little to bm25 (its IDF is near zero), so the rows
 /// ranked are bounded by the budget. Each word is counted by a walk that stops past the budget
 /// (FTS5 keeps no document counts: its vocabulary table walks every match, milliseconds for
-/// a common word at a million episodes). Prefix terms are not searched: FTS5 merges every
+/// a common word at a million episodes), and a word counted before is answered from an
+/// in-process copy that follows the episodes written since (`RecallRepo::fts_rows_capped_all`).
+/// Prefix terms are not searched: FTS5 merges every
 /// expansion of a prefix before the first row, a cost no LIMIT bounds ("w17"* matched ten
 /// times the rows of "w17" in the 100k bench).
 fn planned_terms(c: &Connection, terms: &[String]) -> Result<Plan, StoreError> {
@@ -42,10 +44,7 @@ fn planned_terms(c: &Connection, terms: &[String]) -> Result<Plan, StoreError> {
             }
         }
     }
-    let mut costs = Vec::with_capacity(forms.len());
-    for f in &forms {
-        costs.push(repo.fts_rows_capped(f, FTS_ROW_BUDGET + 1)?);
-    }
+    let costs = repo.fts_rows_capped_all(&forms, FTS_ROW_BUDGET + 1)?;
     // A form that matches nothing is left out before the budget, so that it can never stand
     // in for the rarest word that does match.
     let live: Vec<usize> = (0..forms.len()).filter(|&i| costs[i] > 0).collect();
@@ -97,13 +96,14 @@ pub(super) fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> R
         } else {
             repo.fts_ranked(&expression, want)?
         };
+        let mut rows = repo.fts_episodes(&ids.iter().map(|(id, _)| *id).collect::<Vec<_>>())?;
         let mut rank = 0;
         let mut found = Vec::new();
         for (id, bm25) in &ids {
             if rank == SOURCE_LIMIT {
                 break;
             }
-            if let Some(row) = repo.fts_episode(*id)?.map(row_of) {
+            if let Some(row) = rows.remove(id).map(row_of) {
                 rank += 1;
                 found.push((row, *bm25, rank));
             }
@@ -134,9 +134,8 @@ pub(super) fn keyword_source(
         if !wants(kind.filter()) {
             continue;
         }
-        for term in terms {
-            let indexed = term.chars().count() >= TRIGRAM;
-            for row in repo.keyword(kind, term, now, indexed)? {
+        for rows in repo.keyword_all(kind, terms, now)? {
+            for row in rows {
                 let row = row_of(row);
                 // The message being answered is in the chat log too: it is not a memory of itself.
                 if layer == "chat" && normalize(&row.1).contains(&lower_query) {
