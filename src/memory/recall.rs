@@ -240,9 +240,7 @@ impl Pool {
             c.sources.push(source);
         }
     }
-}
 
-impl Pool {
     /// Add every candidate of `other`, in its order, with each of its sources: the pool ends
     /// as if `other`'s sources had added their rows here after this pool's.
     fn absorb(&mut self, other: Pool) {

@@ -165,17 +165,22 @@ pub fn decide_and_recall(
     now: i64,
     defaults: (&ClassifierParams, &BoundaryParams),
 ) -> Result<(TopicDecided, Vec<crate::memory::recall::Hit>), StoreError> {
-    // The recall's vector search starts first, so it runs beside the topic decision's reads; a
-    // message the decision finds contentless drops it unread.
-    let recall = match embedding {
-        Some(_) => Some(start_context_recall(c, text, embedding, now)?),
-        None => None,
-    };
     let (_, tp, bp) = crate::cognition::stability::topics_cycle::current(c, defaults)?;
+    // The recall's vector search starts before the topic decision, so it runs beside the
+    // decision's reads; not for a message with nothing to search for, which the decision
+    // reports contentless (`topic::classify` asks the same question of the same text).
+    let recall = match embedding {
+        Some(_) if !crate::cognition::topic::is_contentless(text, &tp) => {
+            Some(start_context_recall(c, text, embedding, now)?)
+        }
+        _ => None,
+    };
     let decided = decide_topic(c, thread_id, text, embedding, now, (&tp, &bp))?;
     let memories = match recall {
-        Some(recall) if !decided.report.contentless => recall.finish(c)?,
-        _ => Vec::new(),
+        _ if decided.report.contentless || embedding.is_none() => Vec::new(),
+        Some(recall) => recall.finish(c)?,
+        // A contentless greeting opening a thread is reported as a new topic, not contentless.
+        None => recalled_for_context(c, text, embedding, now)?,
     };
     Ok((decided, memories))
 }

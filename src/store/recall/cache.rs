@@ -143,6 +143,31 @@ fn writing(c: &Connection) -> Result<bool, StoreError> {
     Ok(c.transaction_state(Some(MAIN_DB))? == TransactionState::Write)
 }
 
+/// The copy of `table` that answers for this connection's view, brought up to it, with the
+/// lock held: `None` when the index must answer (see [`settle`]). `copies` picks the kind.
+fn held_copy<T: Default>(
+    c: &Connection,
+    table: Table,
+    copies: impl FnOnce(&mut Copies) -> &mut Vec<Copy<T>>,
+    catch_up: impl FnOnce(&mut T, i64) -> Result<bool, StoreError>,
+) -> Result<Option<(std::sync::MutexGuard<'static, Copies>, usize)>, StoreError> {
+    let Some(now) = stamp(c, table)? else { return Ok(None) };
+    let writing = writing(c)?;
+    let mut held = lock();
+    held.clock += 1;
+    let clock = held.clock;
+    let settled = settle(copies(&mut held), clock, now, writing, catch_up)?;
+    Ok(settled.map(|i| (held, i)))
+}
+
+/// Keep `word`'s answer, starting the copy's words again once it holds [`WORDS`].
+fn remember<V>(by_word: &mut HashMap<String, V>, word: &str, value: V) {
+    if by_word.len() >= WORDS {
+        by_word.clear();
+    }
+    by_word.insert(word.to_string(), value);
+}
+
 /// A word whose episode count the copy can follow: lower-case ASCII letters and digits,
 /// which FTS5's default tokenizer (unicode61) reads as the one token it is.
 fn followed_word(word: &str) -> bool {
@@ -192,17 +217,9 @@ pub(super) fn episode_counts(
     cap: i64,
     count: impl Fn(&str) -> Result<i64, StoreError>,
 ) -> Result<Vec<i64>, StoreError> {
-    let Some(now) = stamp(c, Table::Episodes)? else {
-        return words.iter().map(|w| count(w)).collect();
-    };
-    let writing = writing(c)?;
-    let mut held = lock();
-    held.clock += 1;
-    let clock = held.clock;
-    let Some(i) =
-        settle(&mut held.counts, clock, now, writing, |data: &mut Counts, since| count_appended(c, data, since))?
-    else {
-        drop(held);
+    let held =
+        held_copy(c, Table::Episodes, |h| &mut h.counts, |data: &mut Counts, since| count_appended(c, data, since))?;
+    let Some((mut held, i)) = held else {
         return words.iter().map(|w| count(w)).collect();
     };
     let copy = &mut held.counts[i].data;
@@ -216,10 +233,7 @@ pub(super) fn episode_counts(
             None => {
                 let n = count(w)?;
                 if followed_word(w) {
-                    if copy.by_word.len() >= WORDS {
-                        copy.by_word.clear();
-                    }
-                    copy.by_word.insert(w.clone(), n);
+                    remember(&mut copy.by_word, w, n);
                 }
                 n
             }
@@ -274,17 +288,9 @@ pub(super) fn newest_concepts(
     limit: usize,
     search: impl Fn(&str) -> Result<Vec<RecallRow>, StoreError>,
 ) -> Result<Vec<Vec<RecallRow>>, StoreError> {
-    let Some(now) = stamp(c, Table::Concepts)? else {
-        return words.iter().map(|w| search(w)).collect();
-    };
-    let writing = writing(c)?;
-    let mut held = lock();
-    held.clock += 1;
-    let clock = held.clock;
-    let Some(i) =
-        settle(&mut held.newest, clock, now, writing, |data: &mut Newest, since| concepts_appended(c, data, since))?
-    else {
-        drop(held);
+    let held =
+        held_copy(c, Table::Concepts, |h| &mut h.newest, |data: &mut Newest, since| concepts_appended(c, data, since))?;
+    let Some((mut held, i)) = held else {
         return words.iter().map(|w| search(w)).collect();
     };
     let copy = &mut held.newest[i].data;
@@ -299,10 +305,7 @@ pub(super) fn newest_concepts(
             None => {
                 let rows = search(w)?;
                 if like_word(w) {
-                    if copy.by_word.len() >= WORDS {
-                        copy.by_word.clear();
-                    }
-                    copy.by_word.insert(w.clone(), rows.iter().map(|r| r.id).collect());
+                    remember(&mut copy.by_word, w, rows.iter().map(|r| r.id).collect());
                 }
                 found.push(Ok(rows));
             }
@@ -361,8 +364,13 @@ fn concepts_appended(c: &Connection, data: &mut Newest, since: i64) -> Result<bo
         let (name, definition) =
             (name.unwrap_or_default().to_ascii_lowercase(), definition.unwrap_or_default().to_ascii_lowercase());
         for (word, ids) in data.by_word.iter_mut() {
-            let word = word.to_ascii_lowercase();
-            if name.contains(&word) || definition.contains(&word) {
+            // Recall's words are lower-cased already; only another caller's would be copied here.
+            let word: std::borrow::Cow<'_, str> = if word.bytes().any(|b| b.is_ascii_uppercase()) {
+                word.to_ascii_lowercase().into()
+            } else {
+                word.as_str().into()
+            };
+            if name.contains(word.as_ref()) || definition.contains(word.as_ref()) {
                 // Ids ascend here, so each is the newest so far.
                 ids.insert(0, id);
                 ids.truncate(data.limit);

@@ -54,13 +54,10 @@ pub(crate) fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     });
     match queue.send(job) {
         Ok(()) => Aside::Running(rx),
-        // The thread is gone: the job comes back and runs here.
+        // The thread is gone: the job comes back and runs here (its result waits in `rx`).
         Err(mpsc::SendError(job)) => {
             job();
-            match rx.try_recv() {
-                Ok(v) => Aside::Done(v),
-                Err(_) => Aside::Running(rx),
-            }
+            Aside::Running(rx)
         }
     }
 }
