@@ -326,7 +326,7 @@ fn main() -> anyhow::Result<()> {
                 tiebreaker_candidates: r.tie.then(|| json!(["RESPOND", "CLARIFY"])),
                 margin: None,
                 effective_margin: None,
-                signal_snapshot: r.signals.as_ref().map_or(Value::Null, |(s, _)| s.clone()),
+                signal_snapshot: r.signals.as_ref().map_or(Value::Null, |(s, _)| s.clone()).into(),
                 weight_snapshot: None,
                 weights_version: Some(i64::from(weights.version)),
                 routing_time_ms: None,

@@ -17,7 +17,7 @@ fn record(mode: &str, reasoning: Option<&str>, fallback: Option<&str>) -> Routin
         tiebreaker_candidates: None,
         margin: None,
         effective_margin: None,
-        signal_snapshot: json!({}),
+        signal_snapshot: json!({}).into(),
         weight_snapshot: None,
         weights_version: Some(1),
         routing_time_ms: Some(0.03),

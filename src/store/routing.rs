@@ -2,6 +2,7 @@
 
 use super::CachedSql;
 use super::{StoreError, now_ts};
+use crate::vocab::snapshot::LazyJson;
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,8 +24,8 @@ pub struct RoutingRecord {
     pub tiebreaker_candidates: Option<Value>,
     pub margin: Option<f64>,
     pub effective_margin: Option<f64>,
-    pub signal_snapshot: Value,
-    pub weight_snapshot: Option<Value>,
+    pub signal_snapshot: LazyJson,
+    pub weight_snapshot: Option<LazyJson>,
     pub weights_version: Option<i64>,
     pub routing_time_ms: Option<f64>,
     /// Which fallback fired, if any (e.g. "triage_timeout", "tiebreaker_invalid_json").
@@ -98,8 +99,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<RoutingRecord> {
         tiebreaker_candidates: parse(r.get(9)?)?,
         margin: r.get(10)?,
         effective_margin: r.get(11)?,
-        signal_snapshot: parse(r.get(12)?)?.unwrap_or(Value::Null),
-        weight_snapshot: parse(r.get(13)?)?,
+        signal_snapshot: LazyJson::ready(parse(r.get(12)?)?.unwrap_or(Value::Null)),
+        weight_snapshot: parse(r.get(13)?)?.map(LazyJson::ready),
         weights_version: r.get(14)?,
         routing_time_ms: r.get(15)?,
         fallback: r.get(16)?,
@@ -130,8 +131,8 @@ impl RoutingRepo<'_> {
                 json(&d.tiebreaker_candidates),
                 d.margin,
                 d.effective_margin,
-                d.signal_snapshot.to_string(),
-                json(&d.weight_snapshot),
+                d.signal_snapshot.text(),
+                d.weight_snapshot.as_ref().map(LazyJson::text),
                 d.weights_version,
                 d.routing_time_ms,
                 d.fallback,

@@ -24,22 +24,31 @@ pub trait ToSnapshot: Send + Sync {
 pub struct LazyJson {
     source: Option<Arc<dyn ToSnapshot>>,
     built: Arc<OnceLock<Value>>,
+    /// The tree written out, for the audit row; like the tree, built once and shared.
+    text: Arc<OnceLock<String>>,
 }
 
 impl LazyJson {
     /// A snapshot that is built already (read back from a log or a row).
     pub fn ready(value: Value) -> LazyJson {
-        LazyJson { source: None, built: Arc::new(OnceLock::from(value)) }
+        LazyJson { source: None, built: Arc::new(OnceLock::from(value)), text: Arc::default() }
     }
 
     /// A snapshot of `source`, written on first read.
     pub fn deferred(source: Arc<dyn ToSnapshot>) -> LazyJson {
-        LazyJson { source: Some(source), built: Arc::new(OnceLock::new()) }
+        LazyJson { source: Some(source), built: Arc::new(OnceLock::new()), text: Arc::default() }
     }
 
     /// The JSON tree (built now if nobody has read it yet).
     pub fn value(&self) -> &Value {
         self.built.get_or_init(|| self.source.as_ref().map_or(Value::Null, |s| s.to_snapshot()))
+    }
+
+    /// The tree as JSON text (written now if nobody has asked yet). A turn asks for it on the
+    /// vector search thread while the reply is planned (`Turn::deliver`), so the commit finds
+    /// the audit row's text ready instead of building, copying and writing out the tree.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| self.value().to_string())
     }
 
     /// Whether the tree has been built (for tests of the laziness itself).
@@ -134,6 +143,19 @@ mod tests {
         assert!(lazy.is_built());
         assert_eq!(lazy["a"][0], 0);
         assert_eq!(src.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_text_is_the_tree_written_out_once_for_every_clone() {
+        let src = Arc::new(Counted(0.into()));
+        let lazy = LazyJson::deferred(src.clone());
+        let copy = lazy.clone();
+        let beside = std::thread::spawn(move || copy.text().to_string()).join().unwrap();
+        assert_eq!(beside, r#"{"a":[0],"b":1}"#);
+        assert_eq!(lazy.text(), beside);
+        assert_eq!(lazy.text(), lazy.value().to_string());
+        assert_eq!(src.0.load(std::sync::atomic::Ordering::SeqCst), 1, "built once, on the other thread");
+        assert_eq!(LazyJson::ready(json!([1, "x"])).text(), r#"[1,"x"]"#);
     }
 
     #[test]

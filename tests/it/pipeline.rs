@@ -33,7 +33,7 @@ async fn assert_audited(h: &Harness, r: &TurnReport) {
     assert!(signals.len() > 10 && signals.contains_key("derived"), "{signals:?}");
     assert_eq!(d.signal_snapshot, r.router.signals);
     assert_eq!(d.weights_version, Some(i64::from(DEFAULT_WEIGHTS_VERSION)));
-    assert!(d.weight_snapshot.as_ref().is_some_and(Value::is_object));
+    assert!(d.weight_snapshot.as_ref().is_some_and(|w| w.is_object()));
     let t = d.routing_time_ms.expect("routing_time_ms");
     assert!(t.is_finite() && t >= 0.0, "{t}");
     assert_eq!(d.router_confidence, Some(r.router.confidence));

@@ -41,7 +41,7 @@ async fn a_new_weights_version_routes_the_next_turn_and_feedback_fills_the_triag
     assert!(!cue.is_empty());
     let d = h.decision(&second.exchange_id).await;
     assert_eq!(d.weights_version, Some(i64::from(DEFAULT_WEIGHTS_VERSION + 1)), "picked up at the next turn");
-    let snap = d.weight_snapshot.unwrap_or(Value::Null);
+    let snap = d.weight_snapshot.map_or(Value::Null, Value::from);
     assert_eq!(snap["clarify"]["cold_boost"].as_f64(), Some(0.12), "{snap}");
 
     // The second message judged the first reply: the label is on the first routing row and
@@ -74,7 +74,7 @@ fn seed(dir: &std::path::Path) {
                 tiebreaker_candidates: None,
                 margin: None,
                 effective_margin: None,
-                signal_snapshot: Value::Null,
+                signal_snapshot: Value::Null.into(),
                 weight_snapshot: None,
                 weights_version: Some(2),
                 routing_time_ms: None,

@@ -32,7 +32,7 @@ fn record(i: usize, confidence: f64, tie: bool) -> RoutingRecord {
         tiebreaker_candidates: tie.then(|| json!(["RESPOND", "CLARIFY"])),
         margin: Some(confidence),
         effective_margin: Some(0.2),
-        signal_snapshot: json!({"has_question_mark": true}),
+        signal_snapshot: json!({"has_question_mark": true}).into(),
         weight_snapshot: None,
         weights_version: Some(2),
         routing_time_ms: None,

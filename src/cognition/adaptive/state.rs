@@ -55,7 +55,7 @@ pub fn load_state(c: &Connection) -> Result<AdaptiveState, StoreError> {
     Ok(v.and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default())
 }
 
-fn save_state(c: &Connection, s: &AdaptiveState) -> Result<(), StoreError> {
+pub fn save_state(c: &Connection, s: &AdaptiveState) -> Result<(), StoreError> {
     TurnRepo(c).kv_set(KV_NAMESPACE, STATE_KEY, &serde_json::to_value(s).unwrap_or(Value::Null))
 }
 
@@ -73,6 +73,14 @@ pub struct TurnInput<'a> {
 /// Store the message's micro-preferences, update the challenge tolerance from its reaction,
 /// plan the directives and advance the state (fork cooldown, growth cycle).
 pub fn prepare(c: &Connection, t: &TurnInput<'_>) -> Result<Applied, StoreError> {
+    let (applied, st) = prepare_unsaved(c, t)?;
+    save_state(c, &st)?;
+    Ok(applied)
+}
+
+/// [`prepare`] with the advanced state returned instead of stored: a turn stores it with its
+/// commit ([`save_state`]), so planning its reply makes no write transaction of its own.
+pub fn prepare_unsaved(c: &Connection, t: &TurnInput<'_>) -> Result<(Applied, AdaptiveState), StoreError> {
     let traits = TraitsRepo(c);
     for (key, value) in micro::detect(t.text) {
         traits.set_explicit(key, value, micro::CATEGORY, t.now)?;
@@ -113,8 +121,7 @@ pub fn prepare(c: &Connection, t: &TurnInput<'_>) -> Result<Applied, StoreError>
             tracing::info!(?grown, "communication style: growth signals");
         }
     }
-    save_state(c, &st)?;
-    Ok(applied)
+    Ok((applied, st))
 }
 
 /// `memory style`: the profile, the directives it gives on its own, the micro-preferences

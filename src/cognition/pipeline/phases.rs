@@ -198,6 +198,9 @@ pub struct PhaseA {
     pub self_items: Vec<crate::cognition::self_model::SelfItem>,
     /// The onboarding state before this exchange (docs/cognition.md §4.9).
     pub spark: crate::cognition::onboarding::SparkState,
+    /// Whether the critic left this thread a question that this message may answer: read here,
+    /// on a trip the turn makes anyway, so a turn with none makes no trip for it.
+    pub critic_pending: bool,
 }
 
 impl PhaseA {
@@ -269,7 +272,18 @@ pub fn phase_a_read(
         let readings = crate::store::self_readings(c, now)?;
         let conversation = repo.conversation(thread_id, now)?;
         let spark = spark_state(c)?;
-        let a = PhaseA { conversation, traits, session_exchanges, silence_gap_s, self_items: Vec::new(), spark };
+        let critic_pending = crate::store::KvStateRepo(c)
+            .get_text(crate::cognition::act::critic_answer::NAMESPACE, thread_id)?
+            .is_some();
+        let a = PhaseA {
+            conversation,
+            traits,
+            session_exchanges,
+            silence_gap_s,
+            self_items: Vec::new(),
+            spark,
+            critic_pending,
+        };
         Ok(PhaseARead { a, readings })
     })
 }

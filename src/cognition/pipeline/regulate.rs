@@ -22,6 +22,10 @@ pub const USER_ID: &str = "local";
 #[derive(Default)]
 pub(super) struct Slot {
     reg: Option<Regulator>,
+    /// The state the last turn's end exported and stored, while `reg` still holds exactly it:
+    /// a turn that reads the same text back skips parsing it again. Taken at every start, so a
+    /// turn that ends early (or a forget's redaction) makes the next one parse what is stored.
+    exported: Option<String>,
 }
 
 /// What a turn's regulation holds between its start and its end.
@@ -138,18 +142,21 @@ impl Turn<'_> {
         self.weights = engine.weights();
         // Read every turn: a forget rewrites the stored state, and the copy in memory must not
         // write the forgotten words back.
-        let state = read
-            .stored
-            .and_then(|s| {
-                serde_json::from_str::<RegulatorState>(&s)
-                    .map_err(|e| tracing::warn!("regulator state unreadable, starting afresh: {e}"))
-                    .ok()
-            })
-            .unwrap_or_else(|| RegulatorState::for_user(USER_ID));
         let mut slot = engine.regulator.lock().await;
-        let Slot { reg } = &mut *slot;
+        let Slot { reg, exported } = &mut *slot;
+        let unchanged = reg.is_some() && read.stored.is_some() && exported.take() == read.stored;
         let reg = reg.get_or_insert_with(|| Regulator::new(settings(engine), RegulatorState::default()));
-        reg.set_state(state);
+        if !unchanged {
+            let state = read
+                .stored
+                .and_then(|s| {
+                    serde_json::from_str::<RegulatorState>(&s)
+                        .map_err(|e| tracing::warn!("regulator state unreadable, starting afresh: {e}"))
+                        .ok()
+                })
+                .unwrap_or_else(|| RegulatorState::for_user(USER_ID));
+            reg.set_state(state);
+        }
         if let Some(j) = read.judged {
             reg.on_feedback(&j.feedback, self.msg.text, self.now);
             // Logged once the verdict is stored: the live misroute rate and a replay read it.
@@ -266,6 +273,8 @@ impl Turn<'_> {
         }
         reg.finish_turn(&decision);
         let mut state = serde_json::to_string(reg.export()).unwrap_or_default();
+        // What the next turn will read back when the save below lands and nothing else writes.
+        slot.exported = self.forgotten.is_none().then(|| state.clone());
         drop(slot);
         // This turn's commit carried out a forget: the state loaded before it still holds the
         // words (the next turn reloads the purged one), and the report may quote them.

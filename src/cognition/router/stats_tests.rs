@@ -15,7 +15,7 @@ pub(crate) fn row(mode: &str, label: Option<&str>, tie: bool, at: i64) -> Routin
         tiebreaker_candidates: tie.then(|| json!(["RESPOND", "CLARIFY"])),
         margin: None,
         effective_margin: None,
-        signal_snapshot: Value::Null,
+        signal_snapshot: Value::Null.into(),
         weight_snapshot: None,
         weights_version: Some(2),
         routing_time_ms: None,

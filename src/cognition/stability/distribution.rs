@@ -6,6 +6,7 @@
 use crate::cognition::router::stats::distribution;
 use crate::cognition::router::{HealthyRange, Mode, RouterSignals, RouterState, RouterWeights, route};
 use crate::store::RoutingRecord;
+use serde::Deserialize;
 
 /// One window decision as it can be routed again: its signals and the topic's previous mode.
 /// A pre-routed decision keeps its mode whatever the weights (the scores did not choose it).
@@ -23,7 +24,7 @@ pub fn replayable(rows: &[RoutingRecord]) -> Vec<Replayable> {
             if r.pre_routed {
                 return r.selected_mode.parse().ok().map(Replayable::Fixed);
             }
-            let signals = serde_json::from_value::<RouterSignals>(r.signal_snapshot.clone()).ok()?;
+            let signals = RouterSignals::deserialize(r.signal_snapshot.value()).ok()?;
             let previous = r.previous_mode.as_deref().and_then(|m| m.parse().ok());
             Some(Replayable::Scored { signals: Box::new(signals), previous })
         })

@@ -9,7 +9,7 @@ fn window() -> Vec<RoutingRecord> {
         .enumerate()
         .map(|(i, x)| {
             let mut r = crate::cognition::router::stats::tests::row("RESPOND", None, false, i as i64);
-            r.signal_snapshot = serde_json::to_value(RouterSignals::from_text(x.text, &x.context)).unwrap();
+            r.signal_snapshot = serde_json::to_value(RouterSignals::from_text(x.text, &x.context)).unwrap().into();
             r.previous_mode = x.previous_mode.map(|m| m.as_str().to_string());
             r
         })

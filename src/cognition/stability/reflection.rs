@@ -254,7 +254,7 @@ mod tests {
             tiebreaker_candidates: tie.then(|| json!(["RESPOND", "CLARIFY"])),
             margin: None,
             effective_margin: None,
-            signal_snapshot: Value::Null,
+            signal_snapshot: Value::Null.into(),
             weight_snapshot: None,
             weights_version: None,
             routing_time_ms: None,
@@ -332,7 +332,7 @@ mod tests {
     #[test]
     fn reflection_request_is_strict_json_with_the_decision() {
         let mut r = row(0, 0.05, true);
-        r.signal_snapshot = json!({"has_question_mark": true, "vague_reference": false, "context_warmth": 0.0});
+        r.signal_snapshot = json!({"has_question_mark": true, "vague_reference": false, "context_warmth": 0.0}).into();
         let req = request(&r, Some("is it worth it?"));
         assert!(matches!(req.format, ResponseFormat::JsonSchema { .. }));
         let user = format!("{:?}", req.messages);

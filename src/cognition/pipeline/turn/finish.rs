@@ -67,7 +67,13 @@ impl Turn<'_> {
         // The words go on disk until the logs are rewritten without them (`session::journal`).
         let journal = plan.as_ref().and_then(|p| crate::session::journal::write(&p.needles));
         let onboarding = self.onboarding(delivered, replied);
-        let purged = self.engine.db.call(move |c| Ok(TurnRepo(c).commit_with(&rows, onboarding)?.0)).await;
+        // The adaptive layer's state, advanced when the reply was planned, is stored with the turn.
+        let adaptive = self.adaptive_state.take();
+        let also = move |c: &rusqlite::Connection| {
+            onboarding(c)?;
+            adaptive.map_or(Ok(()), |s| crate::cognition::adaptive::state::save_state(c, &s))
+        };
+        let purged = self.engine.db.call(move |c| Ok(TurnRepo(c).commit_with(&rows, also)?.0)).await;
         if let (Err(_), Some(journal)) = (&purged, &journal) {
             crate::session::journal::discard(journal);
         }

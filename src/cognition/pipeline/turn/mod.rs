@@ -57,6 +57,8 @@ pub(super) struct Turn<'t> {
     /// The adaptive layer's plan for the reply, and the lines the model was sent (docs/cognition.md §18).
     pub(in crate::cognition::pipeline) adaptive: crate::cognition::adaptive::Applied,
     pub(in crate::cognition::pipeline) adaptive_sent: Option<Vec<String>>,
+    /// The adaptive layer's state as planning the reply advanced it, stored by the commit.
+    adaptive_state: Option<crate::cognition::adaptive::state::AdaptiveState>,
     /// The router weights and version this turn routes with, read once at its start.
     pub(in crate::cognition::pipeline) weights: (u32, crate::cognition::router::RouterWeights),
     /// The reply to a yes or no to the critic's question (docs/cognition.md §16.5).
@@ -129,6 +131,7 @@ impl<'t> Turn<'t> {
             phase_a_ms: 0.0,
             adaptive: Default::default(),
             adaptive_sent: None,
+            adaptive_state: None,
             weights: engine.weights(),
             critic_reply: None,
             forgotten: None,
@@ -381,6 +384,13 @@ impl<'t> Turn<'t> {
             sequel: Sequel::default(),
         });
         routing.mode = settled.mode;
+        // The audit row's snapshots are written out on the search thread, idle by now, while the
+        // reply is planned and streamed; the commit then finds their text ready.
+        let (signals, weights) = (routing.signal_snapshot.clone(), routing.weight_snapshot.clone());
+        crate::store::vector_codes::aside::run(move || {
+            signals.text();
+            weights.text();
+        });
         let report = router_report(&routing, &settled, self.timings.routing);
         self.engine.bus.emit(EngineEvent::Routed {
             thread_id: self.thread_id.to_string(),

@@ -50,7 +50,9 @@ impl Turn<'_> {
         let mut notes = Vec::new();
         let builtin = builtin_primary(self.engine);
         // A plain yes or no to the critic's question is its answer: nothing else to plan.
-        if let Some(answered) = self.engine.critic_answer(self.thread_id, self.exchange_id, topic, self.msg.text).await
+        if context.phase_a.critic_pending
+            && let Some(answered) =
+                self.engine.critic_answer(self.thread_id, self.exchange_id, topic, self.msg.text).await
         {
             self.critic_reply = Some(answered);
             return Ok(Acted { notes, builtin_primary: builtin, memory_answer: None, run: None });
@@ -133,7 +135,7 @@ impl Turn<'_> {
             .db
             .call(move |c| {
                 let t = crate::cognition::adaptive::state::TurnInput { text: &text, last_reply_words, answers, now };
-                let adaptive = crate::cognition::adaptive::state::prepare(c, &t);
+                let adaptive = crate::cognition::adaptive::state::prepare_unsaved(c, &t);
                 Ok((adaptive, surfacing.map(|topic| ingest::surface_in(c, &topic, &text, now))))
             })
             .await;
@@ -141,10 +143,13 @@ impl Turn<'_> {
             Ok(read) => read,
             Err(e) => (Err(e), None),
         };
-        self.adaptive = adaptive.unwrap_or_else(|e| {
-            tracing::warn!("adaptive layer skipped: {}", crate::describe(&e));
-            Default::default()
-        });
+        (self.adaptive, self.adaptive_state) = match adaptive {
+            Ok((applied, state)) => (applied, Some(state)),
+            Err(e) => {
+                tracing::warn!("adaptive layer skipped: {}", crate::describe(&e));
+                Default::default()
+            }
+        };
         match surfaced? {
             Ok(Some((item, note))) => {
                 self.engine.bus.emit(EngineEvent::UncertaintyChanged { item: item.clone() });

@@ -26,7 +26,7 @@ fn decision(now: i64) -> RoutingRecord {
         tiebreaker_candidates: None,
         margin: Some(0.13),
         effective_margin: Some(0.13),
-        signal_snapshot: json!({"context_warmth": 0.25, "memory_confidence": 0.1}),
+        signal_snapshot: json!({"context_warmth": 0.25, "memory_confidence": 0.1}).into(),
         weight_snapshot: None,
         weights_version: Some(2),
         routing_time_ms: Some(0.1),
