@@ -8,6 +8,25 @@ use tokio::sync::oneshot;
 
 type Work = Box<dyn FnOnce(&mut Connection) + Send>;
 
+/// How long the thread looks for its next piece of work before it sleeps. A turn's calls come
+/// a few tens of microseconds apart (the turn decides between them), and waking a sleeping
+/// thread costs about as long again on every call; after a quiet spell it sleeps as before.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(60);
+
+/// Wait for the next ring (false once every handle is gone): looking for one for [`SPIN`],
+/// then asleep.
+fn next_ring(rings: &mpsc::Receiver<()>) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        match rings.try_recv() {
+            Ok(()) => return true,
+            Err(mpsc::TryRecvError::Disconnected) => return false,
+            Err(mpsc::TryRecvError::Empty) if start.elapsed() < SPIN => std::hint::spin_loop(),
+            Err(mpsc::TryRecvError::Empty) => return rings.recv().is_ok(),
+        }
+    }
+}
+
 /// A cheap, cloneable handle to the database thread.
 ///
 /// The thread serves two lanes: the foreground (a turn, the front-ends) and the background
@@ -41,7 +60,7 @@ impl Db {
             .spawn(move || {
                 // Every ring follows its work into a lane, so each ring finds at least one
                 // piece waiting; the foreground's is taken first.
-                for () in rings {
+                while next_ring(&rings) {
                     if let Ok(work) = fg.try_recv().or_else(|_| bg.try_recv()) {
                         work(&mut conn);
                     }
