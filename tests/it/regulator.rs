@@ -100,6 +100,25 @@ async fn three_corrections_put_the_prelude_into_the_next_prompt() {
     assert_eq!(row.feedback.unwrap()["label"], "correction");
 }
 
+/// The engine keeps the state its last turn stored instead of parsing it again, but only while
+/// the stored text is that one: a state written between turns by anyone else (here a reset) is
+/// the one the next turn starts from.
+#[tokio::test]
+async fn a_state_rewritten_between_turns_is_the_one_the_next_turn_reads() {
+    let replies = (0..5).map(|i| Reply::text(&format!("Refactored it and added docstrings ({i})."))).collect();
+    let h = start_heuristic(replies).await;
+    h.say("t", "refactor the parser function").await;
+    h.say("t", "No, I meant without docstrings").await;
+    h.say("t", "that's not what I asked, no docstrings").await;
+    let fresh = serde_json::to_string(&chalie::cognition::regulator::RegulatorState::for_user("local")).unwrap();
+    h.db.call(move |c| chalie::store::RegulatorStateRepo(c).save("local", &fresh)).await.unwrap();
+    let r = h.say("t", "I said no docstrings in the parser function").await;
+    assert!(r.regulator.procedural_warning.is_none(), "the reset state has no corrections: {:?}", r.regulator);
+    // Left alone, the state the engine keeps is the stored one: the corrections count again.
+    let r = h.say("t", "no, that's wrong, no docstrings in the parser function").await;
+    assert!(r.regulator.procedural_warning.is_none(), "two corrections since the reset");
+}
+
 #[tokio::test]
 async fn a_cap_with_poor_replies_stops_the_spending() {
     let mut settings = harness::settings(ModelUse::Heuristic);
