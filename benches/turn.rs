@@ -35,7 +35,9 @@
 //! start as the call); `turn/{label}_after_reply` is the rest of the call (the stream's end, the
 //! regulator's verdict, the graph's learning, the report), and `turn/{label}_whole_call` is the
 //! call to `engine.turn` (the figure this bench printed as `turn/{label}` before).
-//! `CHALIE_BENCH_SIZES=100k,1m` runs only the groups named.
+//! `CHALIE_BENCH_SIZES=100k,1m` runs only the groups named. `CHALIE_BENCH_TURNS=<dir>` writes
+//! every measured turn (message, figures, stages) to `<dir>/turns-{label}.jsonl`, to see which
+//! turns make the p99.
 //!
 //! `cargo bench --bench turn` (seeding 100k memories takes a few seconds first).
 
@@ -520,6 +522,18 @@ impl Sample {
         }
     }
 
+    /// One JSON line for the turn log (`CHALIE_BENCH_TURNS`): which message, the figures, the stages.
+    fn log(&self, out: &mut impl std::io::Write, message: usize) {
+        let line = serde_json::json!({
+            "message": message,
+            "deterministic": self.deterministic(),
+            "first_chunk": self.first_chunk,
+            "outer": self.outer,
+            "stages": self.t,
+        });
+        let _ = writeln!(out, "{line}");
+    }
+
     /// Everything else the call to `engine.turn` spends: the rest of the stream, then what runs
     /// after the commit (the regulator's verdict, the graph's learning, the report).
     fn after_reply(&self) -> f64 {
@@ -594,6 +608,21 @@ fn print_stages(label: &str, turns: &[Sample], modes: &HashMap<Mode, usize>) {
     let mut m: Vec<_> = modes.iter().map(|(k, v)| format!("{}={v}", k.as_str())).collect();
     m.sort();
     println!("{label}: delivered modes {}", m.join(" "));
+}
+
+/// Where every measured turn of group `label` is written, one JSON line each, when
+/// `CHALIE_BENCH_TURNS` names a directory: the medians and p99 say how slow the slow turns are,
+/// the lines say which turns they were and in which stage (`turns-{label}.jsonl`).
+fn turn_log(label: &str) -> Option<std::io::BufWriter<std::fs::File>> {
+    let dir = std::path::PathBuf::from(std::env::var_os("CHALIE_BENCH_TURNS")?);
+    let path = dir.join(format!("turns-{label}.jsonl"));
+    match std::fs::File::create(&path) {
+        Ok(f) => Some(std::io::BufWriter::new(f)),
+        Err(e) => {
+            println!("no turn log at {}: {e}", path.display());
+            None
+        }
+    }
 }
 
 /// The time of the first `ReplyChunk` of `exchange_id` among the events the turn left on the bus.
@@ -701,6 +730,7 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
     let msgs = messages();
     let mut i = 0usize;
     let timings = Arc::new(Mutex::new(Vec::new()));
+    let mut turn_log = turn_log(label);
     let modes = Arc::new(Mutex::new(HashMap::new()));
 
     let mut group = c.benchmark_group("turn");
@@ -733,7 +763,11 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
                     .map(|us| us as f64 / 1000.0);
                 *modes.lock().unwrap().entry(report.mode).or_insert(0) += 1;
                 let report = black_box(report);
-                timings.lock().unwrap().push(Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first));
+                let sample = Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first);
+                if let Some(out) = &mut turn_log {
+                    sample.log(out, (i - 1) % msgs.len());
+                }
+                timings.lock().unwrap().push(sample);
                 if !settled {
                     settled = true;
                     // The turn searches the episodes and the concepts; a table past the graph's
