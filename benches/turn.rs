@@ -35,7 +35,9 @@
 //! start as the call); `turn/{label}_after_reply` is the rest of the call (the stream's end, the
 //! regulator's verdict, the graph's learning, the report), and `turn/{label}_whole_call` is the
 //! call to `engine.turn` (the figure this bench printed as `turn/{label}` before).
-//! `CHALIE_BENCH_SIZES=100k,1m` runs only the groups named.
+//! `CHALIE_BENCH_SIZES=100k,1m` runs only the groups named. `CHALIE_BENCH_TURNS=<dir>` writes
+//! every measured turn (message, figures, stages) to `<dir>/turns-{label}.jsonl`, to see which
+//! turns make the p99.
 //!
 //! `cargo bench --bench turn` (seeding 100k memories takes a few seconds first).
 
@@ -520,6 +522,18 @@ impl Sample {
         }
     }
 
+    /// One JSON line for the turn log (`CHALIE_BENCH_TURNS`): which message, the figures, the stages.
+    fn log(&self, out: &mut impl std::io::Write, message: usize) {
+        let line = serde_json::json!({
+            "message": message,
+            "deterministic": self.deterministic(),
+            "first_chunk": self.first_chunk,
+            "outer": self.outer,
+            "stages": self.t,
+        });
+        let _ = writeln!(out, "{line}");
+    }
+
     /// Everything else the call to `engine.turn` spends: the rest of the stream, then what runs
     /// after the commit (the regulator's verdict, the graph's learning, the report).
     fn after_reply(&self) -> f64 {
@@ -594,6 +608,21 @@ fn print_stages(label: &str, turns: &[Sample], modes: &HashMap<Mode, usize>) {
     let mut m: Vec<_> = modes.iter().map(|(k, v)| format!("{}={v}", k.as_str())).collect();
     m.sort();
     println!("{label}: delivered modes {}", m.join(" "));
+}
+
+/// Where every measured turn of group `label` is written, one JSON line each, when
+/// `CHALIE_BENCH_TURNS` names a directory: the medians and p99 say how slow the slow turns are,
+/// the lines say which turns they were and in which stage (`turns-{label}.jsonl`).
+fn turn_log(label: &str) -> Option<std::io::BufWriter<std::fs::File>> {
+    let dir = std::path::PathBuf::from(std::env::var_os("CHALIE_BENCH_TURNS")?);
+    let path = dir.join(format!("turns-{label}.jsonl"));
+    match std::fs::File::create(&path) {
+        Ok(f) => Some(std::io::BufWriter::new(f)),
+        Err(e) => {
+            println!("no turn log at {}: {e}", path.display());
+            None
+        }
+    }
 }
 
 /// The time of the first `ReplyChunk` of `exchange_id` among the events the turn left on the bus.
@@ -697,69 +726,66 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
     db.call_blocking(|c| chalie::store::wal::hand_checkpoints_to_worker(c)).expect("wal");
     let cancel = CancellationToken::new();
     let mut restarted = None;
-    let mut settled = false;
     let msgs = messages();
     let mut i = 0usize;
     let timings = Arc::new(Mutex::new(Vec::new()));
+    let mut turn_log = turn_log(label);
     let modes = Arc::new(Mutex::new(HashMap::new()));
+
+    // One turn of the rotation, as the app runs it; its time, its figures kept.
+    let mut turn = || -> Duration {
+        let text = msgs[i % msgs.len()];
+        i += 1;
+        let xid = uuid::Uuid::now_v7().to_string();
+        // Store the message first, as Runtime::intake does (not timed).
+        let (x, body) = (xid.clone(), text.to_string());
+        rt.block_on(db.call(move |c| ChatRepo(c).append(THREAD, &x, "user", &body, None, None))).expect("intake");
+        // The checkpoint worker's run in the pause before this message (untimed).
+        let last = restarted;
+        restarted =
+            rt.block_on(db.call(move |c| chalie::store::wal::checkpoint_and_restart(c, last))).expect("checkpoint").1;
+        while events.try_recv().is_ok() {}
+        let wall = chrono::Utc::now();
+        let t = Instant::now();
+        let report = rt.block_on(engine.turn(THREAD, &xid, text, &cancel)).expect("turn");
+        let took = t.elapsed();
+        let first =
+            first_chunk(&mut events, &xid).and_then(|at| (at - wall).num_microseconds()).map(|us| us as f64 / 1000.0);
+        *modes.lock().unwrap().entry(report.mode).or_insert(0) += 1;
+        let report = black_box(report);
+        let sample = Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first);
+        if let Some(out) = &mut turn_log {
+            sample.log(out, (i - 1) % msgs.len());
+        }
+        timings.lock().unwrap().push(sample);
+        took
+    };
+    // The process's first turn fills the in-process caches; it runs before the timed group so
+    // that criterion sizes its samples from running turns (counted in, a first turn of seconds
+    // on a busy machine left it timing ~20 turns).
+    turn();
+    // The turn searches the episodes and the concepts; a table past the graph's threshold gets
+    // its graph built on a background thread after its first search, the flat scan answering
+    // meanwhile; the figures are the turns of an engine whose graphs are built (untimed wait).
+    let waited = Instant::now();
+    let all_settled = || {
+        db.call_blocking(|c| {
+            let repo = VectorRepo(c);
+            Ok(repo.index_settled(VecTable::Episodes)? && repo.index_settled(VecTable::Concepts)?)
+        })
+        .expect("index state")
+    };
+    while !all_settled() {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    println!(
+        "turn/deterministic/{label}: vector indexes settled {:.1} s after the first turn",
+        waited.elapsed().as_secs_f64()
+    );
 
     let mut group = c.benchmark_group("turn");
     group.sample_size(20).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(2));
-    group.bench_function(format!("deterministic/{label}"), |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let text = msgs[i % msgs.len()];
-                i += 1;
-                let xid = uuid::Uuid::now_v7().to_string();
-                // Store the message first, as Runtime::intake does (not timed).
-                let (x, body) = (xid.clone(), text.to_string());
-                rt.block_on(db.call(move |c| ChatRepo(c).append(THREAD, &x, "user", &body, None, None)))
-                    .expect("intake");
-                // The checkpoint worker's run in the pause before this message (untimed).
-                let last = restarted;
-                restarted = rt
-                    .block_on(db.call(move |c| chalie::store::wal::checkpoint_and_restart(c, last)))
-                    .expect("checkpoint")
-                    .1;
-                while events.try_recv().is_ok() {}
-                let wall = chrono::Utc::now();
-                let t = Instant::now();
-                let report = rt.block_on(engine.turn(THREAD, &xid, text, &cancel)).expect("turn");
-                let took = t.elapsed();
-                total += took;
-                let first = first_chunk(&mut events, &xid)
-                    .and_then(|at| (at - wall).num_microseconds())
-                    .map(|us| us as f64 / 1000.0);
-                *modes.lock().unwrap().entry(report.mode).or_insert(0) += 1;
-                let report = black_box(report);
-                timings.lock().unwrap().push(Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first));
-                if !settled {
-                    settled = true;
-                    // The turn searches the episodes and the concepts; a table past the graph's
-                    // threshold (200k rows: both, at 1M) gets its graph built on a background
-                    // thread after its first search, the flat scan answering meanwhile; the
-                    // figures are the turns of an engine whose graphs are built (untimed wait).
-                    let waited = Instant::now();
-                    let all_settled = || {
-                        db.call_blocking(|c| {
-                            let repo = VectorRepo(c);
-                            Ok(repo.index_settled(VecTable::Episodes)? && repo.index_settled(VecTable::Concepts)?)
-                        })
-                        .expect("index state")
-                    };
-                    while !all_settled() {
-                        std::thread::sleep(Duration::from_millis(500));
-                    }
-                    println!(
-                        "turn/deterministic/{label}: vector indexes settled {:.1} s after the first turn",
-                        waited.elapsed().as_secs_f64()
-                    );
-                }
-            }
-            total
-        })
-    });
+    group.bench_function(format!("deterministic/{label}"), |b| b.iter_custom(|iters| (0..iters).map(|_| turn()).sum()));
     group.finish();
     // The process's first turn fills the in-process caches (the vector codes and rows, the
     // concept graph: ~1 s at 1M memories), once per process; it is reported on its own and

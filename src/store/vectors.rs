@@ -15,7 +15,8 @@
 use super::StoreError;
 use super::vector_codes::{self, binary_code};
 use rusqlite::{Connection, OptionalExtension, params};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// all-MiniLM-L6-v2's output size (the built-in embedding model): a fresh database's vector
@@ -162,17 +163,27 @@ impl VectorRepo<'_> {
     /// [`VectorRepo::search`] of each of `tables`, started on the vector search thread
     /// (`vector_codes::aside`) so the caller's thread can do other reads meanwhile; the
     /// answers are as of this call. [`StartedSearch::finish`] collects them, searching there
-    /// any table the thread has not begun yet, so two tables are searched at once.
+    /// any table (or part of a big table's flat scan) the thread has not begun yet, so both
+    /// threads search until the last part is done.
     pub fn start_search(&self, tables: &[VecTable], query: &[f32], k: usize) -> Result<StartedSearch, StoreError> {
         check_dim(self.0, query)?;
+        let n = candidate_count(k);
         let mut jobs = Vec::with_capacity(tables.len());
         for &table in tables {
             let ready = vector_codes::ready(self.0, table.code_table(), table.name(), query.len())?;
-            jobs.push(TableSearch { table, ready, claimed: AtomicBool::new(false), found: OnceLock::new() });
+            let parts = ready.as_ref().and_then(|r| vector_codes::parts(r, query, k, n)).unwrap_or_default();
+            jobs.push(TableSearch {
+                table,
+                ready,
+                claimed: AtomicBool::new(false),
+                left: AtomicUsize::new(parts.len()),
+                parts: parts.into_iter().map(Part::new).collect(),
+                found: OnceLock::new(),
+            });
         }
-        let shared = Arc::new(Searches { query: query.to_vec(), k, n: candidate_count(k), jobs });
+        let shared = Arc::new(Searches { query: query.to_vec(), code: binary_code(query), k, n, jobs });
         let on_thread = Arc::clone(&shared);
-        let aside = vector_codes::aside::run(move || on_thread.jobs.iter().for_each(|j| j.run(&on_thread)));
+        let aside = vector_codes::aside::run(move || on_thread.jobs.iter().for_each(|j| j.run(&on_thread, false)));
         Ok(StartedSearch { shared, aside })
     }
 
@@ -192,45 +203,92 @@ pub struct StartedSearch {
     aside: vector_codes::aside::Aside<()>,
 }
 
-/// What the search thread and the caller share: the query and one search per table.
+/// What the search thread and the caller share: the query (with its binary code) and one
+/// search per table.
 struct Searches {
     query: Vec<f32>,
+    code: Vec<u64>,
     k: usize,
     n: usize,
     jobs: Vec<TableSearch>,
 }
 
-/// One table's search, done by whichever thread claims it first.
+/// One table's search, done whole by whichever thread claims it first, or in parts
+/// (`vector_codes::parts`), each claimed by either thread; the thread that scans the last
+/// part finishes the search.
 struct TableSearch {
     table: VecTable,
     ready: Option<vector_codes::Ready>,
+    /// The whole search's claim (a search without parts).
     claimed: AtomicBool,
+    parts: Vec<Part>,
+    /// Parts not scanned yet.
+    left: AtomicUsize,
     /// `None` inside: the cached copy could not answer for the caller's view.
     found: OnceLock<Option<Neighbours>>,
+}
+
+/// Some rows of a big table's flat scan.
+struct Part {
+    rows: Range<usize>,
+    claimed: AtomicBool,
+    /// The `(distance, slot)` candidates of these rows; `None` inside as for the table.
+    found: OnceLock<Option<Vec<(u16, u32)>>>,
+}
+
+impl Part {
+    fn new(rows: Range<usize>) -> Part {
+        Part { rows, claimed: AtomicBool::new(false), found: OnceLock::new() }
+    }
 }
 
 /// `(id, distance)` pairs, nearest first.
 type Neighbours = Vec<(i64, f32)>;
 
 impl TableSearch {
-    /// Search the table unless another thread has claimed it.
-    fn run(&self, s: &Searches) {
-        if !self.claimed.swap(true, Ordering::AcqRel) {
-            let found = self.ready.as_ref().and_then(|r| vector_codes::nearest_in(r, &s.query, s.k, s.n));
-            let _ = self.found.set(found);
+    /// Search the table, or the parts of it no other thread has claimed (the last first when
+    /// `backwards`: the search thread works from the front, the caller from the back).
+    fn run(&self, s: &Searches, backwards: bool) {
+        if self.parts.is_empty() {
+            if !self.claimed.swap(true, Ordering::AcqRel) {
+                let found = self.ready.as_ref().and_then(|r| vector_codes::nearest_in(r, &s.query, s.k, s.n));
+                let _ = self.found.set(found);
+            }
+            return;
         }
+        let scan = |part: &Part| {
+            if part.claimed.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            let ready = self.ready.as_ref();
+            let _ =
+                part.found.set(ready.and_then(|r| vector_codes::nearest_in_part(r, &s.code, part.rows.clone(), s.n)));
+            if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let _ = self.found.set(self.join_parts(s));
+            }
+        };
+        if backwards { self.parts.iter().rev().for_each(scan) } else { self.parts.iter().for_each(scan) }
+    }
+
+    /// The search's answer from its scanned parts.
+    fn join_parts(&self, s: &Searches) -> Option<Neighbours> {
+        let mut found = Vec::with_capacity(self.parts.len() * s.n);
+        for part in &self.parts {
+            found.extend_from_slice(part.found.get()?.as_ref()?);
+        }
+        vector_codes::nearest_of_parts(self.ready.as_ref()?, &s.query, s.k, s.n, found)
     }
 }
 
 impl StartedSearch {
     /// Each table's `(id, distance)` neighbours, nearest first, in the order the tables were
-    /// given. The tables the search thread has not begun are searched here meanwhile (the
-    /// last first: the thread takes them from the front). A table the cached copy could not
-    /// answer for (it moved on, the cache could not serve the caller's view, or the search
-    /// failed) is searched here, on `c`, as [`VectorRepo::search`] would.
+    /// given. The tables (and parts) the search thread has not begun are searched here
+    /// meanwhile (the last first: the thread takes them from the front). A table the cached
+    /// copy could not answer for (it moved on, the cache could not serve the caller's view, or
+    /// the search failed) is searched here, on `c`, as [`VectorRepo::search`] would.
     pub fn finish(self, c: &Connection) -> Result<Vec<Neighbours>, StoreError> {
         let StartedSearch { shared, aside } = self;
-        shared.jobs.iter().rev().for_each(|j| j.run(&shared));
+        shared.jobs.iter().rev().for_each(|j| j.run(&shared, true));
         // Wait for the thread only while a search it claimed is unanswered: one it has not come
         // to yet (it is busy with older work) was taken here, and it will find nothing to do.
         if shared.jobs.iter().any(|j| j.found.get().is_none()) {

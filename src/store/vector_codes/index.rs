@@ -17,6 +17,7 @@
 use super::graph::{self, FileError, Graph, Rows, Stamp};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
 /// A table is searched through a graph from this many rows on. In isolation the graph at the
@@ -40,7 +41,9 @@ pub const MAX_BATCH_INSERTS: usize = 5_000;
 type Built = (Graph, Vec<i64>, bool);
 
 struct Building {
-    done: Receiver<Built>,
+    /// In a mutex only so that a table can be read from two threads at once (a receiver cannot
+    /// be shared); only `poll`, which has the table to itself, takes it.
+    done: Mutex<Receiver<Built>>,
     /// Rows changed since the copy, in order of change (each id once).
     changed: Vec<i64>,
     changed_set: std::collections::HashSet<i64>,
@@ -94,6 +97,12 @@ impl Index {
     /// is being built.
     pub fn settled(&self, rows: usize) -> bool {
         self.graph.is_some() || (rows < self.min_rows && self.building.is_none())
+    }
+
+    /// Whether searches of a table of `rows` rows scan it flat and will go on doing so until it
+    /// changes: no graph, none being built, and too small to want one.
+    pub fn flat_only(&self, rows: usize) -> bool {
+        self.graph.is_none() && self.building.is_none() && rows < self.min_rows
     }
 
     fn note(&mut self, id: i64) {
@@ -173,7 +182,7 @@ impl Index {
         // Without a thread the flat scan keeps serving; the next batch tries again.
         if spawned.is_ok() {
             self.building = Some(Building {
-                done: rx,
+                done: Mutex::new(rx),
                 changed: Vec::new(),
                 changed_set: Default::default(),
                 started: std::time::Instant::now(),
@@ -184,8 +193,9 @@ impl Index {
     /// Adopt the graph being built if it is done (`wait`: block until it is). `slot_of` maps
     /// each live row id to its slot now. True when a graph was adopted.
     pub fn poll(&mut self, wait: bool, slot_of: &HashMap<i64, u32>, rows: Rows) -> bool {
-        let Some(b) = &self.building else { return false };
-        let built = if wait { b.done.recv().map_err(|_| TryRecvError::Disconnected) } else { b.done.try_recv() };
+        let Some(b) = &mut self.building else { return false };
+        let done = b.done.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let built = if wait { done.recv().map_err(|_| TryRecvError::Disconnected) } else { done.try_recv() };
         let (mut graph, ids, restored) = match built {
             Ok(built) => built,
             Err(TryRecvError::Empty) => return false,

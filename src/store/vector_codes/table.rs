@@ -1,8 +1,9 @@
 //! One vector table held in process: every live row's int8 vector and binary code, by slot,
 //! with the graph that searches it once it is big (`super::index`).
 //!
-//! Below the graph's threshold a search scans every binary code (Hamming distance, ~7 µs per
-//! thousand rows) and re-scores the nearest against their int8 rows. Coarse-quantiser lists
+//! Below the graph's threshold a search scans every binary code (Hamming distance, ~2 µs per
+//! thousand rows at 384-d) and re-scores the nearest against their int8 rows; a big table's
+//! scan is shared by two threads in parts (`TableCodes::parts`). Coarse-quantiser lists
 //! (IVF) were tried for the big tables and removed (session 24): on the 1M bench of real
 //! MiniLM vectors they made the vector search 0.32 ms but found only 0.829 of the exact f32 top
 //! 10 (0.918 probing a tenth of the rows; re-scoring more, more k-means, filing rows in two
@@ -14,6 +15,7 @@ use super::index::Index;
 use super::kernels::{dots_int8, hamming_all};
 use super::{binary_code, code_words};
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// The graph's search breadth for a search that would re-score `n` candidates in a flat scan of
 /// `rows` rows: `n` times 3 per million rows, growing by only 1 per million past 500k rows, and
@@ -26,6 +28,12 @@ use std::collections::HashMap;
 pub fn graph_ef(n: usize, rows: usize) -> usize {
     let per_mille = (rows / 333).min(1_500 + rows / 1_000).max(250);
     n.saturating_mul(per_mille) / 1_000
+}
+
+thread_local! {
+    /// Each thread's flat-scan distances, kept between searches: a fresh buffer of a big
+    /// table's size cost the first touch of its pages on every search.
+    static DISTANCES: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One table's rows as of change `seq`, `words` code words and `dim` int8 bytes each.
@@ -208,17 +216,69 @@ impl TableCodes {
     /// re-scored against their int8 vectors: `(id, 1 − cos)`, nearest first, ties to the
     /// smaller id.
     pub fn nearest(&mut self, query: &[f32], k: usize, n: usize) -> Vec<(i64, f32)> {
-        if let Some(m) = &self.memo
-            && m.n == n
-            && k <= m.depth
-            && m.query == query
-        {
+        if let Some(m) = self.remembered(query, k, n) {
             return m.scored[..k.min(m.scored.len())].to_vec();
         }
         let (scored, depth) = self.shortlist(query, k, n);
-        let found = scored[..k.min(scored.len())].to_vec();
-        self.memo = Some(Memo { n, depth, query: query.to_vec(), scored });
+        self.remember(k, Memo { n, depth, query: query.to_vec(), scored })
+    }
+
+    /// The last search's shortlist, if it answers this one.
+    fn remembered(&self, query: &[f32], k: usize, n: usize) -> Option<&Memo> {
+        self.memo.as_ref().filter(|m| m.n == n && k <= m.depth && m.query == query)
+    }
+
+    /// Keep a search's whole shortlist for the next search with the same query; its `k` nearest.
+    fn remember(&mut self, k: usize, memo: Memo) -> Vec<(i64, f32)> {
+        let found = memo.scored[..k.min(memo.scored.len())].to_vec();
+        self.memo = Some(memo);
         found
+    }
+
+    /// The row ranges a search for `k` of `n` candidates may scan on separate threads, each
+    /// with [`TableCodes::nearest_codes_in`], before [`TableCodes::nearest_of_parts`]
+    /// re-scores what they found; `None` when the search is one piece of work ([`TableCodes::nearest`]):
+    /// the table is under two parts of `part_rows`, at most `n` rows, remembers the answer,
+    /// or is searched through a graph (or soon will be).
+    pub fn parts(&self, query: &[f32], k: usize, n: usize, part_rows: usize) -> Option<Vec<Range<usize>>> {
+        let rows = self.row_count();
+        let split = part_rows > 0
+            && rows >= 2 * part_rows
+            && n < rows
+            && self.index.flat_only(rows)
+            && self.remembered(query, k, n).is_none();
+        split.then(|| (0..rows).step_by(part_rows).map(|start| start..(start + part_rows).min(rows)).collect())
+    }
+
+    /// The `n` slots of `range` whose codes are nearest `code`, with their distances, ties to
+    /// the earlier slot, in no order.
+    pub fn nearest_codes_in(&self, code: &[u64], range: Range<usize>, n: usize) -> Vec<(u16, u32)> {
+        let w = self.words;
+        DISTANCES.with_borrow_mut(|dist| {
+            hamming_all(&self.codes[range.start * w..range.end * w], code, dist);
+            let picked = super::select_nearest(dist, w * 64, n);
+            picked.into_iter().map(|i| (dist[i as usize], range.start as u32 + i)).collect()
+        })
+    }
+
+    /// [`TableCodes::nearest`] from what [`TableCodes::nearest_codes_in`] found in each of the
+    /// [`TableCodes::parts`]: the `n` nearest codes of the whole table are among them.
+    pub fn nearest_of_parts(
+        &mut self,
+        query: &[f32],
+        k: usize,
+        n: usize,
+        mut found: Vec<(u16, u32)>,
+    ) -> Vec<(i64, f32)> {
+        // The `n` least by distance, ties to the earlier slot: the whole scan's choice.
+        if n == 0 {
+            found.clear();
+        } else if found.len() > n {
+            found.select_nth_unstable(n - 1);
+            found.truncate(n);
+        }
+        let scored = self.rescore(query, found.into_iter().map(|(_, slot)| slot).collect());
+        self.remember(k, Memo { n, depth: n, query: query.to_vec(), scored })
     }
 
     /// The `n` rows with the nearest codes, re-scored against their int8 rows, nearest first
@@ -240,11 +300,13 @@ impl TableCodes {
             scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
             return (scored, ef);
         }
-        let code = binary_code(query);
-        let mut dist = Vec::new();
-        hamming_all(&self.codes, &code, &mut dist);
-        let mut picked: Vec<u32> =
-            super::select_nearest(&dist, self.words * 64, n).into_iter().map(|i| i as u32).collect();
+        let found = self.nearest_codes_in(&binary_code(query), 0..self.row_count(), n);
+        (self.rescore(query, found.into_iter().map(|(_, slot)| slot).collect()), n)
+    }
+
+    /// The rows at `picked` re-scored against `query`: `(id, 1 − cos)`, nearest first, ties by id.
+    fn rescore(&self, query: &[f32], mut picked: Vec<u32>) -> Vec<(i64, f32)> {
+        let query_norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         // In table order, so the rows are read front to back (the result's order is set below).
         picked.sort_unstable();
         let dots = dots_int8(query, &self.rows, &picked);
@@ -257,6 +319,6 @@ impl TableCodes {
             })
             .collect();
         scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        (scored, n)
+        scored
     }
 }

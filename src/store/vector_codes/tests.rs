@@ -62,6 +62,37 @@ fn nearest_codes_keeps_the_closest_and_breaks_ties_by_position() {
     assert!(nearest_codes(&codes, &q, 0).is_empty());
 }
 
+#[test]
+fn every_code_width_scans_to_the_row_by_row_distances() {
+    let mut rng = crate::SplitMix64(11);
+    // The widths with a loop of their own (384-, 768- and 1024-d) and two without.
+    for words in [6, 12, 16, 1, 7] {
+        let codes: Vec<u64> = (0..words * 37).map(|_| rng.next_u64()).collect();
+        let query: Vec<u64> = (0..words).map(|_| rng.next_u64()).collect();
+        let want: Vec<u16> = codes.chunks_exact(words).map(|c| hamming(c, &query) as u16).collect();
+        assert_eq!(distances(&codes, &query), want, "{words} words");
+        assert_eq!(kernels::plain::hamming_all(&codes, &query), want, "{words} words, plain build");
+    }
+}
+
+#[test]
+fn the_nearest_positions_are_the_smallest_distances_with_ties_to_the_earlier() {
+    let mut rng = crate::SplitMix64(12);
+    // Many ties (distances 0..40), and lengths around the picking pass's 32-row blocks.
+    for len in [1usize, 31, 32, 33, 100, 1_000, 5_003] {
+        let dist: Vec<u16> = (0..len).map(|_| (rng.next_u64() % 40) as u16).collect();
+        for n in [0, 1, 7, len / 2, len.saturating_sub(1), len] {
+            let mut by_distance: Vec<u32> = (0..len as u32).collect();
+            by_distance.sort_by_key(|&i| (dist[i as usize], i));
+            let mut want = by_distance[..n.min(len)].to_vec();
+            want.sort_unstable();
+            let mut got = select_nearest(&dist, 384, n);
+            got.sort_unstable();
+            assert_eq!(got, want, "{len} rows, {n} nearest");
+        }
+    }
+}
+
 mod flat {
     use super::super::table::TableCodes;
     use super::super::{binary_code, code_bytes, kernels};
@@ -119,6 +150,37 @@ mod flat {
             .map(|(q, want)| t.nearest(q, 10, 400).iter().filter(|(id, _)| want.contains(id)).count())
             .sum();
         found as f64 / (10 * queries.len()) as f64
+    }
+
+    /// A flat scan split in parts (scanned in any order, as two threads would) answers exactly
+    /// as the whole scan, and leaves the same remembered shortlist.
+    #[test]
+    fn a_scan_in_parts_answers_as_the_whole_scan() {
+        let mut rng = crate::SplitMix64(78);
+        let topics: Vec<Vec<f32>> = (0..40).map(|_| unit(noise(&mut rng, 1.0))).collect();
+        let (mut t, mut whole_scan) = (TableCodes::new(1, 0, DIM), TableCodes::new(1, 0, DIM));
+        let mut rows = HashMap::new();
+        for id in 1..=3_000 {
+            let v = point(&mut rng, &topics);
+            put(&mut whole_scan, &mut rows, id, v.clone());
+            put(&mut t, &mut rows, id, v);
+        }
+        t.reindex_if_grown();
+        whole_scan.reindex_if_grown();
+        for _ in 0..5 {
+            let q = point(&mut rng, &topics);
+            let whole = whole_scan.nearest(&q, 50, 400);
+            let parts = t.parts(&q, 50, 400, 256).expect("a flat table of 3,000 rows splits in parts of 256");
+            assert_eq!(parts.len(), 12);
+            let code = binary_code(&q);
+            let found: Vec<(u16, u32)> =
+                parts.into_iter().rev().flat_map(|rows| t.nearest_codes_in(&code, rows, 400)).collect();
+            assert_eq!(t.nearest_of_parts(&q, 50, 400, found), whole);
+            assert!(t.parts(&q, 10, 400, 256).is_none(), "the shortlist is remembered: one piece of work");
+            assert_eq!(t.nearest(&q, 10, 400), whole[..10]);
+        }
+        assert!(t.parts(&point(&mut rng, &topics), 50, 400, 2_000).is_none(), "under two parts");
+        assert!(t.parts(&point(&mut rng, &topics), 50, 3_000, 256).is_none(), "no more rows than candidates");
     }
 
     /// Slots, codes and the id map follow inserts, deletes (the last slot moving into the

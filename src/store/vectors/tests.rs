@@ -327,3 +327,49 @@ fn a_started_search_is_finished_by_the_caller_while_the_search_thread_is_busy() 
 fn started_ids(started: StartedSearch, c: &Connection) -> Vec<Vec<i64>> {
     started.finish(c).unwrap().iter().map(|t| ids(t)).collect()
 }
+
+#[test]
+fn a_big_table_is_searched_in_parts_by_both_threads_as_search_does() {
+    // Two databases with the same rows: each has its own cached copy (epochs are random), so
+    // the one searched whole cannot answer from the other's remembered shortlist. The tests'
+    // parts are 64 rows, so 1,000 rows are 16 parts.
+    let (split, whole) = (open_in_memory().unwrap(), open_in_memory().unwrap());
+    let mut rng = SplitMix64(34);
+    let topics: Vec<Vec<f32>> = (0..20).map(|_| unit(noise(&mut rng, 1.0))).collect();
+    for c in [&split, &whole] {
+        c.execute_batch("BEGIN").unwrap();
+    }
+    for i in 0..1_300 {
+        let (table, v) = if i < 1_000 {
+            (VecTable::Episodes, clustered(&mut rng, &topics))
+        } else {
+            (VecTable::Concepts, clustered(&mut rng, &topics))
+        };
+        for c in [&split, &whole] {
+            VectorRepo(c).upsert(table, i as i64 + 1, &v).unwrap();
+        }
+    }
+    for c in [&split, &whole] {
+        c.execute_batch("COMMIT").unwrap();
+    }
+    let tables = [VecTable::Episodes, VecTable::Concepts, VecTable::Traits];
+    for q in 0..4 {
+        let query = clustered(&mut rng, &topics);
+        let expected: Vec<Vec<(i64, f32)>> =
+            tables.iter().map(|&t| VectorRepo(&whole).search(t, &query, 50).unwrap()).collect();
+        // Sometimes the search thread is held up, so the caller scans every part itself.
+        let (hold, release) = std::sync::mpsc::channel::<()>();
+        let busy = (q % 2 == 1).then(|| {
+            crate::store::vector_codes::aside::run(move || {
+                let _ = release.recv_timeout(std::time::Duration::from_secs(30));
+            })
+        });
+        let found = VectorRepo(&split).start_search(&tables, &query, 50).unwrap().finish(&split).unwrap();
+        let _ = hold.send(());
+        if let Some(busy) = busy {
+            assert_eq!(busy.wait(), Some(()));
+        }
+        assert_eq!(found, expected, "query {q}");
+        assert_eq!(found[0].len(), 50);
+    }
+}
