@@ -212,6 +212,21 @@ impl Runtime {
         Ok(engine)
     }
 
+    /// Load every vector table's in-process copy on the background lane, one table a call, so
+    /// that no message waits for a table's first load and a turn can go between the tables
+    /// (`VectorRepo::warm`). The interactive front-end calls it once its engine is up.
+    pub fn warm_vectors(&self) {
+        use crate::store::{VecTable, VectorRepo};
+        let db = self.db.background();
+        tokio::spawn(async move {
+            for table in VecTable::ALL {
+                if let Err(e) = db.call(move |c| VectorRepo(c).warm(table)).await {
+                    tracing::warn!("the {} vectors were not loaded ahead: {e}", table.name());
+                }
+            }
+        });
+    }
+
     /// Hand the memory workers the models to use (as `start_engine` does with the engine's),
     /// for front-ends that build their engine themselves.
     pub fn provide_llm(&self, llm: Arc<Llm>) {

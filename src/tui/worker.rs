@@ -70,6 +70,7 @@ impl Worker {
                 Ok(engine) => {
                     super::approve::forward(engine, asks);
                     rt_init.announce_models(engine.llm());
+                    rt_init.warm_vectors();
                 }
                 Err(e) => {
                     rt_init.bus.notice(NoticeLevel::Error, format!("cannot start the engine: {e:#}"));

@@ -373,3 +373,26 @@ fn a_big_table_is_searched_in_parts_by_both_threads_as_search_does() {
         assert_eq!(found[0].len(), 50);
     }
 }
+
+#[test]
+fn a_warmed_table_is_loaded_before_its_first_search_and_answers_as_search_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(&dir.path().join("w.db")).unwrap();
+    let mut rng = SplitMix64(5);
+    let vectors: Vec<Vec<f32>> = (0..300).map(|_| unit(noise(&mut rng, 1.0))).collect();
+    for (i, v) in vectors.iter().enumerate() {
+        VectorRepo(&c).upsert(VecTable::Facts, i as i64 + 1, v).unwrap();
+    }
+    let repo = VectorRepo(&c);
+    assert!(!repo.index_settled(VecTable::Facts).unwrap(), "no copy before the first search");
+    repo.warm(VecTable::Facts).unwrap();
+    assert!(repo.index_settled(VecTable::Facts).unwrap(), "the copy is loaded");
+    // A row written after the warm-up is found: the copy catches up at the search.
+    let late = unit(noise(&mut rng, 1.0));
+    repo.upsert(VecTable::Facts, 999, &late).unwrap();
+    assert_eq!(repo.search(VecTable::Facts, &late, 1).unwrap()[0].0, 999);
+    assert_eq!(repo.search(VecTable::Facts, &vectors[7], 1).unwrap()[0].0, 8);
+    // Warming an empty table, or again, is harmless.
+    repo.warm(VecTable::Traits).unwrap();
+    repo.warm(VecTable::Facts).unwrap();
+}
