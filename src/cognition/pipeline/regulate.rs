@@ -144,7 +144,8 @@ impl Turn<'_> {
         // write the forgotten words back.
         let mut slot = engine.regulator.lock().await;
         let Slot { reg, exported } = &mut *slot;
-        let unchanged = reg.is_some() && read.stored.is_some() && exported.take() == read.stored;
+        let exported = exported.take();
+        let unchanged = reg.is_some() && exported.is_some() && exported == read.stored;
         let reg = reg.get_or_insert_with(|| Regulator::new(settings(engine), RegulatorState::default()));
         if !unchanged {
             let state = read

@@ -1,9 +1,9 @@
 //! One thread beside the database thread for vector searches, so a turn's recall scans its
 //! vector tables on the second core while the database thread reads the text sources and
 //! decides the topic (docs/architecture.md §9). Once the turn is routed the thread is idle,
-//! and writes out the routing audit row's snapshots while the reply is planned. The searches need no connection: the caller
-//! catches each table's cached copy up first ([`super::ready`]) and the thread searches the
-//! copies ([`super::nearest_in`]).
+//! and writes out the routing audit row's snapshots while the reply is planned. The searches
+//! need no connection: the caller catches each table's cached copy up first ([`super::ready`])
+//! and the thread searches the copies ([`super::nearest_in`]).
 //!
 //! A thread that lives as long as the process rather than one per search: starting a thread
 //! costs about as much as the scan of a 100k table it would overlap.
