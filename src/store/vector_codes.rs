@@ -30,6 +30,7 @@ use table::TableCodes;
 
 pub(crate) mod aside;
 mod graph;
+mod huge;
 mod index;
 mod kernels;
 pub(crate) mod table;

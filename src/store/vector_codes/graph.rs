@@ -374,6 +374,7 @@ impl Graph {
             self.slot_node.resize(slot as usize + 1, NONE);
         }
         self.slot_node[slot as usize] = node;
+        super::huge::reserve(&mut self.links0, M0);
         self.links0.extend(std::iter::repeat_n(NONE, M0));
         self.level.push(level);
         if level > 0 {

@@ -176,9 +176,14 @@ impl TableCodes {
     /// Add row `id` (not present) with its code and int8 vector, in a new last slot.
     pub fn insert(&mut self, id: i64, code: &[u64], row: &[u8]) {
         let slot = self.ids.len() as u32;
+        // Re-scoring reads each candidate's id and norm as well as its row.
+        super::huge::reserve(&mut self.ids, 1);
+        super::huge::reserve(&mut self.norms, 1);
         self.ids.push(id);
+        super::huge::reserve(&mut self.rows, row.len());
         self.rows.extend(row.iter().map(|&b| b as i8));
         self.norms.push(row.iter().map(|&b| f32::from(b as i8).powi(2)).sum::<f32>().sqrt());
+        super::huge::reserve(&mut self.codes, code.len());
         self.codes.extend_from_slice(code);
         self.slot_of.insert(id, slot);
         let rows = Rows { rows: &self.rows, norms: &self.norms, dim: self.dim };

@@ -216,7 +216,9 @@ pub fn load(path: &Path, stamp: Stamp) -> Result<Stored, FileError> {
     if entry as usize >= n || level[entry as usize] != top {
         return Err(bad("entry"));
     }
-    let mut links0 = Vec::with_capacity(n * M0);
+    // Layer 0's links are read at random by every search, as the rows are.
+    let mut links0 = Vec::new();
+    super::super::huge::reserve(&mut links0, n * M0);
     for _ in 0..n * M0 {
         let l = r.u32()?;
         if l != NONE && l as usize >= n {
