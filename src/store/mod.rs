@@ -146,6 +146,8 @@ pub use routing_adjustments::{AdjustmentLog, AdjustmentRow, RoutingAdjustmentsRe
 pub use self_state::{DURABLE_COUNT_CAP, FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
 pub use topic_adjustments::TopicAdjustmentsRepo;
+#[cfg(test)]
+pub(crate) use topic_cache::holds as topics_kept;
 pub use topic_params::{TopicParamsRepo, TopicParamsVersion};
 pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;

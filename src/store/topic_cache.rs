@@ -55,6 +55,13 @@ pub(super) fn put(thread_id: &str, stamp: i64, topics: &[Topic]) {
     copies.push(Copy { stamp, thread_id: thread_id.to_string(), topics: topics.to_vec() });
 }
 
+/// Whether the copy of the thread's topics is the one the table holds now (the turn's tests
+/// check that a turn's own writes leave it so).
+#[cfg(test)]
+pub(crate) fn holds(c: &Connection, thread_id: &str) -> bool {
+    stamp(c).is_ok_and(|s| get(thread_id, s.now).is_some())
+}
+
 /// After this process wrote `saved` (one upsert, so one stamp moved; the row as stored has
 /// this thread and this name): the copy is brought forward when it held the table just
 /// before the write and the result is exactly what a read would give. The other rows did not

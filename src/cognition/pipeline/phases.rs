@@ -563,6 +563,7 @@ mod tests {
         for i in 0..12 {
             topic_stage(&c, thread, text, Some(&embedding()), now + i, (&cp, &bp)).unwrap();
             assert_eq!(stored(now + i), from_row(now + i).map(|s| (true, s)), "turn {i}");
+            assert!(crate::store::topics_kept(&c, thread), "the turn's own topic write keeps the copy, turn {i}");
         }
 
         let mine = stored(now + 12).map(|(_, s)| s);
