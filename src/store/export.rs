@@ -24,7 +24,7 @@ pub const VERSION: u32 = 1;
 /// the graph's change log (migration 20), bookkeeping for an in-process cache that the
 /// import's own writes log again in the database they go into, and recall's text state
 /// (migration 22), the same for the text sources' copies: the database gone into has its own.
-pub const NOT_EXPORTED: &[&str] = &["jobs", "graph_changes", "recall_text_state"];
+pub const NOT_EXPORTED: &[&str] = &["jobs", "graph_changes", "recall_text_state", "topic_stamps"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportDoc {

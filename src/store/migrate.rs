@@ -69,6 +69,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0022_recall_text_state",
         sql: include_str!("../../migrations/0022_recall_text_state.sql"),
     },
+    Migration { version: 23, name: "0023_topic_stamps", sql: include_str!("../../migrations/0023_topic_stamps.sql") },
 ];
 
 /// For a test that re-runs the migrations after an old version on a database of today's schema:

@@ -30,7 +30,8 @@
 //! - `cortex_iterations` → `cortex_iterations.rs` → [`CortexIterationsRepo`] (the audit's read: [`RoutingRepo::act_iterations`])
 //! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`]
 //! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`]
-//! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]
+//! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]; `topic_stamps` →
+//!   `topic_cache.rs` (the topics' in-process copy) and [`TurnRepo::boundary_stamp`]
 //! - `jobs` → `jobs.rs` → [`JobsRepo`]
 //! - `lists`, `list_items`, `list_history` → `lists.rs` → [`ListsRepo`]
 //! - `episode_vec`, `concept_vec`, `trait_vec`, `fact_vec` (int8, one row a vector) → `vectors.rs` → [`VectorRepo`];
@@ -90,6 +91,7 @@ mod self_state;
 mod sql_boundary;
 mod tasks;
 mod topic_adjustments;
+mod topic_cache;
 mod topic_params;
 mod traits;
 mod turn;
@@ -144,6 +146,8 @@ pub use routing_adjustments::{AdjustmentLog, AdjustmentRow, RoutingAdjustmentsRe
 pub use self_state::{DURABLE_COUNT_CAP, FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
 pub use topic_adjustments::TopicAdjustmentsRepo;
+#[cfg(test)]
+pub(crate) use topic_cache::holds as topics_kept;
 pub use topic_params::{TopicParamsRepo, TopicParamsVersion};
 pub use traits::{DecayingTrait, ExplicitWrite, StoredTrait, TraitWrite, TraitsRepo};
 pub use turn::*;

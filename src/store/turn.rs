@@ -276,8 +276,22 @@ impl TurnRepo<'_> {
         super::TraitsRepo(self.0).set_explicit(key, value, category, now_ts())
     }
 
-    /// The thread's topics, most recently updated first.
+    /// The thread's topics, most recently updated first (at most [`TOPICS_CONSIDERED`]): from
+    /// this process's copy when the table has not moved since (`topic_cache`).
     pub fn topics(&self, thread_id: &str) -> Result<Vec<Topic>, StoreError> {
+        super::in_read(self.0, || {
+            let stamp = super::topic_cache::stamp(self.0)?.now;
+            if let Some(topics) = super::topic_cache::get(thread_id, stamp) {
+                return Ok(topics);
+            }
+            let topics = self.read_topics(thread_id)?;
+            super::topic_cache::put(thread_id, stamp, &topics);
+            Ok(topics)
+        })
+    }
+
+    /// [`Self::topics`] from the rows.
+    pub(super) fn read_topics(&self, thread_id: &str) -> Result<Vec<Topic>, StoreError> {
         let mut stmt = self.0.prepare_cached(
             "SELECT id, name, centroid, message_count, avg_salience, updated_at FROM topics
              WHERE thread_id = ?1 AND centroid IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT ?2",
@@ -301,13 +315,15 @@ impl TurnRepo<'_> {
         Ok(self.0.row("SELECT COALESCE(MAX(id), 0) + 1 FROM topics", [], |r| r.get(0))?)
     }
 
-    /// Insert or update a topic row.
+    /// Insert or update a topic row (a stored row keeps its name and thread), and bring this
+    /// process's copy of the thread's topics forward over the write when it can.
     pub fn save_topic(&self, thread_id: &str, t: &Topic) -> Result<(), StoreError> {
-        self.0.exec(
+        let (stored_thread, stored_name): (Option<String>, String) = self.0.row(
             "INSERT INTO topics (id, name, thread_id, centroid, message_count, avg_salience, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
              ON CONFLICT(id) DO UPDATE SET centroid = excluded.centroid, message_count = excluded.message_count,
-                 avg_salience = excluded.avg_salience, updated_at = excluded.updated_at",
+                 avg_salience = excluded.avg_salience, updated_at = excluded.updated_at
+             RETURNING thread_id, name",
             params![
                 t.id,
                 t.name,
@@ -317,7 +333,12 @@ impl TurnRepo<'_> {
                 f64::from(t.avg_salience),
                 t.updated_at
             ],
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        // A row the upsert kept under another thread or name is read again next time.
+        if stored_thread.as_deref() == Some(thread_id) && stored_name == t.name {
+            super::topic_cache::saved(thread_id, super::topic_cache::stamp(self.0)?, t);
+        }
         Ok(())
     }
 
@@ -333,14 +354,23 @@ impl TurnRepo<'_> {
             .optional()?)
     }
 
-    pub fn save_boundary_state(&self, thread_id: &str, state: &str, now: i64) -> Result<(), StoreError> {
+    /// The `boundary_state` table's stamp (`topic_stamps`, migration 0023): drawn anew by every
+    /// write to the table, so a state this process wrote under a stamp is the stored one while
+    /// the table has that stamp.
+    pub fn boundary_stamp(&self) -> Result<i64, StoreError> {
+        Ok(self.0.row("SELECT boundary FROM topic_stamps WHERE id = 0", [], |r| r.get(0))?)
+    }
+
+    /// Stores the thread's detector state (expiring [`BOUNDARY_TTL_S`] after `now`); returns
+    /// the table's stamp after the write.
+    pub fn save_boundary_state(&self, thread_id: &str, state: &str, now: i64) -> Result<i64, StoreError> {
         self.0.exec(
             "INSERT INTO boundary_state (thread_id, state, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT(thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
                  expires_at = excluded.expires_at",
             params![thread_id, state, now, now + BOUNDARY_TTL_S],
         )?;
-        Ok(())
+        self.boundary_stamp()
     }
 
     /// A JSON value from the `kv_state` table.

@@ -8,7 +8,9 @@ use crate::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
 use crate::cognition::context::{MemoryKind, Reliability, order_for_assembly};
 use crate::cognition::router::{Mode, RouterState};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
-use crate::store::{ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
+use crate::store::{
+    BOUNDARY_TTL_S, ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry,
+};
 use rusqlite::Connection;
 
 /// A silence longer than this ends a session (docs/cognition.md §4.5). Its exchanges are episodes
@@ -350,9 +352,9 @@ impl TopicDecided {
         let TopicDecided { thread_id, report, focus, now, save } = self;
         let Some((topic, json, state)) = save else { return finish(&repo, &thread_id, report, focus, now) };
         repo.save_topic(&thread_id, &topic)?;
-        repo.save_boundary_state(&thread_id, &json, now)?;
+        let stamp = repo.save_boundary_state(&thread_id, &json, now)?;
         let stage = finish(&repo, &thread_id, report, focus, now)?;
-        keep_boundary(&thread_id, json, state);
+        keep_boundary(KeptBoundary { thread_id, stamp, expires_at: now + BOUNDARY_TTL_S, state });
         Ok(stage)
     }
 }
@@ -371,8 +373,10 @@ pub fn decide_topic(
     let (mut topics, focus, stored, new_id) = crate::store::in_read(c, || {
         let topics: Vec<Topic> = repo.topics(thread_id)?;
         let focus = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
-        let (stored, new_id) =
-            if embedding.is_some() { (repo.boundary_state(thread_id, now)?, repo.next_topic_id()?) } else { (None, 0) };
+        let (stored, new_id) = match embedding {
+            Some(_) => (stored_boundary(&repo, thread_id, now)?, repo.next_topic_id()?),
+            None => (None, 0),
+        };
         Ok((topics, focus, stored, new_id))
     })?;
     // Rows come most recently updated first: the thread's current topic is the first.
@@ -389,7 +393,10 @@ pub fn decide_topic(
     };
     let (cparams, bparams) = params;
     let mut state = stored
-        .and_then(|j| kept_boundary(thread_id, &j).or_else(|| BoundaryState::from_json(&j, bparams.clone())))
+        .and_then(|s| match s {
+            Stored::Kept(s) => Some(*s),
+            Stored::Json(j) => BoundaryState::from_json(&j, bparams.clone()),
+        })
         .map(|s| s.with_params(bparams.clone()))
         .filter(|s| !s.expired(now))
         .unwrap_or_else(|| BoundaryState::new(bparams.clone()));
@@ -414,27 +421,52 @@ pub fn decide_topic(
     Ok(decided(report, Some((t, json, state))))
 }
 
-/// Each thread's boundary detector state as this process last wrote it, with the JSON written
-/// (~40 KB of floats at a full block window). A turn that reads back exactly that JSON takes
-/// the state from here instead of parsing it (with its write, 5 % of a turn at 100k memories);
-/// anything else (another process, a forget's edit, a first read) is parsed as before. The
-/// comparison is of the whole text, so a kept state is only ever used for the state it wrote.
-static KEPT_BOUNDARY: std::sync::Mutex<Vec<(String, String, BoundaryState)>> = std::sync::Mutex::new(Vec::new());
-/// Threads whose state is kept (the oldest written goes first).
-const KEPT_BOUNDARY_THREADS: usize = 16;
+/// The boundary detector's state as this process last wrote it, under the table's stamp after
+/// that write (`TurnRepo::boundary_stamp`). A turn that finds the table at that stamp takes
+/// the state from here instead of reading and parsing the ~25 KB stored (with its write, 5 %
+/// of a turn at 100k memories); any other write to the table (another thread's, another
+/// process's, a forget's edit, a rolled-back savepoint's) draws another stamp, and the stored
+/// row is read.
+static KEPT_BOUNDARY: std::sync::Mutex<Vec<KeptBoundary>> = std::sync::Mutex::new(Vec::new());
+/// Threads whose state is kept (the oldest written goes first). A turn's write moves the stamp
+/// the others were kept under, so past one they serve only other databases (tests).
+const KEPT_BOUNDARY_THREADS: usize = 4;
 
-fn kept_boundary(thread_id: &str, json: &str) -> Option<BoundaryState> {
-    let kept = KEPT_BOUNDARY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kept.iter().find(|(t, j, _)| t == thread_id && j == json).map(|(_, _, s)| s.clone())
+struct KeptBoundary {
+    thread_id: String,
+    stamp: i64,
+    /// The stored row's, which the read compares with the clock.
+    expires_at: i64,
+    state: BoundaryState,
 }
 
-fn keep_boundary(thread_id: &str, json: String, state: BoundaryState) {
+/// The thread's stored detector state: the kept one, or the row's JSON.
+enum Stored {
+    Kept(Box<BoundaryState>),
+    Json(String),
+}
+
+/// The thread's unexpired detector state, as [`TurnRepo::boundary_state`] reads it.
+fn stored_boundary(repo: &TurnRepo, thread_id: &str, now: i64) -> Result<Option<Stored>, StoreError> {
+    let stamp = repo.boundary_stamp()?;
+    if let Some(state) = kept_boundary(thread_id, stamp, now) {
+        return Ok(Some(Stored::Kept(Box::new(state))));
+    }
+    Ok(repo.boundary_state(thread_id, now)?.map(Stored::Json))
+}
+
+fn kept_boundary(thread_id: &str, stamp: i64, now: i64) -> Option<BoundaryState> {
+    let kept = KEPT_BOUNDARY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.iter().find(|k| k.thread_id == thread_id && k.stamp == stamp && k.expires_at > now).map(|k| k.state.clone())
+}
+
+fn keep_boundary(new: KeptBoundary) {
     let mut kept = KEPT_BOUNDARY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kept.retain(|(t, _, _)| t != thread_id);
+    kept.retain(|k| k.thread_id != new.thread_id);
     if kept.len() >= KEPT_BOUNDARY_THREADS {
         kept.remove(0);
     }
-    kept.push((thread_id.to_string(), json, state));
+    kept.push(new);
 }
 
 /// The router's per-topic history is per thread too: topic names are not unique across
@@ -510,7 +542,8 @@ mod tests {
     }
 
     /// The boundary state kept in process is the one the stored JSON parses to, turn after turn;
-    /// a stored state another writer changed is parsed, not taken from what this process kept.
+    /// a state another writer stored, a rolled-back turn's, or an expired one is not taken
+    /// from what this process kept.
     #[test]
     fn the_kept_boundary_state_is_the_stored_one() {
         let c = crate::store::open_in_memory().unwrap();
@@ -518,18 +551,37 @@ mod tests {
         let mut rng = crate::SplitMix64(44);
         let thread = "kept-boundary-thread";
         let now = crate::store::now_ts();
+        let repo = TurnRepo(&c);
+        let mut embedding = || -> Vec<f32> { (0..384).map(|_| rng.next_f64() as f32 - 0.5).collect() };
+        let text = "we keep talking about the same garden plans";
+        let stored = |at: i64| match stored_boundary(&repo, thread, at).unwrap() {
+            Some(Stored::Kept(s)) => Some((true, *s)),
+            Some(Stored::Json(j)) => Some((false, BoundaryState::from_json(&j, bp.clone()).unwrap())),
+            None => None,
+        };
+        let from_row = |at: i64| BoundaryState::from_json(&repo.boundary_state(thread, at).unwrap()?, bp.clone());
         for i in 0..12 {
-            let e: Vec<f32> = (0..384).map(|_| rng.next_f64() as f32 - 0.5).collect();
-            topic_stage(&c, thread, "we keep talking about the same garden plans", Some(&e), now + i, (&cp, &bp))
-                .unwrap();
-            let json = TurnRepo(&c).boundary_state(thread, now + i).unwrap().unwrap();
-            let parsed = BoundaryState::from_json(&json, bp.clone()).unwrap();
-            assert_eq!(kept_boundary(thread, &json), Some(parsed), "turn {i}");
+            topic_stage(&c, thread, text, Some(&embedding()), now + i, (&cp, &bp)).unwrap();
+            assert_eq!(stored(now + i), from_row(now + i).map(|s| (true, s)), "turn {i}");
+            assert!(crate::store::topics_kept(&c, thread), "the turn's own topic write keeps the copy, turn {i}");
         }
-        let json = TurnRepo(&c).boundary_state(thread, now + 12).unwrap().unwrap();
+
+        let mine = stored(now + 12).map(|(_, s)| s);
+        let json = repo.boundary_state(thread, now + 12).unwrap().unwrap();
         let edited = json.replacen("\"msg_count\":", "\"msg_count\":1", 1);
-        TurnRepo(&c).save_boundary_state(thread, &edited, now + 12).unwrap();
-        assert_eq!(kept_boundary(thread, &edited), None, "another writer's state is not the kept one");
+        repo.save_boundary_state(thread, &edited, now + 12).unwrap();
+        assert_eq!(stored(now + 12), from_row(now + 12).map(|s| (false, s)), "another writer's state is read");
+        assert_ne!(from_row(now + 12), mine);
+
+        topic_stage(&c, thread, text, Some(&embedding()), now + 13, (&cp, &bp)).unwrap();
+        let kept = stored(now + 13);
+        assert_eq!(kept, from_row(now + 13).map(|s| (true, s)));
+        crate::store::rolled_back(&c, || topic_stage(&c, thread, text, Some(&embedding()), now + 14, (&cp, &bp)))
+            .unwrap();
+        assert_eq!(stored(now + 14).map(|(_, s)| s), kept.map(|(_, s)| s), "the rolled-back turn's state is not kept");
+        assert_eq!(stored(now + 14).map(|(k, _)| k), Some(false));
+
+        assert_eq!(stored(now + 14 + crate::store::BOUNDARY_TTL_S), None, "an expired state is not kept");
     }
 
     #[test]
