@@ -89,6 +89,7 @@ mod routing_adjustments;
 mod self_state;
 #[cfg(test)]
 mod sql_boundary;
+mod stamped;
 mod tasks;
 mod topic_adjustments;
 mod topic_cache;
@@ -144,6 +145,7 @@ pub use router_weights::{RouterWeightsRepo, WeightsVersion};
 pub use routing::{ActIteration, RoutingRecord, RoutingRepo, Unjudged};
 pub use routing_adjustments::{AdjustmentLog, AdjustmentRow, RoutingAdjustmentsRepo};
 pub use self_state::{DURABLE_COUNT_CAP, FALLBACK_WINDOW_TURNS, FATIGUE_RECENT_S, SelfReadings, self_readings};
+pub(crate) use stamped::StampedCopies;
 pub use tasks::{CycleOutcome, NewTask, TasksRepo};
 pub use topic_adjustments::TopicAdjustmentsRepo;
 #[cfg(test)]

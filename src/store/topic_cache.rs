@@ -5,10 +5,10 @@
 //! while the table has the stamp it was taken with, and a process brings its copy forward
 //! over its own write of one topic when the stamp before that write was the copy's.
 
+use super::stamped::StampedCopies;
 use super::turn::{TOPICS_CONSIDERED, Topic};
 use super::{CachedSql, StoreError};
 use rusqlite::Connection;
-use std::sync::{Mutex, PoisonError};
 
 /// The `topics` table's stamp now and the one before its last write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,36 +23,17 @@ pub(super) fn stamp(c: &Connection) -> Result<Stamp, StoreError> {
     })?)
 }
 
-/// One thread's topics at one stamp.
-struct Copy {
-    stamp: i64,
-    thread_id: String,
-    topics: Vec<Topic>,
-}
-
-/// The copies, the oldest taken first. A write moves the stamp every other thread's copy was
-/// taken at, so in one database a copy serves (a turn reads one thread); a few serve tests,
-/// which open many databases in one process.
-static COPIES: Mutex<Vec<Copy>> = Mutex::new(Vec::new());
-const THREADS: usize = 4;
-
-fn copies() -> std::sync::MutexGuard<'static, Vec<Copy>> {
-    COPIES.lock().unwrap_or_else(PoisonError::into_inner)
-}
+/// The threads' topics, each under the stamp it was read or brought forward at.
+static COPIES: StampedCopies<Vec<Topic>> = StampedCopies::new();
 
 /// The thread's topics when its copy was taken at `stamp`.
 pub(super) fn get(thread_id: &str, stamp: i64) -> Option<Vec<Topic>> {
-    copies().iter().find(|k| k.stamp == stamp && k.thread_id == thread_id).map(|k| k.topics.clone())
+    COPIES.get(thread_id, stamp)
 }
 
 /// Keeps `topics`, read at `stamp`.
 pub(super) fn put(thread_id: &str, stamp: i64, topics: &[Topic]) {
-    let mut copies = copies();
-    copies.retain(|k| k.thread_id != thread_id);
-    if copies.len() >= THREADS {
-        copies.remove(0);
-    }
-    copies.push(Copy { stamp, thread_id: thread_id.to_string(), topics: topics.to_vec() });
+    COPIES.put(thread_id, stamp, topics.to_vec());
 }
 
 /// Whether the copy of the thread's topics is the one the table holds now (the turn's tests
@@ -68,28 +49,24 @@ pub(crate) fn holds(c: &Connection, thread_id: &str) -> bool {
 /// move, so the copy holds the thread's newest of them; only a row moved down to the last
 /// place of a full copy could have an unknown row above it, and that copy is dropped.
 pub(super) fn saved(thread_id: &str, stamp: Stamp, saved: &Topic) {
-    let mut copies = copies();
-    let Some(n) = copies.iter().position(|k| k.thread_id == thread_id && k.stamp == stamp.before_last_write) else {
-        return;
-    };
     if saved.centroid.is_empty() {
         return;
     }
-    let k = &mut copies[n];
-    let full = k.topics.len() >= TOPICS_CONSIDERED;
-    let held = k.topics.iter().position(|t| t.id == saved.id);
-    if let Some(i) = held {
-        k.topics.remove(i);
-    }
-    // Most recently updated first, then the larger id: the read's ORDER BY.
-    let at = k.topics.partition_point(|t| (t.updated_at, t.id) > (saved.updated_at, saved.id));
-    if held.is_some() && full && at + 1 >= TOPICS_CONSIDERED {
-        copies.remove(n);
-        return;
-    }
-    k.topics.insert(at, saved.clone());
-    k.topics.truncate(TOPICS_CONSIDERED);
-    k.stamp = stamp.now;
+    COPIES.advance(thread_id, stamp.before_last_write, stamp.now, |topics| {
+        let full = topics.len() >= TOPICS_CONSIDERED;
+        let held = topics.iter().position(|t| t.id == saved.id);
+        if let Some(i) = held {
+            topics.remove(i);
+        }
+        // Most recently updated first, then the larger id: the read's ORDER BY.
+        let at = topics.partition_point(|t| (t.updated_at, t.id) > (saved.updated_at, saved.id));
+        if held.is_some() && full && at + 1 >= TOPICS_CONSIDERED {
+            return false;
+        }
+        topics.insert(at, saved.clone());
+        topics.truncate(TOPICS_CONSIDERED);
+        true
+    });
 }
 
 #[cfg(test)]

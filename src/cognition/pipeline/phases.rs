@@ -9,7 +9,7 @@ use crate::cognition::context::{MemoryKind, Reliability, order_for_assembly};
 use crate::cognition::router::{Mode, RouterState};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::store::{
-    BOUNDARY_TTL_S, ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry,
+    BOUNDARY_TTL_S, ChatRepo, FocusSessionsRepo, StampedCopies, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry,
 };
 use rusqlite::Connection;
 
@@ -354,7 +354,7 @@ impl TopicDecided {
         repo.save_topic(&thread_id, &topic)?;
         let stamp = repo.save_boundary_state(&thread_id, &json, now)?;
         let stage = finish(&repo, &thread_id, report, focus, now)?;
-        keep_boundary(KeptBoundary { thread_id, stamp, expires_at: now + BOUNDARY_TTL_S, state });
+        KEPT_BOUNDARY.put(&thread_id, stamp, Kept { expires_at: now + BOUNDARY_TTL_S, state });
         Ok(stage)
     }
 }
@@ -427,14 +427,10 @@ pub fn decide_topic(
 /// of a turn at 100k memories); any other write to the table (another thread's, another
 /// process's, a forget's edit, a rolled-back savepoint's) draws another stamp, and the stored
 /// row is read.
-static KEPT_BOUNDARY: std::sync::Mutex<Vec<KeptBoundary>> = std::sync::Mutex::new(Vec::new());
-/// Threads whose state is kept (the oldest written goes first). A turn's write moves the stamp
-/// the others were kept under, so past one they serve only other databases (tests).
-const KEPT_BOUNDARY_THREADS: usize = 4;
+static KEPT_BOUNDARY: StampedCopies<Kept> = StampedCopies::new();
 
-struct KeptBoundary {
-    thread_id: String,
-    stamp: i64,
+#[derive(Clone)]
+struct Kept {
     /// The stored row's, which the read compares with the clock.
     expires_at: i64,
     state: BoundaryState,
@@ -456,17 +452,7 @@ fn stored_boundary(repo: &TurnRepo, thread_id: &str, now: i64) -> Result<Option<
 }
 
 fn kept_boundary(thread_id: &str, stamp: i64, now: i64) -> Option<BoundaryState> {
-    let kept = KEPT_BOUNDARY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kept.iter().find(|k| k.thread_id == thread_id && k.stamp == stamp && k.expires_at > now).map(|k| k.state.clone())
-}
-
-fn keep_boundary(new: KeptBoundary) {
-    let mut kept = KEPT_BOUNDARY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kept.retain(|k| k.thread_id != new.thread_id);
-    if kept.len() >= KEPT_BOUNDARY_THREADS {
-        kept.remove(0);
-    }
-    kept.push(new);
+    KEPT_BOUNDARY.get(thread_id, stamp).filter(|k| k.expires_at > now).map(|k| k.state)
 }
 
 /// The router's per-topic history is per thread too: topic names are not unique across
