@@ -88,10 +88,10 @@ impl TurnRepo<'_> {
     }
 
     /// Stores the thread's detector state (expiring [`BOUNDARY_TTL_S`] after `now`); returns
-    /// the tables' stamp after the write. `stored` is the window's messages already stored, as
-    /// read or written before (empty when the state was not read from there): only the others
-    /// are written, and every other row of the thread goes (a window that moved on, or one of a
-    /// state that expired or was replaced).
+    /// the tables' stamp after the write. `stored` is the window's messages the rows hold now,
+    /// as read or written before (empty when not known): only the others are written, and
+    /// every other row of the thread goes (a window that moved on, or one of a state that
+    /// expired or was replaced).
     pub fn save_boundary_state(
         &self,
         thread_id: &str,
@@ -121,19 +121,34 @@ impl TurnRepo<'_> {
             ],
         )?;
         let keep = row.window.as_ref().map_or(0..0, BoundaryWindow::seqs);
+        if let Some(w) = &row.window {
+            // A message that left gives its row to one that came in: rewritten in place, no
+            // page freed or taken (a delete and an insert did both every other turn, two
+            // rows a page, and wrote the freelist and the header with them).
+            let mut left = stored.clone().filter(|s| !keep.contains(s));
+            for (seq, (weight, embedding)) in keep.clone().zip(&w.messages).filter(|(s, _)| !stored.contains(s)) {
+                let values = (sql_seq(seq), f64::from(*weight), blob(embedding));
+                let moved = match left.next() {
+                    // OR REPLACE: a row of an expired or replaced state may hold the number.
+                    Some(old) => self.0.exec(
+                        "UPDATE OR REPLACE boundary_recent SET seq = ?3, weight = ?4, embedding = ?5
+                         WHERE thread_id = ?1 AND seq = ?2",
+                        params![thread_id, sql_seq(old), values.0, values.1, values.2],
+                    )?,
+                    None => 0,
+                };
+                if moved == 0 {
+                    self.0.exec(
+                        "INSERT OR REPLACE INTO boundary_recent (thread_id, seq, weight, embedding) VALUES (?1, ?2, ?3, ?4)",
+                        params![thread_id, values.0, values.1, values.2],
+                    )?;
+                }
+            }
+        }
         self.0.exec(
             "DELETE FROM boundary_recent WHERE thread_id = ?1 AND (seq < ?2 OR seq >= ?3)",
             params![thread_id, sql_seq(keep.start), sql_seq(keep.end)],
         )?;
-        if let Some(w) = &row.window {
-            for (seq, (weight, embedding)) in keep.zip(&w.messages).filter(|(s, _)| !stored.contains(s)) {
-                // REPLACE: a row of an expired or replaced state may hold the number.
-                self.0.exec(
-                    "INSERT OR REPLACE INTO boundary_recent (thread_id, seq, weight, embedding) VALUES (?1, ?2, ?3, ?4)",
-                    params![thread_id, sql_seq(seq), f64::from(*weight), blob(embedding)],
-                )?;
-            }
-        }
         self.boundary_stamp()
     }
 }

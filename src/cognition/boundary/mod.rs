@@ -38,8 +38,9 @@
 //! topic holds [`BoundaryParams::talk_min_topic`] messages before the similarity rules may close
 //! it, and the block rule fires at [`BoundaryParams::talk_block_floor`].
 //!
-//! Pure: no clock, no I/O. The state serialises to JSON, its vectors as base64 (`packed`;
-//! persisted per thread, TTL 86 400 s);
+//! Pure: no clock, no I/O. The state serialises to JSON, its vectors as base64 (`packed`); the
+//! store keeps it per thread (TTL 86 400 s) with the vectors beside the JSON, the window one
+//! row a message ([`BoundaryState::recent_seq`], `store::BoundaryRow`);
 //! the tunables are configuration and are not part of it, see [`BoundaryState::with_params`].
 
 use serde::{Deserialize, Serialize};

@@ -20,19 +20,30 @@ struct Kept {
     state: BoundaryState,
 }
 
-/// The thread's detector state for this turn (run with `params`), and which of its window's
-/// messages are stored already (for [`save`]). A missing, unreadable or expired state is a
-/// cold start, none of whose window is stored.
+/// What of a loaded state's window the rows hold, as of the stamp it was read at.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct InStore {
+    seqs: Range<u64>,
+    stamp: i64,
+}
+
+/// The thread's detector state for this turn (run with `params`), and what of its window is
+/// stored already (for [`save`]). A missing, unreadable or expired state is a cold start, none
+/// of whose window is stored.
 pub(super) fn load(
     repo: &TurnRepo,
     thread_id: &str,
     now: i64,
     params: &BoundaryParams,
-) -> Result<(BoundaryState, Range<u64>), StoreError> {
-    Ok(stored(repo, thread_id, now, params)?
+) -> Result<(BoundaryState, InStore), StoreError> {
+    let stamp = repo.boundary_stamp()?;
+    Ok(stored(repo, thread_id, stamp, now, params)?
         .map(|s| (s.state.with_params(params.clone()), s.rows))
         .filter(|(s, _)| !s.expired(now))
-        .unwrap_or_else(|| (BoundaryState::new(params.clone()), 0..0)))
+        .map_or_else(
+            || (BoundaryState::new(params.clone()), InStore { seqs: 0..0, stamp }),
+            |(s, seqs)| (s, InStore { seqs, stamp }),
+        ))
 }
 
 /// A stored state as [`stored`] finds it.
@@ -45,9 +56,14 @@ struct Stored {
     kept: bool,
 }
 
-/// The thread's unexpired stored state.
-fn stored(repo: &TurnRepo, thread_id: &str, now: i64, params: &BoundaryParams) -> Result<Option<Stored>, StoreError> {
-    let stamp = repo.boundary_stamp()?;
+/// The thread's unexpired stored state, the tables being at `stamp`.
+fn stored(
+    repo: &TurnRepo,
+    thread_id: &str,
+    stamp: i64,
+    now: i64,
+    params: &BoundaryParams,
+) -> Result<Option<Stored>, StoreError> {
     if let Some(kept) = KEPT_BOUNDARY.get(thread_id, stamp).filter(|k| k.expires_at > now) {
         let rows = kept.state.recent_seqs();
         return Ok(Some(Stored { state: kept.state, rows, kept: true }));
@@ -65,14 +81,16 @@ fn from_row(row: BoundaryRow, params: &BoundaryParams) -> Option<Stored> {
 }
 
 /// Writes the thread's state after this turn and keeps it as this process's copy. `stored`
-/// is what [`load`] said of its window.
+/// is what [`load`] said of its window; a write by anyone else since makes it unknown, and the
+/// whole window is written.
 pub(super) fn save(
     repo: &TurnRepo,
     thread_id: &str,
     mut state: BoundaryState,
-    stored: Range<u64>,
+    stored: InStore,
     now: i64,
 ) -> Result<(), StoreError> {
+    let stored = if repo.boundary_stamp()? == stored.stamp { stored.seqs } else { 0..0 };
     // The vectors move into the row and back: the JSON holds only the scalars.
     let (ewma_fast, ewma_slow) = (state.ewma_fast.take(), state.ewma_slow.take());
     let window = BoundaryWindow { first_seq: state.recent_seq, messages: std::mem::take(&mut state.recent) };

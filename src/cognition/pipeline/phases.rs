@@ -11,7 +11,6 @@ use crate::cognition::router::{Mode, RouterState};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
 use crate::store::{ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
 use rusqlite::Connection;
-use std::ops::Range;
 
 /// A silence longer than this ends a session (docs/cognition.md §4.5). Its exchanges are episodes
 /// already (the encode worker writes one per exchange) and the semantic worker's idle
@@ -332,7 +331,7 @@ pub struct TopicDecided {
     /// The chosen topic's row, the detector's state and which of its window's messages are
     /// stored already: `None` when nothing is stored (no embedding, or a greeting that opens
     /// the thread).
-    save: Option<(Topic, BoundaryState, Range<u64>)>,
+    save: Option<(Topic, BoundaryState, detector_state::InStore)>,
 }
 
 impl TopicDecided {

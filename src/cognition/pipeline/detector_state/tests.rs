@@ -31,6 +31,11 @@ fn from_rows(c: &Connection, thread: &str, at: i64) -> Option<BoundaryState> {
     from_row(row, &BoundaryParams::default()).map(|s| s.state)
 }
 
+/// [`stored`] at the tables' stamp now.
+fn stored_now(repo: &TurnRepo, thread: &str, at: i64, bp: &BoundaryParams) -> Option<Stored> {
+    stored(repo, thread, repo.boundary_stamp().unwrap(), at, bp).unwrap()
+}
+
 /// Another thread's write: it moves the stamp, so the next turn reads the rows.
 fn written_elsewhere(c: &Connection, at: i64) {
     TurnRepo(c).save_boundary_state("elsewhere", &BoundaryRow::default(), 0..0, at).unwrap();
@@ -63,7 +68,7 @@ fn the_rows_decide_as_the_whole_state_did() {
         fired += usize::from(reports[0].is_new_topic);
 
         let (kept, _) = load(&TurnRepo(&dbs[0]), threads[0], at, &bp).unwrap();
-        assert_eq!(stored(&TurnRepo(&dbs[0]), threads[0], at, &bp).unwrap().map(|s| s.kept), Some(true));
+        assert_eq!(stored_now(&TurnRepo(&dbs[0]), threads[0], at, &bp).map(|s| s.kept), Some(true));
         let json_form = BoundaryState::from_json(&kept.to_json(), bp.clone());
         for (c, thread) in dbs.iter().zip(threads) {
             let back = from_rows(c, thread, at);
@@ -90,7 +95,7 @@ fn the_kept_boundary_state_is_the_stored_one() {
     let repo = TurnRepo(&c);
     let mut embedding = || -> Vec<f32> { (0..384).map(|_| rng.next_f64() as f32 - 0.5).collect() };
     let text = "we keep talking about the same garden plans";
-    let stored = |at: i64| stored(&repo, thread, at, &bp).unwrap().map(|s| (s.kept, s.state));
+    let stored = |at: i64| stored_now(&repo, thread, at, &bp).map(|s| (s.kept, s.state));
     for i in 0..12 {
         topic_stage(&c, thread, text, Some(&embedding()), now + i, (&cp, &bp)).unwrap();
         assert_eq!(stored(now + i), from_rows(&c, thread, now + i).map(|s| (true, s)), "turn {i}");
@@ -127,7 +132,7 @@ fn an_expired_state_leaves_no_rows_behind() {
         topic_stage(&c, thread, text, Some(e), at, (&cp, &bp)).unwrap();
         let (kept, stored) = load(&TurnRepo(&c), thread, at, &bp).unwrap();
         assert!(from_rows(&c, thread, at) == BoundaryState::from_json(&kept.to_json(), bp.clone()));
-        assert_eq!((boundary_window_rows(&c, thread), stored), (kept.recent.len(), kept.recent_seqs()));
+        assert_eq!((boundary_window_rows(&c, thread), stored.seqs), (kept.recent.len(), kept.recent_seqs()));
         kept
     };
     for m in &conversation[..14] {
@@ -135,8 +140,33 @@ fn an_expired_state_leaves_no_rows_behind() {
     }
     let later = conversation[13].0 + BOUNDARY_TTL_S + 1;
     let (state, stored) = load(&TurnRepo(&c), thread, later, &bp).unwrap();
-    assert_eq!((state.msg_count, stored), (0, 0..0), "cold");
+    assert_eq!((state.msg_count, stored.seqs), (0, 0..0), "cold");
     let seqs: Vec<_> =
         conversation[14..24].iter().enumerate().map(|(i, m)| turn(later + i as i64, m).recent_seq).collect();
     assert_eq!(seqs[0], 0, "{seqs:?}");
+}
+
+/// A write by anyone else between a turn's read of the state and its write (another
+/// process's, here one that also took a row of the window) makes what the turn knew of the
+/// rows unknown: the whole window is written.
+#[test]
+fn a_write_between_the_read_and_the_save_rewrites_the_window() {
+    let c = crate::store::open_in_memory().unwrap();
+    let (cp, bp) = (ClassifierParams::default(), BoundaryParams::default());
+    let thread = "raced";
+    let conversation = conversation();
+    for (at, text, e) in &conversation[..12] {
+        topic_stage(&c, thread, text, Some(e), *at, (&cp, &bp)).unwrap();
+    }
+    let at = conversation[12].0;
+    let (mut state, stored) = load(&TurnRepo(&c), thread, at, &bp).unwrap();
+    assert!(stored.seqs.end - stored.seqs.start >= 3, "{stored:?}");
+    let mut row = TurnRepo(&c).boundary_state(thread, at).unwrap().unwrap();
+    if let Some(w) = &mut row.window {
+        w.messages.pop();
+    }
+    TurnRepo(&c).save_boundary_state(thread, &row, stored.seqs.clone(), at).unwrap();
+    state.update(&conversation[12].2, 0.5, at, crate::cognition::boundary::FocusLevel::None);
+    save(&TurnRepo(&c), thread, state.clone(), stored, at).unwrap();
+    assert!(from_rows(&c, thread, at) == BoundaryState::from_json(&state.to_json(), bp.clone()));
 }
