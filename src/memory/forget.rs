@@ -18,7 +18,8 @@
 //!   holding one finds the exchange on the block list (`memory_deletions`, a salted hash of
 //!   the exchange id) and stores nothing.
 //! - audit and state rows (`routing_decisions`, `triage_calibration`, `cortex_iterations`,
-//!   `interaction_log`, `topics`, `boundary_state`, `kv_state`, `uncertainties`,
+//!   `interaction_log`, `topics`, `boundary_state` (its window's rows, `boundary_recent`, hold
+//!   numbers only), `kv_state`, `uncertainties`,
 //!   `memory_deletions` snapshots of decay, lists, reminders, focus sessions, drift thoughts):
 //!   the words are replaced by "[forgotten]", the row keeps its place in the trail.
 //! - files: session logs under `sessions/` (rewritten through a temporary file and a rename)

@@ -293,7 +293,7 @@ mod tests {
         let mut c = open_in_memory().unwrap();
         switch_model(&c, "m768", 768).unwrap();
         // As a database of version 9 that had moved to a 768-d model was.
-        c.execute_batch(crate::store::migrate::BEFORE_0021).unwrap();
+        c.execute_batch(crate::store::migrate::BEFORE_RERUN).unwrap();
         c.execute_batch(
             "DROP TABLE fact_vec; DELETE FROM vector_code_state WHERE tbl = 3;
              ALTER TABLE user_traits DROP COLUMN superseded_by; ALTER TABLE routing_decisions DROP COLUMN adaptive;

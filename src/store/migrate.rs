@@ -70,13 +70,22 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0022_recall_text_state.sql"),
     },
     Migration { version: 23, name: "0023_topic_stamps", sql: include_str!("../../migrations/0023_topic_stamps.sql") },
+    Migration {
+        version: 24,
+        name: "0024_boundary_recent",
+        sql: include_str!("../../migrations/0024_boundary_recent.sql"),
+    },
 ];
 
 /// For a test that re-runs the migrations after an old version on a database of today's schema:
 /// puts back what migration 0021 moved out of `semantic_concepts`, which migration 0017's
-/// indexes name.
+/// indexes name, and takes out the columns migration 0024 adds (a column cannot be added twice).
 #[cfg(test)]
-pub(crate) const BEFORE_0021: &str = "DROP TABLE concept_traces;
+pub(crate) const BEFORE_RERUN: &str = "DROP TABLE concept_traces;
+    ALTER TABLE boundary_state DROP COLUMN ewma_fast;
+    ALTER TABLE boundary_state DROP COLUMN ewma_slow;
+    ALTER TABLE boundary_state DROP COLUMN recent_seq;
+    ALTER TABLE boundary_state DROP COLUMN recent_len;
     ALTER TABLE semantic_concepts ADD COLUMN potential REAL NOT NULL DEFAULT 0.0;
     ALTER TABLE semantic_concepts ADD COLUMN trace REAL NOT NULL DEFAULT 0.0;";
 

@@ -30,8 +30,9 @@
 //! - `cortex_iterations` → `cortex_iterations.rs` → [`CortexIterationsRepo`] (the audit's read: [`RoutingRepo::act_iterations`])
 //! - `interaction_log` → `interaction_log.rs` → [`InteractionLogRepo`]
 //! - `threads`, `chat_history` → `chat.rs` → [`ChatRepo`]
-//! - `topics`, `boundary_state`, `triage_calibration` → `turn.rs` → [`TurnRepo`]; `topic_stamps` →
-//!   `topic_cache.rs` (the topics' in-process copy) and [`TurnRepo::boundary_stamp`]
+//! - `topics`, `triage_calibration` → `turn.rs` → [`TurnRepo`]; `boundary_state`, `boundary_recent` →
+//!   `boundary.rs` → [`TurnRepo`]; `topic_stamps` → `topic_cache.rs` (the topics' in-process copy)
+//!   and [`TurnRepo::boundary_stamp`]
 //! - `jobs` → `jobs.rs` → [`JobsRepo`]
 //! - `lists`, `list_items`, `list_history` → `lists.rs` → [`ListsRepo`]
 //! - `episode_vec`, `concept_vec`, `trait_vec`, `fact_vec` (int8, one row a vector) → `vectors.rs` → [`VectorRepo`];
@@ -51,6 +52,7 @@
 //! every table (read from the schema) to one JSON document and back.
 
 mod batch;
+mod boundary;
 mod browse;
 mod chat;
 mod concepts;
@@ -105,6 +107,9 @@ mod working_memory;
 mod world_state;
 
 pub use batch::{in_read, in_savepoint, rolled_back};
+#[cfg(test)]
+pub(crate) use boundary::window_rows as boundary_window_rows;
+pub use boundary::{BoundaryRow, BoundaryWindow};
 pub use browse::{
     BadMemoryId, MemoryId, MemoryLayer, MemoryRow, get_row, list_layer, memory_text, replaced_by, row_object,
 };

@@ -96,6 +96,8 @@ pub const NO_USER_TEXT: &[&str] = &[
     "reembed_pending",
     "vector_codes",
     "vector_code_state",
+    // The boundary detector's window: weights and embeddings (its JSON is `boundary_state`'s).
+    "boundary_recent",
     "episode_vec",
     "concept_vec",
     "trait_vec",

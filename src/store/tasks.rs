@@ -292,7 +292,7 @@ mod tests {
             shipped_ddl("persistent_tasks"),
             shipped_ddl("cortex_iterations")
         );
-        c.execute_batch(super::super::migrate::BEFORE_0021).unwrap();
+        c.execute_batch(super::super::migrate::BEFORE_RERUN).unwrap();
         c.execute_batch(&old).unwrap();
         assert_eq!(super::super::migrate(&mut c).unwrap(), super::super::latest_version() as usize - 13);
         let t = TasksRepo(&c).get(1).unwrap().unwrap();

@@ -8,6 +8,7 @@ const TABLES: &[&str] = &[
     "working_memory",
     "topics",
     "boundary_state",
+    "boundary_recent",
     "gists",
     "facts",
     "world_state",

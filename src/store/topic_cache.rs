@@ -185,29 +185,4 @@ mod tests {
         other.execute("DELETE FROM topics WHERE id = 5", []).unwrap();
         assert_eq!(same(&c, thread)[0].id, 1);
     }
-
-    /// The detector state's stamp moves on every write to its table, and a rolled-back write
-    /// puts the old one back (what the kept state in `cognition::pipeline::phases` relies on).
-    #[test]
-    fn the_boundary_stamp_moves_on_every_write() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db.sqlite");
-        let (c, other) = (open(&path).unwrap(), open(&path).unwrap());
-        let repo = TurnRepo(&c);
-        let mut seen = vec![repo.boundary_stamp().unwrap()];
-        let mut moved = |at: i64| {
-            assert!(!seen.contains(&at), "a stamp comes back after a write");
-            seen.push(at);
-        };
-        moved(repo.save_boundary_state("a", "{}", 100).unwrap());
-        moved(repo.save_boundary_state("a", "{}", 100).unwrap());
-        let kept = repo.save_boundary_state("b", "{}", 100).unwrap();
-        moved(kept);
-        rolled_back(&c, || repo.save_boundary_state("b", "{\"acc\":1.0}", 101)).unwrap();
-        assert_eq!(repo.boundary_stamp().unwrap(), kept, "a rolled-back write puts its stamp back");
-        other.execute("UPDATE boundary_state SET state = '{}' WHERE thread_id = 'a'", []).unwrap();
-        moved(repo.boundary_stamp().unwrap());
-        other.execute("DELETE FROM boundary_state WHERE thread_id = 'a'", []).unwrap();
-        moved(repo.boundary_stamp().unwrap());
-    }
 }

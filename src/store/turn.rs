@@ -5,7 +5,7 @@
 
 use super::CachedSql;
 use super::{StoreError, now_ts};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -179,11 +179,11 @@ pub const CHUNK_QUEUE: super::JobKind = super::JobKind::Chunk;
 
 pub struct TurnRepo<'c>(pub &'c Connection);
 
-fn blob(v: &[f32]) -> Vec<u8> {
+pub(super) fn blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn unblob(b: &[u8]) -> Vec<f32> {
+pub(super) fn unblob(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
@@ -340,37 +340,6 @@ impl TurnRepo<'_> {
             super::topic_cache::saved(thread_id, super::topic_cache::stamp(self.0)?, t);
         }
         Ok(())
-    }
-
-    /// The thread's persisted boundary-detector state (JSON), unless expired.
-    pub fn boundary_state(&self, thread_id: &str, now: i64) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .0
-            .row(
-                "SELECT state FROM boundary_state WHERE thread_id = ?1 AND expires_at > ?2",
-                params![thread_id, now],
-                |r| r.get(0),
-            )
-            .optional()?)
-    }
-
-    /// The `boundary_state` table's stamp (`topic_stamps`, migration 0023): drawn anew by every
-    /// write to the table, so a state this process wrote under a stamp is the stored one while
-    /// the table has that stamp.
-    pub fn boundary_stamp(&self) -> Result<i64, StoreError> {
-        Ok(self.0.row("SELECT boundary FROM topic_stamps WHERE id = 0", [], |r| r.get(0))?)
-    }
-
-    /// Stores the thread's detector state (expiring [`BOUNDARY_TTL_S`] after `now`); returns
-    /// the table's stamp after the write.
-    pub fn save_boundary_state(&self, thread_id: &str, state: &str, now: i64) -> Result<i64, StoreError> {
-        self.0.exec(
-            "INSERT INTO boundary_state (thread_id, state, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
-                 expires_at = excluded.expires_at",
-            params![thread_id, state, now, now + BOUNDARY_TTL_S],
-        )?;
-        self.boundary_stamp()
     }
 
     /// A JSON value from the `kv_state` table.

@@ -38,8 +38,9 @@
 //! topic holds [`BoundaryParams::talk_min_topic`] messages before the similarity rules may close
 //! it, and the block rule fires at [`BoundaryParams::talk_block_floor`].
 //!
-//! Pure: no clock, no I/O. The state serialises to JSON, its vectors as base64 (`packed`;
-//! persisted per thread, TTL 86 400 s);
+//! Pure: no clock, no I/O. The state serialises to JSON, its vectors as base64 (`packed`); the
+//! store keeps it per thread (TTL 86 400 s) with the vectors beside the JSON, the window one
+//! row a message ([`BoundaryState::recent_seq`], `store::BoundaryRow`);
 //! the tunables are configuration and are not part of it, see [`BoundaryState::with_params`].
 
 use serde::{Deserialize, Serialize};
@@ -109,6 +110,11 @@ pub struct BoundaryState {
     /// embedding (the block rule).
     #[serde(with = "packed::weighted")]
     pub recent: Vec<(f32, Vec<f32>)>,
+    /// The sequence number of `recent`'s first message. Each message the window takes in gets
+    /// the next number and a cleared window moves past its numbers, so within one state a
+    /// number always names the same message: a store keeps the window as numbered rows and
+    /// writes only the messages new since (`store::BoundaryWindow`).
+    pub recent_seq: u64,
     /// Messages since the last boundary (or the first message); saturates.
     pub since_boundary: u32,
     /// Mean words per message over the thread so far ([`BoundaryState::observe_words`]).
@@ -146,6 +152,7 @@ impl BoundaryState {
             acc: 0.0,
             last_ts: None,
             recent: Vec::new(),
+            recent_seq: 0,
             since_boundary: u32::MAX,
             mean_words: 0.0,
             words_seen: 0,
@@ -173,6 +180,11 @@ impl BoundaryState {
 
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("the boundary state always serialises")
+    }
+
+    /// The sequence numbers of the window's messages ([`BoundaryState::recent_seq`]).
+    pub fn recent_seqs(&self) -> std::ops::Range<u64> {
+        self.recent_seq..self.recent_seq.saturating_add(self.recent.len() as u64)
     }
 
     /// Loads a persisted state; `None` on anything unreadable (the caller then cold-starts).
@@ -303,6 +315,12 @@ impl BoundaryState {
         self.drop_ema = p.init_drop_ema;
         self.drop_var = p.init_drop_var;
         self.acc = 0.0;
+        self.clear_recent();
+    }
+
+    /// Empties the window; its numbers are not given out again.
+    fn clear_recent(&mut self) {
+        self.recent_seq = self.recent_seq.saturating_add(self.recent.len() as u64);
         self.recent.clear();
     }
 
@@ -313,11 +331,12 @@ impl BoundaryState {
             return;
         }
         if self.recent.first().is_some_and(|(_, v)| v.len() != e.len()) {
-            self.recent.clear();
+            self.clear_recent();
         }
         self.recent.push((weight as f32, e.to_vec()));
         let excess = self.recent.len().saturating_sub(keep);
         self.recent.drain(..excess);
+        self.recent_seq = self.recent_seq.saturating_add(excess as u64);
     }
 
     /// The block rule's cosine, once the current topic holds both blocks.

@@ -4,7 +4,9 @@
 //! (and parsed, when not kept), ~8 % of a turn at 100k memories (docs/architecture.md §9); as
 //! base64 ~16 KB, exact to the bit, with no float formatting. The JSON around them stays, so
 //! the state reads the same everywhere else (export, a forget's text replacement: base64 holds
-//! no words). A state stored before this, with arrays, still loads.
+//! no words). A state stored before this, with arrays, still loads. Since migration 0024 the
+//! store keeps the vectors beside the JSON instead (`store/boundary.rs`), so this form is read
+//! from states stored before it and written by [`super::BoundaryState::to_json`] only.
 
 use crate::events::{pack_vector, unpack_vector};
 use serde::de::{Deserializer, Error};

@@ -380,3 +380,38 @@ fn a_new_embedding_dimension_restarts_the_ewmas() {
     assert!(!out.is_boundary);
     assert_eq!(state.ewma_fast.as_ref().map(Vec::len), Some(3));
 }
+
+/// A window number names one message for as long as the state lives: a message keeps its
+/// number while it stays, a new one gets a number past every one given before, and a cleared
+/// window (a long silence, a new dimension) moves past its numbers (what a store's rows of
+/// the window rely on).
+#[test]
+fn window_numbers_are_never_given_twice() {
+    let mut state = BoundaryState::new(BoundaryParams::default());
+    let mut given: std::collections::BTreeMap<u64, Vec<f32>> = Default::default();
+    let (mut at, mut cleared) = (T0, 0);
+    for i in 0..60u64 {
+        at += if i == 25 { 10_000 } else { 60 };
+        let e = if i < 45 { perturb(&random_unit(i / 12), 0.3, i) } else { unit(vec![1.0, i as f32, 3.0]) };
+        let before = state.recent_seqs();
+        if i == 0 {
+            state.prime(&e, at, FocusLevel::None);
+        } else {
+            state.update_weighted(&e, 0.5, 0.8, at, FocusLevel::None);
+        }
+        let now = state.recent_seqs();
+        assert!(now.start >= before.start && now.end >= before.end, "{before:?} → {now:?}");
+        cleared += usize::from(now.start >= before.end && !before.is_empty());
+        for (seq, (_, v)) in now.zip(&state.recent) {
+            match given.get(&seq) {
+                Some(old) => assert_eq!(old, v, "message {seq} changed"),
+                None => {
+                    assert!(seq >= before.end, "number {seq} given again");
+                    given.insert(seq, v.clone());
+                }
+            }
+        }
+    }
+    assert_eq!(cleared, 2, "the silence and the new dimension clear the window");
+    assert!(given.len() > 40, "{}", given.len());
+}

@@ -10,6 +10,7 @@ mod act_mcp;
 mod after_act;
 mod commit;
 mod critic;
+mod detector_state;
 mod draft;
 pub mod fallback;
 mod model;

@@ -2,15 +2,14 @@
 //! and the topic stage (each one closure on the database thread, so one message's reads
 //! and writes are never interleaved with another's).
 
+use super::detector_state;
 use super::fallback::Fallback;
 use super::report::TopicReport;
 use crate::cognition::boundary::{BoundaryParams, BoundaryState, FocusLevel};
 use crate::cognition::context::{MemoryKind, Reliability, order_for_assembly};
 use crate::cognition::router::{Mode, RouterState};
 use crate::cognition::topic::{self, ClassifierParams, Detector, Topic};
-use crate::store::{
-    BOUNDARY_TTL_S, ChatRepo, FocusSessionsRepo, StampedCopies, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry,
-};
+use crate::store::{ChatRepo, FocusSessionsRepo, StoreError, TopicContext, TraitRow, TurnRepo, WmEntry};
 use rusqlite::Connection;
 
 /// A silence longer than this ends a session (docs/cognition.md §4.5). Its exchanges are episodes
@@ -329,9 +328,10 @@ pub struct TopicDecided {
     report: TopicReport,
     focus: (FocusLevel, Option<String>),
     now: i64,
-    /// The chosen topic's row and the detector's state, with its JSON: `None` when nothing
-    /// is stored (no embedding, or a greeting that opens the thread).
-    save: Option<(Topic, String, BoundaryState)>,
+    /// The chosen topic's row, the detector's state and which of its window's messages are
+    /// stored already: `None` when nothing is stored (no embedding, or a greeting that opens
+    /// the thread).
+    save: Option<(Topic, BoundaryState, detector_state::InStore)>,
 }
 
 impl TopicDecided {
@@ -350,12 +350,10 @@ impl TopicDecided {
     pub fn persist(self, c: &Connection) -> Result<TopicStage, StoreError> {
         let repo = TurnRepo(c);
         let TopicDecided { thread_id, report, focus, now, save } = self;
-        let Some((topic, json, state)) = save else { return finish(&repo, &thread_id, report, focus, now) };
+        let Some((topic, state, stored)) = save else { return finish(&repo, &thread_id, report, focus, now) };
         repo.save_topic(&thread_id, &topic)?;
-        let stamp = repo.save_boundary_state(&thread_id, &json, now)?;
-        let stage = finish(&repo, &thread_id, report, focus, now)?;
-        KEPT_BOUNDARY.put(&thread_id, stamp, Kept { expires_at: now + BOUNDARY_TTL_S, state });
-        Ok(stage)
+        detector_state::save(&repo, &thread_id, state, stored, now)?;
+        finish(&repo, &thread_id, report, focus, now)
     }
 }
 
@@ -370,36 +368,28 @@ pub fn decide_topic(
     params: (&ClassifierParams, &BoundaryParams),
 ) -> Result<TopicDecided, StoreError> {
     let repo = TurnRepo(c);
-    let (mut topics, focus, stored, new_id) = crate::store::in_read(c, || {
+    let (cparams, bparams) = params;
+    let (mut topics, focus, detector, new_id) = crate::store::in_read(c, || {
         let topics: Vec<Topic> = repo.topics(thread_id)?;
         let focus = focus_level(c, thread_id, topics.first().map(|t| t.name.as_str()), now)?;
-        let (stored, new_id) = match embedding {
-            Some(_) => (stored_boundary(&repo, thread_id, now)?, repo.next_topic_id()?),
+        let (detector, new_id) = match embedding {
+            Some(_) => (Some(detector_state::load(&repo, thread_id, now, bparams)?), repo.next_topic_id()?),
             None => (None, 0),
         };
-        Ok((topics, focus, stored, new_id))
+        Ok((topics, focus, detector, new_id))
     })?;
     // Rows come most recently updated first: the thread's current topic is the first.
     let active = (!topics.is_empty()).then_some(0);
     let focus_level = focus.0;
     let decided = |report, save| TopicDecided { thread_id: thread_id.to_string(), report, focus, now, save };
 
-    let Some(e) = embedding else {
+    let (Some(e), Some((mut state, stored))) = (embedding, detector) else {
         let (name, is_new) = match topics.first() {
             Some(t) => (t.name.clone(), false),
             None => (topic::topic_name(text, now), true),
         };
         return Ok(decided(TopicReport { degraded: true, ..TopicReport::new(name, is_new) }, None));
     };
-    let (cparams, bparams) = params;
-    let mut state = stored
-        .and_then(|s| match s {
-            Stored::Kept(s) => Some(*s),
-            Stored::Json(j) => BoundaryState::from_json(&j, bparams.clone()),
-        })
-        .map(|s| s.with_params(bparams.clone()))
-        .filter(|s| !s.expired(now))
-        .unwrap_or_else(|| BoundaryState::new(bparams.clone()));
     let msg = topic::Message { text, embedding: e, now_unix_s: now };
     let cls = topic::classify(&topics, active, &msg, Some(Detector { state: &mut state, focus: focus_level }), cparams);
     if cls.contentless && cls.topic_index.is_none() {
@@ -417,42 +407,7 @@ pub fn decide_topic(
         ..TopicReport::new(t.name.clone(), cls.is_new_topic)
     }
     .with_diagnostics(cls.diagnostics.as_ref());
-    let json = state.to_json();
-    Ok(decided(report, Some((t, json, state))))
-}
-
-/// The boundary detector's state as this process last wrote it, under the table's stamp after
-/// that write (`TurnRepo::boundary_stamp`). A turn that finds the table at that stamp takes
-/// the state from here instead of reading and parsing the ~25 KB stored (with its write, 5 %
-/// of a turn at 100k memories); any other write to the table (another thread's, another
-/// process's, a forget's edit, a rolled-back savepoint's) draws another stamp, and the stored
-/// row is read.
-static KEPT_BOUNDARY: StampedCopies<Kept> = StampedCopies::new();
-
-#[derive(Clone)]
-struct Kept {
-    /// The stored row's, which the read compares with the clock.
-    expires_at: i64,
-    state: BoundaryState,
-}
-
-/// The thread's stored detector state: the kept one, or the row's JSON.
-enum Stored {
-    Kept(Box<BoundaryState>),
-    Json(String),
-}
-
-/// The thread's unexpired detector state, as [`TurnRepo::boundary_state`] reads it.
-fn stored_boundary(repo: &TurnRepo, thread_id: &str, now: i64) -> Result<Option<Stored>, StoreError> {
-    let stamp = repo.boundary_stamp()?;
-    if let Some(state) = kept_boundary(thread_id, stamp, now) {
-        return Ok(Some(Stored::Kept(Box::new(state))));
-    }
-    Ok(repo.boundary_state(thread_id, now)?.map(Stored::Json))
-}
-
-fn kept_boundary(thread_id: &str, stamp: i64, now: i64) -> Option<BoundaryState> {
-    KEPT_BOUNDARY.get(thread_id, stamp).filter(|k| k.expires_at > now).map(|k| k.state)
+    Ok(decided(report, Some((t, state, stored))))
 }
 
 /// The router's per-topic history is per thread too: topic names are not unique across
@@ -525,49 +480,6 @@ mod tests {
         let a = phase_a(&c, "t", "x2", None, None, later).unwrap();
         assert!(a.silence_gap_s.is_some(), "the gap is still reported");
         assert_eq!(crate::store::JobsRepo(&c).pending_count().unwrap(), 0, "nothing queued that no worker drains");
-    }
-
-    /// The boundary state kept in process is the one the stored JSON parses to, turn after turn;
-    /// a state another writer stored, a rolled-back turn's, or an expired one is not taken
-    /// from what this process kept.
-    #[test]
-    fn the_kept_boundary_state_is_the_stored_one() {
-        let c = crate::store::open_in_memory().unwrap();
-        let (cp, bp) = (ClassifierParams::default(), BoundaryParams::default());
-        let mut rng = crate::SplitMix64(44);
-        let thread = "kept-boundary-thread";
-        let now = crate::store::now_ts();
-        let repo = TurnRepo(&c);
-        let mut embedding = || -> Vec<f32> { (0..384).map(|_| rng.next_f64() as f32 - 0.5).collect() };
-        let text = "we keep talking about the same garden plans";
-        let stored = |at: i64| match stored_boundary(&repo, thread, at).unwrap() {
-            Some(Stored::Kept(s)) => Some((true, *s)),
-            Some(Stored::Json(j)) => Some((false, BoundaryState::from_json(&j, bp.clone()).unwrap())),
-            None => None,
-        };
-        let from_row = |at: i64| BoundaryState::from_json(&repo.boundary_state(thread, at).unwrap()?, bp.clone());
-        for i in 0..12 {
-            topic_stage(&c, thread, text, Some(&embedding()), now + i, (&cp, &bp)).unwrap();
-            assert_eq!(stored(now + i), from_row(now + i).map(|s| (true, s)), "turn {i}");
-            assert!(crate::store::topics_kept(&c, thread), "the turn's own topic write keeps the copy, turn {i}");
-        }
-
-        let mine = stored(now + 12).map(|(_, s)| s);
-        let json = repo.boundary_state(thread, now + 12).unwrap().unwrap();
-        let edited = json.replacen("\"msg_count\":", "\"msg_count\":1", 1);
-        repo.save_boundary_state(thread, &edited, now + 12).unwrap();
-        assert_eq!(stored(now + 12), from_row(now + 12).map(|s| (false, s)), "another writer's state is read");
-        assert_ne!(from_row(now + 12), mine);
-
-        topic_stage(&c, thread, text, Some(&embedding()), now + 13, (&cp, &bp)).unwrap();
-        let kept = stored(now + 13);
-        assert_eq!(kept, from_row(now + 13).map(|s| (true, s)));
-        crate::store::rolled_back(&c, || topic_stage(&c, thread, text, Some(&embedding()), now + 14, (&cp, &bp)))
-            .unwrap();
-        assert_eq!(stored(now + 14).map(|(_, s)| s), kept.map(|(_, s)| s), "the rolled-back turn's state is not kept");
-        assert_eq!(stored(now + 14).map(|(k, _)| k), Some(false));
-
-        assert_eq!(stored(now + 14 + crate::store::BOUNDARY_TTL_S), None, "an expired state is not kept");
     }
 
     #[test]
