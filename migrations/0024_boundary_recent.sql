@@ -9,7 +9,7 @@
 -- form on its next save).
 --
 -- `boundary_recent` holds one row per message of a window, numbered in the detector's order; a
--- turn inserts its message and deletes the one that left. Only the rows of the state's range are
+-- turn rewrites the row of the message that left as the one that came in. Only the rows of the state's range are
 -- read, so rows of an expired or replaced state are never taken for its window (the next save
 -- deletes them). A rowid table, not WITHOUT ROWID: a 1.5 KB row would spill to an overflow
 -- page there (its rows are index records, ~1 KB local at most).

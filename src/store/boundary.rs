@@ -1,7 +1,7 @@
 //! The boundary detector's state per thread (`boundary_state`, `boundary_recent`, migration
 //! 0024): its scalars as JSON and its two EWMAs in one row, and the block rule's window of
-//! recent messages one row each, so a turn writes the one message the window took in (and
-//! deletes the one that left) instead of ~25 KB of base64 JSON spilling into six or seven
+//! recent messages one row each, so a turn writes the one message the window took in (in the
+//! row of the one that left) instead of ~25 KB of base64 JSON spilling into six or seven
 //! overflow pages. The detector's arithmetic is in `cognition::boundary`; what goes in the JSON
 //! is the caller's.
 
