@@ -3,7 +3,8 @@
 //! was taken or written at. Every write draws a new random stamp, so any other write (another
 //! process's, a forget's, a savepoint rolled back) leaves the copy unmatched and the rows are
 //! read again. The thread's topics (`topic_cache`) and the boundary detector's state
-//! (`cognition::pipeline::phases`) are kept this way.
+//! (`cognition::pipeline::detector_state`, under the stamp both of its tables move) are kept
+//! this way.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

@@ -1,4 +1,5 @@
-//! A table's big buffers (its int8 rows and binary codes) in 2 MB pages where the system allows.
+//! A table's big buffers (its int8 rows, binary codes, ids and norms, and its graph's layer-0
+//! links) in 2 MB pages where the system allows.
 //!
 //! Re-scoring a search's shortlist reads a few hundred rows scattered over tens of megabytes
 //! (hundreds at 1M rows): in 4 KB pages nearly every row is a TLB miss as well as a cache
