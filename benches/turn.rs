@@ -505,11 +505,13 @@ struct Sample {
     t: Timings,
     outer: f64,
     first_chunk: Option<f64>,
+    /// What the turn did, for the turn log: which turns are slow, and doing what.
+    did: serde_json::Value,
 }
 
 impl Sample {
     fn new(t: Timings, outer: f64, first_chunk: Option<f64>) -> Sample {
-        Sample { t, outer, first_chunk }
+        Sample { t, outer, first_chunk, did: serde_json::Value::Null }
     }
 
     /// What the issue calls the deterministic turn: every step before the first token, plus the
@@ -530,6 +532,7 @@ impl Sample {
             "first_chunk": self.first_chunk,
             "outer": self.outer,
             "stages": self.t,
+            "did": self.did,
         });
         let _ = writeln!(out, "{line}");
     }
@@ -753,7 +756,19 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
             first_chunk(&mut events, &xid).and_then(|at| (at - wall).num_microseconds()).map(|us| us as f64 / 1000.0);
         *modes.lock().unwrap().entry(report.mode).or_insert(0) += 1;
         let report = black_box(report);
-        let sample = Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first);
+        let mut sample = Sample::new(report.timings_ms, took.as_secs_f64() * 1000.0, first);
+        if turn_log.is_some() {
+            let graph = report.graph.as_ref();
+            sample.did = serde_json::json!({
+                "mode": report.mode,
+                "topic": report.topic.name,
+                "new_topic": report.topic.is_new_topic,
+                "memories": report.memories.len(),
+                "graph_ms": graph.map(|g| g.ms),
+                "graph_fired": graph.map(|g| g.fired.len()),
+                "graph_grown": graph.and_then(|g| g.grown.clone()),
+            });
+        }
         if let Some(out) = &mut turn_log {
             sample.log(out, (i - 1) % msgs.len());
         }

@@ -62,7 +62,7 @@ impl Db {
                 // piece waiting; the foreground's is taken first.
                 while next_ring(&rings) {
                     if let Ok(work) = fg.try_recv().or_else(|_| bg.try_recv()) {
-                        work(&mut conn);
+                        run(work, &mut conn);
                     }
                 }
             })
@@ -111,6 +111,19 @@ impl Db {
     }
 }
 
+/// Run one piece of work. A panicking call drops its result's sender (its caller sees
+/// [`StoreError::Closed`]) and the thread goes on serving the next; whatever transaction or
+/// savepoint the call left open is rolled back first, so its half-done writes never ride along
+/// with a later call's commit.
+fn run(work: Work, conn: &mut Connection) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(conn))).is_err()
+        && !conn.is_autocommit()
+        && let Err(e) = conn.execute_batch("ROLLBACK")
+    {
+        tracing::error!("cannot roll back what a failed database call left open: {e}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +169,28 @@ mod tests {
         drop(db);
         let n: i64 = bg.call_blocking(|c| Ok(c.query_row("SELECT 41 + 1", [], |r| r.get(0))?)).unwrap();
         assert_eq!(n, 42);
+    }
+
+    #[test]
+    fn a_call_that_panics_mid_savepoint_leaves_nothing_behind_and_the_thread_serves_on() {
+        let db = Db::spawn(Connection::open_in_memory().unwrap());
+        db.call_blocking(|c| Ok(c.execute_batch("CREATE TABLE t (x INTEGER)")?)).unwrap();
+        let panicked = db.call_blocking(|c| -> Result<(), StoreError> {
+            super::super::in_savepoint(c, || {
+                c.execute("INSERT INTO t VALUES (7)", [])?;
+                panic!("a bug mid-write");
+            })
+        });
+        assert!(matches!(panicked, Err(StoreError::Closed)));
+        let (open, n) = db
+            .call_blocking(|c| {
+                Ok((!c.is_autocommit(), c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))?))
+            })
+            .unwrap();
+        assert!(!open, "the savepoint the panic left open was rolled back");
+        assert_eq!(n, 0);
+        db.call_blocking(|c| Ok(c.execute("INSERT INTO t VALUES (8)", [])?)).unwrap();
+        let n: i64 = db.call_blocking(|c| Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?)).unwrap();
+        assert_eq!(n, 1, "a later write commits");
     }
 }
