@@ -36,8 +36,8 @@
 //! regulator's verdict, the graph's learning, the report), and `turn/{label}_whole_call` is the
 //! call to `engine.turn` (the figure this bench printed as `turn/{label}` before).
 //! `CHALIE_BENCH_SIZES=100k,1m` runs only the groups named. `CHALIE_BENCH_TURNS=<dir>` writes
-//! every measured turn (message, figures, stages) to `<dir>/turns-{label}.jsonl`, to see which
-//! turns make the p99.
+//! every measured turn (message, figures, stages, and what it did: mode, topic, recall hits,
+//! the graph's time) to `<dir>/turns-{label}.jsonl`, to see which turns make the p99.
 //!
 //! `cargo bench --bench turn` (seeding 100k memories takes a few seconds first).
 

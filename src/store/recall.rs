@@ -143,13 +143,17 @@ impl RecallRepo<'_> {
         super::in_read(self.0, || cache::episode_counts(self.0, words, cap, |w| self.fts_rows_capped(w, cap)))
     }
 
-    /// The `limit` newest episode ids matching an FTS5 MATCH expression, newest first: a walk
-    /// down the index that stops at `limit`, with no ranking.
-    pub fn fts_newest(&self, expression: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+    /// The `limit` newest live, not superseded episodes matching an FTS5 MATCH expression,
+    /// newest first: a walk down the index in rowid order, each match's row read as it comes,
+    /// that stops at `limit` (no ranking, so nothing is read past the last row kept).
+    pub fn fts_newest(&self, expression: &str, limit: usize) -> Result<Vec<RecallRow>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
+            "SELECT e.id, e.gist, e.created_at, e.reliability, e.salience / 10.0
+             FROM episodes_fts f JOIN episodes e ON e.id = f.rowid
+             WHERE episodes_fts MATCH ?1 AND e.deleted_at IS NULL AND e.reliability != 'superseded'
+             ORDER BY f.rowid DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![expression, limit as i64], |r| r.get(0))?;
+        let rows = stmt.query_map(params![expression, limit as i64], read)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -309,3 +309,27 @@ fn recency_halves_every_thirty_days() {
     assert_eq!(reliability_multiplier("contradicted"), Some(0.4));
     assert_eq!(reliability_multiplier("reliable"), Some(1.0));
 }
+
+#[test]
+fn a_common_words_newest_matches_skip_deleted_and_superseded_episodes() {
+    let c = open_in_memory().unwrap();
+    let n = FTS_ROW_BUDGET as usize + 100;
+    let dead = 70;
+    let ids: Vec<i64> = (0..n)
+        .map(|i| {
+            let reliability = if i >= n - dead && i % 2 == 0 { "superseded" } else { "reliable" };
+            episode(&c, &format!("walked the dog, note {i}"), 5, NOW, reliability, None)
+        })
+        .collect();
+    for (i, id) in ids.iter().enumerate().skip(n - dead).filter(|(i, _)| i % 2 == 1) {
+        Fixture(&c).set("episodes", "deleted_at = ?2", "id = ?1", rusqlite::params![id, NOW - i as i64]);
+    }
+    // The newest matches are all gone: the walk goes on past them to the newest live ones.
+    let hits = hybrid_recall(&c, "dog", None, SOURCE_LIMIT, NOW).unwrap();
+    assert_eq!(hits.len(), SOURCE_LIMIT, "{hits:#?}");
+    let live = &ids[n - dead - SOURCE_LIMIT..n - dead];
+    for h in &hits {
+        assert_eq!(h.sources[0].source, "fts");
+        assert!(live.contains(&h.id), "{} is not among the newest live matches", h.id);
+    }
+}

@@ -83,19 +83,22 @@ pub(super) fn fts_source(c: &Connection, terms: &[String], pool: &mut Pool) -> R
         return Ok(());
     }
     let expression = fts_expression(&plan.terms);
+    let repo = RecallRepo(c);
+    // When even the rarest word is over budget, its IDF says next to nothing about any one row:
+    // its newest live matches stand in, by recency (their bm25 reads 0), read in one walk down
+    // the index that joins each match's episode and stops at the limit.
+    if plan.over_budget {
+        for (i, row) in repo.fts_newest(&expression, SOURCE_LIMIT)?.into_iter().enumerate() {
+            pool.add("episode", row_of(row), SourceRank { source: "fts", rank: i + 1, value: 0.0 });
+        }
+        return Ok(());
+    }
     // bm25 over the index alone, then the episode rows of the best: joining first would read an
     // episode row for every match before the LIMIT. Deleted and superseded episodes are skipped,
-    // so a few spare ids are taken, and more when they run out. When even the rarest word is
-    // over budget, its IDF says next to nothing about any one row: its newest matches stand in,
-    // by recency (their bm25 reads 0), at the cost of a walk that stops at the LIMIT.
-    let repo = RecallRepo(c);
+    // so a few spare ids are taken, and more when they run out.
     let mut want = SOURCE_LIMIT * 2;
     loop {
-        let ids: Vec<(i64, f64)> = if plan.over_budget {
-            repo.fts_newest(&expression, want)?.into_iter().map(|id| (id, 0.0)).collect()
-        } else {
-            repo.fts_ranked(&expression, want)?
-        };
+        let ids = repo.fts_ranked(&expression, want)?;
         let mut rows = repo.fts_episodes(&ids.iter().map(|(id, _)| *id).collect::<Vec<_>>())?;
         let mut rank = 0;
         let mut found = Vec::new();
