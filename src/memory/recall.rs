@@ -232,6 +232,17 @@ impl Pool {
             });
             self.items.len() - 1
         });
+        self.source_of(i, source);
+    }
+
+    /// One more source for a candidate already in the pool.
+    fn add_source(&mut self, layer: &'static str, id: i64, source: SourceRank) {
+        if let Some(&i) = self.index.get(&(layer, id)) {
+            self.source_of(i, source);
+        }
+    }
+
+    fn source_of(&mut self, i: usize, source: SourceRank) {
         let c = &mut self.items[i];
         if source.source == "vector" {
             c.similarity = c.similarity.max(source.value);
@@ -245,9 +256,11 @@ impl Pool {
     /// as if `other`'s sources had added their rows here after this pool's.
     fn absorb(&mut self, other: Pool) {
         for c in other.items {
-            for source in c.sources {
-                let row = (c.id, c.text.clone(), c.at, c.reliability.clone(), c.importance);
-                self.add(c.layer, row, source);
+            let mut sources = c.sources.into_iter();
+            let Some(first) = sources.next() else { continue };
+            self.add(c.layer, (c.id, c.text, c.at, c.reliability, c.importance), first);
+            for source in sources {
+                self.add_source(c.layer, c.id, source);
             }
         }
     }
@@ -326,16 +339,10 @@ impl StartedRecall<'_> {
             pool.absorb(text);
             Ok(())
         })?;
-        let mut hits: Vec<Hit> = pool.items.into_iter().map(|cand| score(cand, &terms, req.now)).collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.confidence.total_cmp(&a.confidence))
-                .then(layer_rank(a.layer).cmp(&layer_rank(b.layer)))
-                .then(b.at.cmp(&a.at))
-        });
-        hits.truncate(req.limit);
-        Ok(hits)
+        let mut scored: Vec<Scored> = pool.items.into_iter().map(|cand| score(cand, &terms, req.now)).collect();
+        scored.sort_by(Scored::order);
+        scored.truncate(req.limit);
+        Ok(scored.into_iter().map(|s| s.into_hit(&terms)).collect())
     }
 }
 
@@ -373,10 +380,20 @@ fn vector_rows(c: &Connection, near: Near, pool: &mut Pool) -> Result<(), StoreE
     Ok(())
 }
 
-fn score(c: Candidate, terms: &[String], now: i64) -> Hit {
+/// A candidate with its score, its `why` not written yet: only the hits kept are described.
+struct Scored {
+    c: Candidate,
+    confidence: f64,
+    score: f64,
+    parts: ScoreParts,
+    /// The query's terms the text contains, by index.
+    matched: Vec<usize>,
+}
+
+fn score(c: Candidate, terms: &[String], now: i64) -> Scored {
     let rrf: f64 = c.sources.iter().map(|s| 1.0 / (RRF_K + s.rank as f64)).sum();
     let normalized = normalize(&c.text);
-    let matched: Vec<&str> = terms.iter().filter(|w| normalized.contains(w.as_str())).map(String::as_str).collect();
+    let matched: Vec<usize> = (0..terms.len()).filter(|&i| normalized.contains(terms[i].as_str())).collect();
     let share = if terms.is_empty() { 0.0 } else { matched.len() as f64 / terms.len() as f64 };
     let confidence = share.max(c.similarity);
     let parts = ScoreParts {
@@ -393,40 +410,59 @@ fn score(c: Candidate, terms: &[String], now: i64) -> Hit {
         * (0.5 + 0.5 * parts.importance)
         * (0.5 + 0.5 * parts.recency)
         * parts.reliability;
-    let mut why: Vec<String> = c
-        .sources
-        .iter()
-        .map(|s| match s.source {
-            "vector" => format!("vector #{} (cos {:.2})", s.rank, s.value),
-            "fts" => format!("fts #{} (bm25 {:.2})", s.rank, s.value),
-            _ => format!("keyword #{}", s.rank),
-        })
-        .collect();
-    if !matched.is_empty() {
-        why.push(format!("matches {}", matched.join(", ")));
+    Scored { c, confidence, score, parts, matched }
+}
+
+impl Scored {
+    /// Best first: score, then confidence, then the layer's rank, then the newest.
+    fn order(&self, other: &Scored) -> std::cmp::Ordering {
+        other
+            .score
+            .total_cmp(&self.score)
+            .then(other.confidence.total_cmp(&self.confidence))
+            .then(layer_rank(self.c.layer).cmp(&layer_rank(other.c.layer)))
+            .then(other.c.at.cmp(&self.c.at))
     }
-    let why = format!(
-        "{}; score {:.4} = rrf {:.4} × type {:.2} × match {:.2} × importance {:.2} × recency {:.2} × reliability {:.1}",
-        why.join(", "),
-        score,
-        parts.rrf,
-        parts.type_weight,
-        parts.matched,
-        parts.importance,
-        parts.recency,
-        parts.reliability
-    );
-    Hit {
-        layer: c.layer,
-        id: c.id,
-        text: c.text,
-        at: c.at,
-        confidence,
-        why,
-        reliability: c.reliability,
-        sources: c.sources,
-        score,
-        parts,
+
+    /// The hit, with why it ranked in words.
+    fn into_hit(self, terms: &[String]) -> Hit {
+        let Scored { c, confidence, score, parts, matched } = self;
+        let mut why: Vec<String> = c
+            .sources
+            .iter()
+            .map(|s| match s.source {
+                "vector" => format!("vector #{} (cos {:.2})", s.rank, s.value),
+                "fts" => format!("fts #{} (bm25 {:.2})", s.rank, s.value),
+                _ => format!("keyword #{}", s.rank),
+            })
+            .collect();
+        if !matched.is_empty() {
+            let words: Vec<&str> = matched.iter().map(|&i| terms[i].as_str()).collect();
+            why.push(format!("matches {}", words.join(", ")));
+        }
+        let why = format!(
+            "{}; score {:.4} = rrf {:.4} × type {:.2} × match {:.2} × importance {:.2} × recency {:.2} × reliability {:.1}",
+            why.join(", "),
+            score,
+            parts.rrf,
+            parts.type_weight,
+            parts.matched,
+            parts.importance,
+            parts.recency,
+            parts.reliability
+        );
+        Hit {
+            layer: c.layer,
+            id: c.id,
+            text: c.text,
+            at: c.at,
+            confidence,
+            why,
+            reliability: c.reliability,
+            sources: c.sources,
+            score,
+            parts,
+        }
     }
 }
 
