@@ -56,11 +56,23 @@ function field(line, key,   re, m) {
   ratio = "-"
   if (refmed != "-" && refmed + 0 > 0) ratio = sprintf("%.2f", med / refmed)
   refcell = (ref == "-") ? "-" : sprintf("%s %s ms", ref, refmed)
-  met = "-"
-  t = target
-  if (match(t, /^p99<=?[0-9.]+ms/)) { v = t; gsub(/^p99<=?|ms.*$/, "", v); met = (p99 + 0 <= v + 0) ? "yes" : "no" }
-  else if (match(t, /^<=?[0-9.]+ms/)) { v = t; gsub(/^<=?|ms.*$/, "", v); met = (med + 0 <= v + 0) ? "yes" : "no" }
-  else if (match(t, /^ratio<=?[0-9.]+/) && ratio != "-") { v = t; gsub(/^ratio<=?| .*$/, "", v); met = (ratio + 0 <= v + 0) ? "yes" : "no" }
+  # Every clause of the target is judged and all must hold: `<Xms` (the median), `<Xms_median`,
+  # `<Xms_p99`, `p99<Xms`, `ratio<=X`, `recall@10>=X(k10=Y…)`; a target with none is "-".
+  judged = 0; failed = 0; t = target
+  while (match(t, /(p99|ratio)?<=?[0-9.]+(ms(_median|_p99)?)?/)) {
+    c = substr(t, RSTART, RLENGTH); t = substr(t, RSTART + RLENGTH)
+    v = c; gsub(/^(p99|ratio)?<=?|(ms(_median|_p99)?)$/, "", v)
+    if (c ~ /^ratio/) { if (ratio == "-") continue; x = ratio }
+    else if (c ~ /^p99/ || c ~ /_p99$/) x = p99
+    else if (c ~ /ms/) x = med
+    else continue
+    judged++; if (x + 0 > v + 0) failed++
+  }
+  if (match(target, /recall@10>=[0-9.]+\(k10=[0-9.]+/)) {
+    c = substr(target, RSTART, RLENGTH); v = c; gsub(/^recall@10>=|\(.*$/, "", v); x = c; sub(/^.*k10=/, "", x)
+    judged++; if (x + 0 < v + 0) failed++
+  }
+  met = judged == 0 ? "-" : (failed ? "no" : "yes")
   printf "| %s | %s | %s | %s | %s | %s | %s |\n", name, med, p99, refcell, ratio, target, met
 }' "$log"
 # A bench that printed no figure (criterion output only, or it failed) still gets its row.
