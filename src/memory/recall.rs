@@ -215,11 +215,17 @@ struct Pool {
 
 impl Pool {
     fn add(&mut self, layer: &'static str, row: Row, source: SourceRank) {
-        let (id, text, at, reliability, importance) = row;
-        if reliability_multiplier(&reliability).is_none() {
-            return;
+        if let Some(i) = self.entry(layer, row) {
+            self.source_of(i, source);
         }
-        let i = *self.index.entry((layer, id)).or_insert_with(|| {
+    }
+
+    /// The candidate's place in the pool, added if new; `None` for a row recall never returns
+    /// (a superseded one).
+    fn entry(&mut self, layer: &'static str, row: Row) -> Option<usize> {
+        let (id, text, at, reliability, importance) = row;
+        reliability_multiplier(&reliability)?;
+        Some(*self.index.entry((layer, id)).or_insert_with(|| {
             self.items.push(Candidate {
                 layer,
                 id,
@@ -231,15 +237,7 @@ impl Pool {
                 sources: Vec::new(),
             });
             self.items.len() - 1
-        });
-        self.source_of(i, source);
-    }
-
-    /// One more source for a candidate already in the pool.
-    fn add_source(&mut self, layer: &'static str, id: i64, source: SourceRank) {
-        if let Some(&i) = self.index.get(&(layer, id)) {
-            self.source_of(i, source);
-        }
+        }))
     }
 
     fn source_of(&mut self, i: usize, source: SourceRank) {
@@ -256,11 +254,9 @@ impl Pool {
     /// as if `other`'s sources had added their rows here after this pool's.
     fn absorb(&mut self, other: Pool) {
         for c in other.items {
-            let mut sources = c.sources.into_iter();
-            let Some(first) = sources.next() else { continue };
-            self.add(c.layer, (c.id, c.text, c.at, c.reliability, c.importance), first);
-            for source in sources {
-                self.add_source(c.layer, c.id, source);
+            let Some(i) = self.entry(c.layer, (c.id, c.text, c.at, c.reliability, c.importance)) else { continue };
+            for source in c.sources {
+                self.source_of(i, source);
             }
         }
     }
