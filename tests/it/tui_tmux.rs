@@ -56,7 +56,10 @@ async fn type_stream_audit_quit_in_tmux() {
     assert!(audit.contains("conf") && audit.contains("tie"), "{audit}");
     tmux.keys(&["Enter"]);
     tmux.wait("the decision's detail", &mut seen, |s| s.contains("── Signals") && s.contains("── Scores")).await;
+    // One key at a time, each awaited: two ESC bytes read together are one Esc to crossterm
+    // (it parses ESC ESC as a single key), so the second would be lost on a busy machine.
     tmux.keys(&["Escape"]);
+    tmux.wait("the detail to close", &mut seen, |s| s.contains("Routing audit") && !s.contains("── Signals")).await;
     tmux.keys(&["Escape"]);
     tmux.wait("the audit to close", &mut seen, |s| !s.contains("Routing audit")).await;
 
