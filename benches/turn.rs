@@ -38,6 +38,8 @@
 //! `CHALIE_BENCH_SIZES=100k,1m` runs only the groups named. `CHALIE_BENCH_TURNS=<dir>` writes
 //! every measured turn (message, figures, stages, and what it did: mode, topic, recall hits,
 //! the graph's time) to `<dir>/turns-{label}.jsonl`, to see which turns make the p99.
+//! `CHALIE_BENCH_WAL=<dir>` keeps each turn's write-ahead log (its commits) and the store at the
+//! end under `<dir>/{label}/`; `scripts/wal_pages.py` says which tables and indexes they wrote.
 //!
 //! `cargo bench --bench turn` (seeding 100k memories takes a few seconds first).
 
@@ -733,6 +735,10 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
     let mut i = 0usize;
     let timings = Arc::new(Mutex::new(Vec::new()));
     let mut turn_log = turn_log(label);
+    let wal_log = std::env::var_os("CHALIE_BENCH_WAL").map(|d| std::path::PathBuf::from(d).join(label));
+    if let Some(dir) = &wal_log {
+        std::fs::create_dir_all(dir).expect("CHALIE_BENCH_WAL dir");
+    }
     let modes = Arc::new(Mutex::new(HashMap::new()));
 
     // One turn of the rotation, as the app runs it; its time, its figures kept.
@@ -771,6 +777,11 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
         }
         if let Some(out) = &mut turn_log {
             sample.log(out, (i - 1) % msgs.len());
+        }
+        if let Some(dir) = &wal_log {
+            // The log holds this turn's commits (and the intake's): the checkpoint worker
+            // started it over just before. `scripts/wal_pages.py` names the b-trees they wrote.
+            let _ = std::fs::copy(path.with_extension("db-wal"), dir.join(format!("turn-{i:05}.wal")));
         }
         timings.lock().unwrap().push(sample);
         took
@@ -833,6 +844,10 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
     drop(all);
     drop(engine);
     drop(db);
+    if let Some(dir) = &wal_log {
+        // The pages the logs name, mapped to their b-trees by `scripts/wal_pages.py`.
+        std::fs::copy(&path, dir.join("chalie.db")).expect("copy the store for CHALIE_BENCH_WAL");
+    }
     bench_skills(c, label, &path);
 }
 
