@@ -333,3 +333,43 @@ fn a_common_words_newest_matches_skip_deleted_and_superseded_episodes() {
         assert!(live.contains(&h.id), "{} is not among the newest live matches", h.id);
     }
 }
+
+/// The vector source reads each table's neighbours in one statement: a deleted episode and a
+/// concept on probation near the query still never come back, and the live neighbours of both
+/// tables are ranked together by distance, nearest first.
+#[test]
+fn the_vector_sources_rows_skip_deleted_episodes_and_concepts_on_probation() {
+    let c = open_in_memory().unwrap();
+    let mut rng = SplitMix64(11);
+    let target = random_unit(&mut rng);
+    let f = Fixture(&c);
+    let mut episodes = Vec::new();
+    for (i, eps) in [0.02f32, 0.04, 0.06].into_iter().enumerate() {
+        let v = near(&target, &mut rng, eps);
+        episodes.push(episode(&c, &format!("note {i}"), 5, NOW - DAY, "reliable", Some(&v)));
+    }
+    f.set("episodes", "deleted_at = ?1", "id = ?2", rusqlite::params![NOW, episodes[0]]);
+    let mut concepts = Vec::new();
+    for (i, eps) in [0.03f32, 0.05].into_iter().enumerate() {
+        let name = format!("idea {i}");
+        let id = f.insert(
+            "semantic_concepts",
+            &[("name", &name), ("definition", &"a thought"), ("created_at", &NOW), ("updated_at", &NOW)],
+        );
+        VectorRepo(&c).upsert(VecTable::Concepts, id, &near(&target, &mut rng, eps)).unwrap();
+        concepts.push(id);
+    }
+    f.set("semantic_concepts", "probation = 1", "id = ?1", [concepts[0]]);
+    let hits = hybrid_recall(&c, "zzz", Some(&target), 10, NOW).unwrap();
+    let found: Vec<(&str, i64)> = hits.iter().map(|h| (h.layer, h.id)).collect();
+    assert_eq!(found.len(), 3, "{hits:#?}");
+    assert!(!found.contains(&("episode", episodes[0])) && !found.contains(&("concept", concepts[0])), "{found:?}");
+    let ranks: Vec<usize> = hits.iter().map(|h| h.sources[0].rank).collect();
+    let mut by_rank = hits.clone();
+    by_rank.sort_by_key(|h| h.sources[0].rank);
+    assert_eq!(ranks.iter().copied().collect::<std::collections::BTreeSet<_>>(), [1, 2, 3].into(), "{hits:#?}");
+    assert!(
+        by_rank.windows(2).all(|w| w[0].parts.matched >= w[1].parts.matched),
+        "ranked by cosine, nearest first: {by_rank:#?}"
+    );
+}
