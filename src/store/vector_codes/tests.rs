@@ -82,15 +82,52 @@ fn the_nearest_positions_are_the_smallest_distances_with_ties_to_the_earlier() {
     for len in [1usize, 31, 32, 33, 100, 1_000, 5_003] {
         let dist: Vec<u16> = (0..len).map(|_| (rng.next_u64() % 40) as u16).collect();
         for n in [0, 1, 7, len / 2, len.saturating_sub(1), len] {
-            let mut by_distance: Vec<u32> = (0..len as u32).collect();
-            by_distance.sort_by_key(|&i| (dist[i as usize], i));
-            let mut want = by_distance[..n.min(len)].to_vec();
-            want.sort_unstable();
+            let want = nearest_by_sorting(&dist, n);
             let mut got = select_nearest(&dist, 384, n);
             got.sort_unstable();
             assert_eq!(got, want, "{len} rows, {n} nearest");
         }
     }
+}
+
+/// The `n` positions of `dist` with the smallest distances, ties to the earlier, ascending.
+fn nearest_by_sorting(dist: &[u16], n: usize) -> Vec<u32> {
+    let mut by_distance: Vec<u32> = (0..dist.len() as u32).collect();
+    by_distance.sort_by_key(|&i| (dist[i as usize], i));
+    let mut want = by_distance[..n.min(dist.len())].to_vec();
+    want.sort_unstable();
+    want
+}
+
+#[test]
+fn a_cut_off_bounded_from_a_sample_picks_what_the_full_count_picks() {
+    // Rows enough to sample: spread distances, heavy ties, and two layouts that mislead the
+    // sample, whose near rows are all off its stride (the bound comes out high) or all on it
+    // (the bound comes out low, holds too few rows, and the full count answers).
+    let mut rng = crate::SplitMix64(13);
+    let len = 70_000;
+    let mut draw = |f: &dyn Fn(usize, u64) -> u16| -> Vec<u16> { (0..len).map(|i| f(i, rng.next_u64())).collect() };
+    let layouts = [
+        ("spread", draw(&|_, r| (r % 385) as u16)),
+        ("ties", draw(&|_, r| 150 + (r % 6) as u16)),
+        ("near rows off the sample", draw(&|i, r| if i % 16 != 0 && r % 50 == 0 { 20 } else { 200 + (r % 40) as u16 })),
+        ("near rows on the sample", draw(&|i, r| if i % 16 == 0 { (r % 30) as u16 } else { 100 + (r % 200) as u16 })),
+    ];
+    for (name, dist) in &layouts {
+        for n in [1, 5, 400, 2_000] {
+            let want = nearest_by_sorting(dist, n);
+            let mut got = select_nearest(dist, 384, n);
+            got.sort_unstable();
+            assert_eq!(got, want, "{name}, {n} nearest");
+            if let Some(mut sampled) = select_within_sampled_bound(dist, 384, n) {
+                sampled.sort_unstable();
+                assert_eq!(sampled, want, "{name}, {n} nearest, sampled");
+            }
+        }
+    }
+    assert!(select_within_sampled_bound(&layouts[0].1, 384, 400).is_some(), "a spread sample bounds the cut");
+    assert!(select_within_sampled_bound(&layouts[3].1, 384, 400).is_none(), "a misleading sample falls back");
+    assert!(select_within_sampled_bound(&layouts[0].1[..10_000], 384, 400).is_none(), "too few rows to sample");
 }
 
 mod flat {
