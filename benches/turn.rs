@@ -711,6 +711,9 @@ fn bench_db(c: &mut Criterion, label: &str, n: usize, store: Store) {
             }
             let copied = Instant::now();
             std::fs::copy(&cached, &path).expect("copy the cached store");
+            // Written out now, untimed: left to the kernel, the copy's gigabyte of dirty pages
+            // was flushed ~30 s later, in the middle of the timed turns.
+            std::fs::File::open(&path).and_then(|f| f.sync_all()).expect("sync the copied store");
             println!("copied the cached {label} store in {:.1} s", copied.elapsed().as_secs_f64());
             Db::open(&path).expect("open db")
         }
