@@ -21,6 +21,7 @@ pub mod keymap;
 pub mod markdown;
 pub mod memory;
 pub mod panes;
+mod panic;
 pub mod query;
 pub mod replay;
 pub mod scroll;
@@ -110,9 +111,9 @@ pub async fn run(rt: &Runtime, thread: Option<String>, until: Until) -> anyhow::
         crate::errln!("{FIRST_FRAME_LINE}");
         return Ok(());
     }
-    // ratatui::init enters raw mode and the alternate screen, and installs a panic hook
-    // that restores the terminal before the panic report is printed.
-    let mut terminal = ratatui::init();
+    // Raw mode and the alternate screen, with a panic hook that restores the terminal before
+    // the report when the interface's own thread panics (`panic`).
+    let mut terminal = panic::init_terminal();
     let mut out = std::io::stdout();
     crossterm::execute!(out, crossterm::event::EnableBracketedPaste, crossterm::event::EnableMouseCapture)?;
     let (queries, answers) = query::Queries::spawn(&rt.db);

@@ -300,7 +300,7 @@ pub async fn run(log: LogIndex, name: &str, key_overrides: &BTreeMap<String, Vec
         ..Settings::default()
     };
     let mut player = Player::indexed(log, name);
-    let mut terminal = ratatui::init();
+    let mut terminal = super::panic::init_terminal();
     let result = run_loop(&mut terminal, &settings, &mut player, super::terminal_events()).await;
     ratatui::restore();
     result
