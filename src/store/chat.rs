@@ -174,13 +174,33 @@ impl ChatRepo<'_> {
         exchange_id: &str,
         limit: usize,
     ) -> Result<Vec<i64>, StoreError> {
+        self.user_message_times_while(thread_id, exchange_id, limit, |_| true)
+    }
+
+    /// [`Self::user_message_times_before`], read only until `more` says no to a time (that time
+    /// is the last one returned): a session's start is found without reading the thread's
+    /// older messages.
+    pub fn user_message_times_while(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        limit: usize,
+        mut more: impl FnMut(i64) -> bool,
+    ) -> Result<Vec<i64>, StoreError> {
         let mut stmt = self.0.prepare_cached(
             "SELECT created_at FROM chat_history WHERE thread_id = ?1 AND role = 'user'
                  AND id NOT IN (SELECT id FROM chat_history WHERE exchange_id = ?2 AND role = 'user')
              ORDER BY id DESC LIMIT ?3",
         )?;
-        let rows = stmt.query_map(params![thread_id, exchange_id, limit as i64], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut out = Vec::new();
+        for t in stmt.query_map(params![thread_id, exchange_id, limit as i64], |r| r.get(0))? {
+            let t = t?;
+            out.push(t);
+            if !more(t) {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     /// Stamp the exchange's user message with the mode it was answered in and its topic.

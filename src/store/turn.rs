@@ -33,6 +33,9 @@ pub const WORKING_MEMORY_ENTRIES: usize = 4;
 /// cache keeps serving it, where a window sliding by one exchange changed it every turn. It
 /// shows at least 4 entries, as the sliding window did.
 pub const WORKING_MEMORY_CAP: usize = 8;
+
+/// The most earlier message times [`TurnRepo::message_times_before`] reads.
+pub const MESSAGE_TIMES: usize = 200;
 /// What a drop keeps: the last exchange, so with the new one the prompt has two.
 pub const WORKING_MEMORY_KEPT: usize = 2;
 /// Working memory lives 24 h, refreshed on append.
@@ -213,9 +216,28 @@ impl TurnRepo<'_> {
         Ok(out)
     }
 
-    /// Creation times of the thread's messages before `exchange_id`, newest first (at most 200).
+    /// Creation times of the thread's messages before `exchange_id`, newest first (at most
+    /// [`MESSAGE_TIMES`]).
     pub fn message_times_before(&self, thread_id: &str, exchange_id: &str) -> Result<Vec<i64>, StoreError> {
-        super::ChatRepo(self.0).user_message_times_before(thread_id, exchange_id, 200)
+        super::ChatRepo(self.0).user_message_times_before(thread_id, exchange_id, MESSAGE_TIMES)
+    }
+
+    /// [`Self::message_times_before`] up to the first time more than `gap_s` before the one after
+    /// it (`now` for the newest), that one included: what a session's length needs, without
+    /// the older history (a thread with a long past read all 200 every turn).
+    pub fn session_times_before(
+        &self,
+        thread_id: &str,
+        exchange_id: &str,
+        now: i64,
+        gap_s: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let mut later = now;
+        super::ChatRepo(self.0).user_message_times_while(thread_id, exchange_id, MESSAGE_TIMES, |t| {
+            let within = later - t <= gap_s;
+            later = t;
+            within
+        })
     }
 
     /// The thread's newest [`WORKING_MEMORY_ENTRIES`] live working-memory entries, oldest first.

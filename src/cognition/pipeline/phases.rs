@@ -264,7 +264,7 @@ pub fn phase_a_read(
         repo.set_explicit_trait("name", name, "core")?;
     }
     crate::store::in_read(c, || {
-        let times = repo.message_times_before(thread_id, exchange_id)?;
+        let times = repo.session_times_before(thread_id, exchange_id, now, SILENCE_GAP_S)?;
         let (session_exchanges, gap) = session_exchanges(now, &times);
         let silence_gap_s = gap.filter(|g| *g > SILENCE_GAP_S);
         let mut traits = repo.traits()?;
@@ -468,6 +468,42 @@ mod tests {
         assert_eq!(session_exchanges(now, &[9_990, 9_000, 1_000]), (2, Some(10)));
         assert_eq!(session_exchanges(now, &[5_000, 4_900]), (0, Some(5_000)));
         assert_eq!(session_exchanges(now, &[now - SILENCE_GAP_S]), (1, Some(SILENCE_GAP_S)));
+    }
+
+    /// Phase A reads a session's message times only back to its start (the first silence), and
+    /// counts what the whole history's times would count.
+    #[test]
+    fn a_sessions_times_stop_at_its_start_and_count_as_the_whole_historys() {
+        let c = crate::store::open_in_memory().unwrap();
+        let chat = crate::store::ChatRepo(&c);
+        let now = 1_800_000_000;
+        // Forty messages a day ago, three silences ago, then a session of four (a minute apart),
+        // then the message being answered.
+        let mut times: Vec<i64> = (0..40).map(|i| now - 86_400 - 60 * (40 - i)).collect();
+        times.extend([now - 3 * SILENCE_GAP_S, now - 2 * SILENCE_GAP_S - 1]);
+        times.extend((0..4).map(|i| now - 60 * (4 - i)));
+        for (i, t) in times.iter().enumerate() {
+            chat.append("t", &format!("x{i}"), "user", "a message", None, None).unwrap();
+            crate::store::fixtures::Fixture(&c).set(
+                "chat_history",
+                "created_at = ?1",
+                "exchange_id = ?2",
+                rusqlite::params![t, format!("x{i}")],
+            );
+        }
+        chat.append("t", "now", "user", "this one", None, None).unwrap();
+        let repo = TurnRepo(&c);
+        let all = repo.message_times_before("t", "now").unwrap();
+        let session = repo.session_times_before("t", "now", now, SILENCE_GAP_S).unwrap();
+        assert_eq!(all.len(), times.len());
+        assert_eq!(session, all[..5].to_vec(), "the session's four, and the one before the silence");
+        assert_eq!(session_exchanges(now, &session), session_exchanges(now, &all));
+        assert_eq!(session_exchanges(now, &session), (4, Some(60)));
+        // A thread whose newest message is already past a silence: one time read, none counted.
+        let later = now + 2 * SILENCE_GAP_S;
+        let session = repo.session_times_before("t", "now", later, SILENCE_GAP_S).unwrap();
+        assert_eq!(session.len(), 1);
+        assert_eq!(session_exchanges(later, &session), session_exchanges(later, &all));
     }
 
     /// A silence gap used to queue an `episode` job that no worker claims, so the job queue
