@@ -362,19 +362,15 @@ fn near(tables: Vec<(VecTable, &'static str)>, found: Vec<Vec<(i64, f32)>>) -> N
 /// The vector source's second half: the live rows of the neighbours, ranked by distance.
 fn vector_rows(c: &Connection, near: Near, pool: &mut Pool) -> Result<(), StoreError> {
     let repo = RecallRepo(c);
-    // Each table's live rows in one read.
-    let mut live: Vec<(VecTable, HashMap<i64, RecallRow>)> = Vec::new();
-    for (table, ..) in &near {
-        if !live.iter().any(|(t, _)| t == table) {
-            let ids: Vec<i64> = near.iter().filter(|n| n.0 == *table).map(|n| n.2).collect();
-            live.push((*table, repo.embedded(*table, &ids)?));
-        }
-    }
     let mut found: Vec<(f32, &'static str, Row)> = Vec::new();
-    for (table, layer, id, distance) in near {
-        let rows = live.iter_mut().find(|(t, _)| *t == table).map(|(_, rows)| rows);
-        if let Some(row) = rows.and_then(|rows| rows.remove(&id)) {
-            found.push((distance, layer, row_of(row)));
+    // `near` comes table by table: each table's live rows in one read.
+    for group in near.chunk_by(|a, b| a.0 == b.0) {
+        let ids: Vec<i64> = group.iter().map(|n| n.2).collect();
+        let mut rows = repo.embedded(group[0].0, &ids)?;
+        for &(_, layer, id, distance) in group {
+            if let Some(row) = rows.remove(&id) {
+                found.push((distance, layer, row_of(row)));
+            }
         }
     }
     found.sort_by(|a, b| a.0.total_cmp(&b.0));

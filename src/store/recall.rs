@@ -169,18 +169,12 @@ impl RecallRepo<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The episodes among `ids` full text may return (live and not superseded), by id: one
-    /// statement for the source's candidates rather than one each.
+    /// The episodes among `ids` full text may return (live and not superseded), by id: the
+    /// vector source's read of the same rows ([`Self::embedded`]), less the superseded ones.
     pub fn fts_episodes(&self, ids: &[i64]) -> Result<HashMap<i64, RecallRow>, StoreError> {
-        if ids.is_empty() {
-            return Ok(Default::default());
-        }
-        let mut stmt = self.0.prepare_cached(
-            "SELECT id, gist, created_at, reliability, salience / 10.0 FROM episodes
-             WHERE id IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL AND reliability != 'superseded'",
-        )?;
-        let rows = stmt.query_map(params![serde_json::to_string(ids)?], read)?;
-        rows.map(|r| r.map(|r| (r.id, r)).map_err(StoreError::from)).collect()
+        let mut rows = self.embedded(VecTable::Episodes, ids)?;
+        rows.retain(|_, r| r.reliability != "superseded");
+        Ok(rows)
     }
 
     /// The live rows the vectors `ids` of `table` embed, by id: one statement for the vector
