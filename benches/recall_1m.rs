@@ -44,7 +44,7 @@ use serde_json::json;
 mod benchfig;
 #[path = "support/minilm_real.rs"]
 mod minilm_real;
-use minilm_real::{cache_dir, generated};
+use minilm_real::{cache_dir, exact_top, generated, share_found};
 
 const N: usize = 1_000_000;
 /// Queries whose exact top 10 is computed (each is a full pass over the 1M vectors).
@@ -77,23 +77,6 @@ fn seed(path: &Path, texts: &[String], real: &[Vec<f32>]) {
     drop(conn);
     std::fs::rename(&partial, path).expect("rename");
     eprintln!("seeded {N} episodes in {:.1} s", started.elapsed().as_secs_f64());
-}
-
-/// The ids of the exact top `k` by f32 cosine for each query, in one pass over the vectors.
-fn exact_top(real: &[Vec<f32>], queries: &[&Vec<f32>], k: usize) -> Vec<Vec<i64>> {
-    let mut best: Vec<Vec<(f32, i64)>> = vec![Vec::with_capacity(k + 1); queries.len()];
-    for i in 0..N {
-        let (v, _) = generated(real, i);
-        for (q, top) in queries.iter().zip(best.iter_mut()) {
-            let sim: f32 = q.iter().zip(&v).map(|(a, b)| a * b).sum();
-            if top.len() < k || sim > top[top.len() - 1].0 {
-                let at = top.partition_point(|e| e.0 >= sim);
-                top.insert(at, (sim, i as i64 + 1));
-                top.truncate(k);
-            }
-        }
-    }
-    best.into_iter().map(|t| t.into_iter().map(|e| e.1).collect()).collect()
 }
 
 /// This process's resident memory (Linux; 0 elsewhere).
@@ -171,20 +154,9 @@ fn main() {
     // ones (a harness over the same vectors), so recall is reported on queries it never saw.
     let picked: Vec<&Vec<f32>> = queries.iter().skip(1).step_by(2).take(RECALL_QUERIES).map(|(_, v)| v).collect();
     let started = Instant::now();
-    let exact = exact_top(&real, &picked, 10);
+    let exact = exact_top(&real, N, &picked, 10);
     eprintln!("exact f32 top 10 of {} queries in {:.1} s", picked.len(), started.elapsed().as_secs_f64());
-    let share = |k: usize| -> f64 {
-        let found: usize = picked
-            .iter()
-            .zip(&exact)
-            .map(|(v, want)| {
-                let got = repo.search(VecTable::Episodes, v, k).expect("search");
-                got.iter().take(10).filter(|(id, _)| want.contains(id)).count()
-            })
-            .sum();
-        found as f64 / (10 * picked.len()) as f64
-    };
-    let (r10, r50) = (share(10), share(50));
+    let (r10, r50) = (share_found(&repo, &picked, &exact, 10), share_found(&repo, &picked, &exact, 50));
     println!("recall@10 vs exact f32 over {} held-out queries: k=10 {r10:.3}, k=50 cut to 10 {r50:.3}", picked.len());
     // What more or fewer candidates would buy (each sets the graph's search breadth, 2.5 n).
     for n in [40, 120, 200, 280, 600, 800] {

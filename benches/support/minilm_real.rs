@@ -106,6 +106,38 @@ pub fn generated(real: &[Vec<f32>], i: usize) -> (Vec<f32>, usize) {
     (unit(v), i % s)
 }
 
+/// The ids (episode `i` is id `i + 1`) of the exact top `k` of the first `rows` generated
+/// vectors by f32 cosine, for each query, in one pass over the vectors.
+pub fn exact_top(real: &[Vec<f32>], rows: usize, queries: &[&Vec<f32>], k: usize) -> Vec<Vec<i64>> {
+    let mut best: Vec<Vec<(f32, i64)>> = vec![Vec::with_capacity(k + 1); queries.len()];
+    for i in 0..rows {
+        let (v, _) = generated(real, i);
+        for (q, top) in queries.iter().zip(best.iter_mut()) {
+            let sim: f32 = q.iter().zip(&v).map(|(a, b)| a * b).sum();
+            if top.len() < k || sim > top[top.len() - 1].0 {
+                let at = top.partition_point(|e| e.0 >= sim);
+                top.insert(at, (sim, i as i64 + 1));
+                top.truncate(k);
+            }
+        }
+    }
+    best.into_iter().map(|t| t.into_iter().map(|e| e.1).collect()).collect()
+}
+
+/// The share of each query's exact top 10 (`exact`, from [`exact_top`]) that the episodes'
+/// `VectorRepo::search` for `k` neighbours puts in its first 10.
+pub fn share_found(repo: &chalie::store::VectorRepo, queries: &[&Vec<f32>], exact: &[Vec<i64>], k: usize) -> f64 {
+    let found: usize = queries
+        .iter()
+        .zip(exact)
+        .map(|(v, want)| {
+            let got = repo.search(chalie::store::VecTable::Episodes, v, k).expect("search");
+            got.iter().take(10).filter(|(id, _)| want.contains(id)).count()
+        })
+        .sum();
+    found as f64 / (10 * queries.len()) as f64
+}
+
 /// The built-in embedding model (`CHALIE_MODELS_DIR`, else the manifest's `target/models`).
 pub fn embedder() -> Result<Embedder, String> {
     let models = std::env::var_os("CHALIE_MODELS_DIR")

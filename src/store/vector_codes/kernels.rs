@@ -68,7 +68,8 @@ unsafe fn hamming6_avx512(codes: &[u64], query: &[u64], out: &mut Vec<u16>) {
     for (j, w) in words.iter_mut().enumerate() {
         *w = query[j % 6];
     }
-    // Byte 8r + k of the gathered register is row r's word k (k < 6), else byte 63 (zero).
+    // Byte 8r + k of the gathered register is row r's word k (k < 6), else byte 63: zero, as
+    // the packed register's last lane is zero-extended (a cast would leave it undefined).
     let mut gather = [63u8; 64];
     for (t, g) in gather.iter_mut().enumerate() {
         if t % 8 < 6 {
@@ -98,7 +99,7 @@ unsafe fn hamming6_avx512(codes: &[u64], query: &[u64], out: &mut Vec<u16>) {
             )
         };
         let (b01, b23, b45) = (bytes(c0, c1, q0, q1), bytes(c2, c3, q2, q0), bytes(c4, c5, q1, q2));
-        let packed = _mm512_inserti32x4::<2>(_mm512_inserti32x4::<1>(_mm512_castsi128_si512(b01), b23), b45);
+        let packed = _mm512_inserti32x4::<2>(_mm512_inserti32x4::<1>(_mm512_zextsi128_si512(b01), b23), b45);
         let sums = _mm512_sad_epu8(_mm512_permutexvar_epi8(gather, packed), _mm512_setzero_si512());
         // SAFETY: `dist` is eight u16s, one 16-byte store.
         unsafe { _mm_storeu_si128(dist.as_mut_ptr().cast(), _mm512_cvtepi64_epi16(sums)) };
