@@ -75,13 +75,22 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0024_boundary_recent",
         sql: include_str!("../../migrations/0024_boundary_recent.sql"),
     },
+    Migration {
+        version: 25,
+        name: "0025_concept_firings",
+        sql: include_str!("../../migrations/0025_concept_firings.sql"),
+    },
 ];
 
 /// For a test that re-runs the migrations after an old version on a database of today's schema:
 /// puts back what migration 0021 moved out of `semantic_concepts`, which migration 0017's
-/// indexes name, and takes out the columns migration 0024 adds (a column cannot be added twice).
+/// indexes name, takes out the columns migration 0024 adds (a column cannot be added twice), and
+/// puts back what migration 0025 moved out of `semantic_concepts` too.
 #[cfg(test)]
 pub(crate) const BEFORE_RERUN: &str = "DROP TABLE concept_traces;
+    DROP TABLE concept_firings;
+    ALTER TABLE semantic_concepts ADD COLUMN fired_count INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE semantic_concepts ADD COLUMN last_fired_at INTEGER;
     ALTER TABLE boundary_state DROP COLUMN ewma_fast;
     ALTER TABLE boundary_state DROP COLUMN ewma_slow;
     ALTER TABLE boundary_state DROP COLUMN recent_seq;

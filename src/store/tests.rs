@@ -438,8 +438,39 @@ fn graph_migration_keeps_edges_signed_and_widens_the_bound() {
         assert!(!columns(&conn, "semantic_concepts").contains(&c.to_string()), "semantic_concepts keeps {c}");
         assert!(columns(&conn, "concept_traces").contains(&c.to_string()), "concept_traces lacks {c}");
     }
+    // Migration 0025 moved the firing counts and times into their own narrow table.
+    for c in ["fired_count", "last_fired_at"] {
+        assert!(!columns(&conn, "semantic_concepts").contains(&c.to_string()), "semantic_concepts keeps {c}");
+        assert!(columns(&conn, "concept_firings").contains(&c.to_string()), "concept_firings lacks {c}");
+    }
     conn.execute("UPDATE semantic_relationships SET weight = 9.5 WHERE rel_type = 'is-a'", []).unwrap();
     assert!(conn.execute("UPDATE semantic_relationships SET weight = 10.5 WHERE rel_type = 'is-a'", []).is_err());
+}
+
+/// Migration 25 carries each fired concept's count and time into `concept_firings`, and only
+/// those: a concept that never fired has no row there.
+#[test]
+fn the_firing_counts_move_to_their_own_table() {
+    register_sqlite_vec();
+    let mut conn = Connection::open_in_memory().unwrap();
+    for m in &MIGRATIONS[..24] {
+        conn.execute_batch(m.sql).unwrap();
+    }
+    conn.pragma_update(None, "user_version", 24).unwrap();
+    conn.execute_batch(
+        "INSERT INTO semantic_concepts (id, name, fired_count, last_fired_at, created_at, updated_at)
+         VALUES (1, 'a', 3, 70, 0, 0), (2, 'b', 0, NULL, 0, 0), (3, 'c', 1, 90, 0, 0);",
+    )
+    .unwrap();
+    assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() - 24);
+    let rows: Vec<(i64, i64, Option<i64>)> = conn
+        .prepare("SELECT id, fired_count, last_fired_at FROM concept_firings ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows, [(1, 3, Some(70)), (3, 1, Some(90))]);
 }
 
 #[test]

@@ -74,9 +74,10 @@ impl ConceptsRepo<'_> {
 
     /// [`Self::save_activation`]'s writes, to the narrow `concept_traces` (migration 0021): the
     /// decay and the reset touch only its few rows (one per concept with a trace or a
-    /// potential), and a row both leave at 0 goes. Only a fired node's count and time are
-    /// written to its concept row. An id with no concept row is skipped, as the UPDATEs of the
-    /// wide row skipped it (the table's foreign key would refuse it).
+    /// potential), and a row both leave at 0 goes. A fired node's count and time go to the
+    /// narrow `concept_firings` (migration 0025), so the wide concept rows are not written at
+    /// all. An id with no concept row is skipped, as the UPDATEs of the wide row skipped it (the
+    /// tables' foreign keys would refuse it).
     fn write_activation(
         &self,
         trace_factor: f64,
@@ -91,7 +92,9 @@ impl ConceptsRepo<'_> {
             )?
             .execute(params![trace_factor])?;
         let mut count = self.0.prepare_cached(
-            "UPDATE semantic_concepts SET fired_count = fired_count + 1, last_fired_at = ?2 WHERE id = ?1",
+            "INSERT INTO concept_firings (id, fired_count, last_fired_at) SELECT id, 1, ?2 FROM semantic_concepts
+             WHERE id = ?1
+             ON CONFLICT (id) DO UPDATE SET fired_count = fired_count + 1, last_fired_at = excluded.last_fired_at",
         )?;
         let mut fire = self.0.prepare_cached(
             "INSERT INTO concept_traces (id, trace) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET trace = excluded.trace",
@@ -125,12 +128,22 @@ impl ConceptsRepo<'_> {
     /// A probationary node grown from a message. A forgotten row of the same key is reused
     /// (the key is unique), so the id stays deterministic for the text.
     pub fn insert_grown(&self, key: &str, name: &str, threshold: f64, now: i64) -> Result<i64, StoreError> {
+        super::super::in_savepoint(self.0, || self.write_grown(key, name, threshold, now))
+    }
+
+    /// [`Self::insert_grown`]'s writes. A reused row starts again unfired: its firings go first
+    /// (the upsert below takes the `graph_key` branch exactly when such a row exists).
+    fn write_grown(&self, key: &str, name: &str, threshold: f64, now: i64) -> Result<i64, StoreError> {
+        self.0.exec(
+            "DELETE FROM concept_firings WHERE id IN (SELECT id FROM semantic_concepts WHERE graph_key = ?1)",
+            params![key],
+        )?;
         self.0.exec(
             "INSERT INTO semantic_concepts (name, concept_type, definition, threshold, probation, graph_key,
                                             seed_count, confidence, created_at, updated_at)
              VALUES (?1, 'grown', ?1, ?2, 1, ?3, 1, 0.5, ?4, ?4)
              ON CONFLICT (graph_key) WHERE graph_key IS NOT NULL DO UPDATE SET
-                 deleted_at = NULL, probation = 1, seed_count = 1, fired_count = 0, threshold = ?2,
+                 deleted_at = NULL, probation = 1, seed_count = 1, threshold = ?2,
                  created_at = ?4, updated_at = ?4
              ON CONFLICT (name, concept_type) DO UPDATE SET deleted_at = NULL, updated_at = ?4",
             params![name, threshold, key, now],
@@ -150,7 +163,9 @@ impl ConceptsRepo<'_> {
     /// Every live probationary node.
     pub fn probationers(&self) -> Result<Vec<Probationer>, StoreError> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT id, created_at, fired_count FROM semantic_concepts WHERE probation = 1 AND deleted_at IS NULL",
+            "SELECT c.id, c.created_at, COALESCE(f.fired_count, 0)
+             FROM semantic_concepts c LEFT JOIN concept_firings f ON f.id = c.id
+             WHERE c.probation = 1 AND c.deleted_at IS NULL",
         )?;
         let rows =
             stmt.query_map([], |r| Ok(Probationer { id: r.get(0)?, created_at: r.get(1)?, fired_count: r.get(2)? }))?;
