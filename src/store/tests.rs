@@ -48,6 +48,17 @@ fn tables(conn: &Connection) -> Vec<String> {
     stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
 }
 
+/// An in-memory database migrated to `version` only, as one written then would be.
+fn at_version(version: u32) -> Connection {
+    register_sqlite_vec();
+    let conn = Connection::open_in_memory().unwrap();
+    for m in MIGRATIONS.iter().take_while(|m| m.version <= version) {
+        conn.execute_batch(m.sql).unwrap();
+    }
+    conn.pragma_update(None, "user_version", version).unwrap();
+    conn
+}
+
 fn columns(conn: &Connection, table: &str) -> Vec<String> {
     let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})")).unwrap();
     stmt.query_map([], |r| r.get(1)).unwrap().collect::<Result<_, _>>().unwrap()
@@ -407,12 +418,7 @@ fn context_traits_skip_weak_ones_put_statements_first_and_flag_the_rest() {
 /// `strength` column goes, and the bound widens to ±10.
 #[test]
 fn graph_migration_keeps_edges_signed_and_widens_the_bound() {
-    register_sqlite_vec();
-    let mut conn = Connection::open_in_memory().unwrap();
-    for m in &MIGRATIONS[..6] {
-        conn.execute_batch(m.sql).unwrap();
-    }
-    conn.pragma_update(None, "user_version", 6).unwrap();
+    let mut conn = at_version(6);
     conn.execute_batch(
         "INSERT INTO semantic_concepts (id, name, created_at, updated_at) VALUES (1, 'a', 0, 0), (2, 'b', 0, 0);
          INSERT INTO semantic_relationships (source_id, target_id, rel_type, strength, weight, bidirectional,
@@ -451,12 +457,7 @@ fn graph_migration_keeps_edges_signed_and_widens_the_bound() {
 /// those: a concept that never fired has no row there.
 #[test]
 fn the_firing_counts_move_to_their_own_table() {
-    register_sqlite_vec();
-    let mut conn = Connection::open_in_memory().unwrap();
-    for m in &MIGRATIONS[..24] {
-        conn.execute_batch(m.sql).unwrap();
-    }
-    conn.pragma_update(None, "user_version", 24).unwrap();
+    let mut conn = at_version(24);
     conn.execute_batch(
         "INSERT INTO semantic_concepts (id, name, fired_count, last_fired_at, created_at, updated_at)
          VALUES (1, 'a', 3, 70, 0, 0), (2, 'b', 0, NULL, 0, 0), (3, 'c', 1, 90, 0, 0);",

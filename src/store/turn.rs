@@ -33,9 +33,6 @@ pub const WORKING_MEMORY_ENTRIES: usize = 4;
 /// cache keeps serving it, where a window sliding by one exchange changed it every turn. It
 /// shows at least 4 entries, as the sliding window did.
 pub const WORKING_MEMORY_CAP: usize = 8;
-
-/// The most earlier message times [`TurnRepo::message_times_before`] reads.
-pub const MESSAGE_TIMES: usize = 200;
 /// What a drop keeps: the last exchange, so with the new one the prompt has two.
 pub const WORKING_MEMORY_KEPT: usize = 2;
 /// Working memory lives 24 h, refreshed on append.
@@ -46,6 +43,8 @@ pub const GIST_TTL_S: i64 = 1_800;
 pub const GISTS_IN_CONTEXT: usize = 8;
 /// World-state slots of the topic read into context (one per slot, docs/cognition.md §4.7).
 pub const WORLD_STATE_IN_CONTEXT: usize = 4;
+/// The most earlier message times [`TurnRepo::message_times_before`] reads.
+pub const MESSAGE_TIMES: usize = 200;
 /// Facts per topic read into context.
 pub const FACTS_IN_CONTEXT: usize = 50;
 /// Boundary-detector state lives a day.
