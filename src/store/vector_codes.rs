@@ -130,7 +130,7 @@ fn select_nearest(dist: &[u16], max: usize, n: usize) -> Vec<u32> {
         }
     }
     let (cut, below) = cut_off(|d| (0..4).map(|h| counts[h * bins + d] as usize).sum(), n, max);
-    take_nearest(within(dist, cut), cut, n - below, n)
+    take_nearest(&within(dist, cut, n), dist, cut, n - below, n)
 }
 
 /// One row in this many is counted for [`select_within_sampled_bound`]'s estimate.
@@ -153,16 +153,16 @@ fn select_within_sampled_bound(dist: &[u16], max: usize, n: usize) -> Option<Vec
         counts[usize::from(d).min(max)] += 1;
     }
     let (bound, _) = cut_off(|d| counts[d] as usize, (2 * n).div_ceil(SAMPLE_STRIDE) + 8, max);
-    let picked: Vec<(u32, u16)> = within(dist, bound).collect();
+    let picked = within(dist, bound, 4 * n);
     if picked.len() < n {
         return None;
     }
     counts.fill(0);
-    for &(_, d) in &picked {
-        counts[usize::from(d).min(max)] += 1;
+    for &i in &picked {
+        counts[usize::from(dist[i as usize]).min(max)] += 1;
     }
     let (cut, below) = cut_off(|d| counts[d] as usize, n, max);
-    Some(take_nearest(picked.into_iter(), cut, n - below, n))
+    Some(take_nearest(&picked, dist, cut, n - below, n))
 }
 
 /// The least distance `cut` at which at least `n` rows lie at or below it, given the rows at
@@ -177,24 +177,19 @@ fn cut_off(at: impl Fn(usize) -> usize, n: usize, max: usize) -> (u16, usize) {
     (cut as u16, below)
 }
 
-/// The rows of `dist` at or below `bound`, in order, with their distances. A few hundred rows of
-/// a big table are picked: a block none of whose rows is picked is passed over with one vector
-/// comparison (a 450k-row pass took 0.25 ms row by row, 0.04 ms this way).
-fn within(dist: &[u16], bound: u16) -> impl Iterator<Item = (u32, u16)> + '_ {
-    const BLOCK: usize = 32;
-    dist.chunks(BLOCK)
-        .enumerate()
-        .filter(move |(_, block)| block.iter().fold(false, |any, &d| any | (d <= bound)))
-        .flat_map(move |(b, block)| {
-            block.iter().enumerate().filter(move |&(_, &d)| d <= bound).map(move |(j, &d)| ((b * BLOCK + j) as u32, d))
-        })
+/// The positions of the rows of `dist` at or below `bound`, in order (room kept for `expected`).
+fn within(dist: &[u16], bound: u16, expected: usize) -> Vec<u32> {
+    let mut picked = Vec::with_capacity(expected);
+    kernels::within(dist, bound, &mut picked);
+    picked
 }
 
-/// Of `rows` (in position order), every one nearer than `cut` and the first `at_cut` exactly at
-/// it: the `n` nearest.
-fn take_nearest(rows: impl Iterator<Item = (u32, u16)>, cut: u16, mut at_cut: usize, n: usize) -> Vec<u32> {
+/// Of the rows at `picked` (in position order), every one nearer than `cut` and the first
+/// `at_cut` exactly at it: the `n` nearest.
+fn take_nearest(picked: &[u32], dist: &[u16], cut: u16, mut at_cut: usize, n: usize) -> Vec<u32> {
     let mut out = Vec::with_capacity(n);
-    for (i, d) in rows {
+    for &i in picked {
+        let d = dist[i as usize];
         if d < cut || (d == cut && at_cut > 0) {
             at_cut -= usize::from(d == cut);
             out.push(i);

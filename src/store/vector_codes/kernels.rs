@@ -141,6 +141,82 @@ unsafe fn hamming_all_fast(codes: &[u64], query: &[u64], out: &mut Vec<u16>) {
     hamming_all_plain(codes, query, out)
 }
 
+/// Replace `out` with the positions of the distances in `dist` at or below `bound`, in order:
+/// the rows a cut-off picks. They are a few hundred of tens of thousands, scattered, so taking
+/// them one by one mispredicts a branch at nearly every pick (30 µs of a 65k-row part's 38 µs
+/// selection on the 1M store's codes); AVX-512 moves each 32 rows' picked positions into place
+/// with no branch (4 µs).
+pub fn within(dist: &[u16], bound: u16, out: &mut Vec<u32>) {
+    out.clear();
+    #[cfg(target_arch = "x86_64")]
+    if compress512() {
+        // SAFETY: the CPU has every instruction `within_avx512` is compiled for.
+        return unsafe { within_avx512(dist, bound, out) };
+    }
+    dispatch!(within_fast, within_plain, dist, bound, out)
+}
+
+/// Whether this CPU compares 16-bit lanes into a mask and compresses by one ([`within_avx512`]).
+#[cfg(target_arch = "x86_64")]
+fn compress512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw")
+}
+
+#[inline(always)]
+fn within_plain(dist: &[u16], bound: u16, out: &mut Vec<u32>) {
+    const BLOCK: usize = 32;
+    for (b, block) in dist.chunks(BLOCK).enumerate() {
+        // A block none of whose rows is picked is passed over with one vector comparison.
+        if block.iter().fold(false, |any, &d| any | (d <= bound)) {
+            let picked = block.iter().enumerate().filter(|&(_, &d)| d <= bound);
+            out.extend(picked.map(|(j, _)| (b * BLOCK + j) as u32));
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt")]
+unsafe fn within_fast(dist: &[u16], bound: u16, out: &mut Vec<u32>) {
+    within_plain(dist, bound, out)
+}
+
+/// [`within`] 32 rows at a time: one comparison gives each row's bit, and each half's picked
+/// positions are compressed to the front of a register that is stored whole at the end of
+/// `out`. The stores run up to 16 positions past it, into room kept spare.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn within_avx512(dist: &[u16], bound: u16, out: &mut Vec<u32>) {
+    use std::arch::x86_64::*;
+    const SPARE: usize = 32;
+    let whole = dist.len() / 32 * 32;
+    let bounds = _mm512_set1_epi16(bound as i16);
+    let sixteen = _mm512_set1_epi32(16);
+    let mut at = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let mut len = out.len();
+    for rows in dist[..whole].chunks_exact(32) {
+        if out.capacity() - len < SPARE {
+            // SAFETY: the first `len` positions were written below.
+            unsafe { out.set_len(len) };
+            out.reserve(SPARE.max(len));
+        }
+        // SAFETY: `rows` is 32 u16s, one unaligned 64-byte load; each store writes 16 u32s at
+        // `len`, and at least SPARE (twice that) are spare from `len` on.
+        unsafe {
+            let picked = _mm512_cmple_epu16_mask(_mm512_loadu_si512(rows.as_ptr().cast()), bounds);
+            let (low, high) = (picked as u16, (picked >> 16) as u16);
+            let p = out.as_mut_ptr();
+            _mm512_storeu_si512(p.add(len).cast(), _mm512_maskz_compress_epi32(low, at));
+            len += low.count_ones() as usize;
+            _mm512_storeu_si512(p.add(len).cast(), _mm512_maskz_compress_epi32(high, _mm512_add_epi32(at, sixteen)));
+            len += high.count_ones() as usize;
+        }
+        at = _mm512_add_epi32(at, _mm512_add_epi32(sixteen, sixteen));
+    }
+    // SAFETY: the first `len` positions were written above.
+    unsafe { out.set_len(len) };
+    out.extend((whole..dist.len()).filter(|&j| dist[j] <= bound).map(|j| j as u32));
+}
+
 /// The dot product of `q` with an int8 row, in sixteen lanes so that it compiles to vector
 /// instructions (one running sum is a chain the compiler may not reorder).
 #[inline(always)]
@@ -267,5 +343,10 @@ pub(super) mod plain {
     }
     pub fn dot_int8(q: &[f32], row: &[i8]) -> f32 {
         super::dot_int8_plain(q, row)
+    }
+    pub fn within(dist: &[u16], bound: u16) -> Vec<u32> {
+        let mut out = Vec::new();
+        super::within_plain(dist, bound, &mut out);
+        out
     }
 }

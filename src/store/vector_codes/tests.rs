@@ -76,6 +76,29 @@ fn every_code_width_scans_to_the_row_by_row_distances() {
 }
 
 #[test]
+fn the_picking_pass_finds_every_row_within_the_bound_in_order() {
+    let mut rng = crate::SplitMix64(14);
+    // Lengths around the 32-row steps, and distances past 0x7fff, which a signed comparison
+    // would take for negative.
+    for len in [0usize, 1, 31, 32, 33, 63, 64, 65, 1_000, 70_001] {
+        let dist: Vec<u16> = (0..len)
+            .map(|_| match rng.next_u64() % 10 {
+                0 => 0x8000 + (rng.next_u64() % 0x8000) as u16,
+                _ => (rng.next_u64() % 400) as u16,
+            })
+            .collect();
+        for bound in [0, 5, 100, 399, 0x8000, u16::MAX] {
+            let want: Vec<u32> = (0..len as u32).filter(|&i| dist[i as usize] <= bound).collect();
+            // What `out` held is replaced, and it grows from a capacity too small for the picks.
+            let mut got = vec![7; 3];
+            kernels::within(&dist, bound, &mut got);
+            assert_eq!(got, want, "{len} rows within {bound}");
+            assert_eq!(kernels::plain::within(&dist, bound), want, "{len} rows within {bound}, plain build");
+        }
+    }
+}
+
+#[test]
 fn the_nearest_positions_are_the_smallest_distances_with_ties_to_the_earlier() {
     let mut rng = crate::SplitMix64(12);
     // Many ties (distances 0..40), and lengths around the picking pass's 32-row blocks.
