@@ -9,6 +9,7 @@
 //! costs about as much as the scan of a 100k table it would overlap.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -39,6 +40,16 @@ fn queue() -> Option<&'static mpsc::Sender<Job>> {
         .as_ref()
 }
 
+/// Jobs handed to the search thread and not finished.
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether the search thread has work handed to it and not finished: it wants a processor.
+/// A caller that would spin waiting for the database thread sleeps instead (`Db::call`), as
+/// on two cores a third busy thread would leave one of these two waiting.
+pub(crate) fn busy() -> bool {
+    PENDING.load(Ordering::Acquire) > 0
+}
+
 /// Work handed to the search thread, or already done where there is none.
 pub(crate) enum Aside<T> {
     Running(mpsc::Receiver<T>),
@@ -49,8 +60,17 @@ pub(crate) enum Aside<T> {
 pub(crate) fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Aside<T> {
     let Some(queue) = queue() else { return Aside::Done(f()) };
     let (tx, rx) = mpsc::sync_channel(1);
+    // Counted until it is done, even if it panics (the guard drops as the panic unwinds).
+    struct Done;
+    impl Drop for Done {
+        fn drop(&mut self) {
+            PENDING.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    PENDING.fetch_add(1, Ordering::AcqRel);
     // The caller may have stopped waiting (its turn was dropped): the result is simply not taken.
     let job: Job = Box::new(move || {
+        let _done = Done;
         let _ = tx.send(f());
     });
     match queue.send(job) {
@@ -83,6 +103,21 @@ mod tests {
         let (value, on) = run(move || (6 * 7, std::thread::current().id())).wait().unwrap();
         assert_eq!(value, 42);
         assert_ne!(on, caller, "the work ran beside the caller, not on it");
+    }
+
+    #[test]
+    fn the_thread_is_busy_until_its_work_is_done() {
+        let (release, hold) = mpsc::channel::<()>();
+        let held = run(move || hold.recv().is_ok());
+        assert!(busy(), "a job waits on the thread");
+        release.send(()).unwrap();
+        assert_eq!(held.wait(), Some(true));
+        // Other tests' jobs may run meanwhile; each is short, so the count falls back to none.
+        let start = std::time::Instant::now();
+        while busy() && start.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::yield_now();
+        }
+        assert!(!busy(), "the count falls back once the work is done");
     }
 
     #[test]
