@@ -87,10 +87,9 @@ impl Db {
     /// woken: a runtime thread that sleeps on the result is woken ~30 µs after it is sent, on
     /// each of the four or so calls a turn makes before its first token (a tenth of the
     /// deterministic turn at 100k memories, docs/architecture.md §9). It looks between the
-    /// runtime's other tasks, so they run meanwhile. It stops looking while the vector search
-    /// thread has work: with that thread and this one busy beside the database thread, two
-    /// cores left one of the search's two threads waiting (the 1M turn's topic stage p90 went
-    /// from 2.11 to 2.32 ms).
+    /// runtime's other tasks, so they run meanwhile. While the vector search thread has work
+    /// it sleeps instead ([`aside::wait_idle`](super::vector_codes::aside::wait_idle)), then
+    /// looks again: the search ends before the call does (its rows are read after it).
     pub async fn call<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
@@ -98,11 +97,15 @@ impl Db {
     {
         let mut result = self.submit(f)?;
         if !self.in_background {
-            let start = std::time::Instant::now();
-            while start.elapsed() < CALLER_SPIN && !super::vector_codes::aside::busy() {
+            let mut start = std::time::Instant::now();
+            while start.elapsed() < CALLER_SPIN {
                 match result.try_recv() {
                     Ok(r) => return r,
                     Err(oneshot::error::TryRecvError::Closed) => return Err(StoreError::Closed),
+                    Err(oneshot::error::TryRecvError::Empty) if super::vector_codes::aside::busy() => {
+                        super::vector_codes::aside::wait_idle();
+                        start = std::time::Instant::now();
+                    }
                     Err(oneshot::error::TryRecvError::Empty) => {
                         std::thread::yield_now();
                         tokio::task::yield_now().await;

@@ -8,9 +8,8 @@
 //! A thread that lives as long as the process rather than one per search: starting a thread
 //! costs about as much as the scan of a 100k table it would overlap.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, OnceLock, mpsc};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -42,12 +41,22 @@ fn queue() -> Option<&'static mpsc::Sender<Job>> {
 
 /// Jobs handed to the search thread and not finished.
 static PENDING: AtomicUsize = AtomicUsize::new(0);
+/// Rung when the last pending job finishes, for [`wait_idle`].
+static IDLE: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 
 /// Whether the search thread has work handed to it and not finished: it wants a processor.
-/// A caller that would spin waiting for the database thread sleeps instead (`Db::call`), as
-/// on two cores a third busy thread would leave one of these two waiting.
 pub(crate) fn busy() -> bool {
     PENDING.load(Ordering::Acquire) > 0
+}
+
+/// Sleep until the search thread has no work (at once if it has none). A caller that spins
+/// for the database thread's answer (`Db::call`) sleeps here meanwhile: on two cores a third
+/// busy thread would leave one of the search's two threads waiting.
+pub(crate) fn wait_idle() {
+    let mut guard = IDLE.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    while busy() {
+        guard = IDLE.1.wait(guard).unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
 }
 
 /// Work handed to the search thread, or already done where there is none.
@@ -64,7 +73,11 @@ pub(crate) fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     struct Done;
     impl Drop for Done {
         fn drop(&mut self) {
-            PENDING.fetch_sub(1, Ordering::AcqRel);
+            if PENDING.fetch_sub(1, Ordering::AcqRel) == 1 {
+                // Under the lock, so a waiter between its check and its sleep cannot miss it.
+                drop(IDLE.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+                IDLE.1.notify_all();
+            }
         }
     }
     PENDING.fetch_add(1, Ordering::AcqRel);
@@ -110,14 +123,14 @@ mod tests {
         let (release, hold) = mpsc::channel::<()>();
         let held = run(move || hold.recv().is_ok());
         assert!(busy(), "a job waits on the thread");
-        release.send(()).unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            release.send(())
+        });
+        // Sleeps until the job is released and done (other tests' jobs in this process are short).
+        wait_idle();
+        assert!(releaser.join().unwrap().is_ok(), "woken only after the release");
         assert_eq!(held.wait(), Some(true));
-        // Other tests' jobs may run meanwhile; each is short, so the count falls back to none.
-        let start = std::time::Instant::now();
-        while busy() && start.elapsed() < std::time::Duration::from_secs(10) {
-            std::thread::yield_now();
-        }
-        assert!(!busy(), "the count falls back once the work is done");
     }
 
     #[test]
