@@ -51,7 +51,9 @@ pub(crate) fn busy() -> bool {
 
 /// Sleep until the search thread has no work (at once if it has none). A caller that spins
 /// for the database thread's answer (`Db::call`) sleeps here meanwhile: on two cores a third
-/// busy thread would leave one of the search's two threads waiting.
+/// busy thread would leave one of the search's two threads waiting. The thread's jobs never
+/// wait on the database thread or a runtime (they search cached copies and write out text),
+/// so this sleep always ends.
 pub(crate) fn wait_idle() {
     let mut guard = IDLE.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     while busy() {
@@ -120,8 +122,16 @@ mod tests {
 
     #[test]
     fn the_thread_is_busy_until_its_work_is_done() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicBool;
         let (release, hold) = mpsc::channel::<()>();
-        let held = run(move || hold.recv().is_ok());
+        let finished = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&finished);
+        let held = run(move || {
+            let released = hold.recv().is_ok();
+            flag.store(true, Ordering::SeqCst);
+            released
+        });
         assert!(busy(), "a job waits on the thread");
         let releaser = std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -129,7 +139,8 @@ mod tests {
         });
         // Sleeps until the job is released and done (other tests' jobs in this process are short).
         wait_idle();
-        assert!(releaser.join().unwrap().is_ok(), "woken only after the release");
+        assert!(finished.load(Ordering::SeqCst), "woken only once the job was done");
+        assert!(releaser.join().unwrap().is_ok());
         assert_eq!(held.wait(), Some(true));
     }
 
