@@ -81,37 +81,18 @@ impl Db {
         Db { in_background: true, ..self.clone() }
     }
 
-    /// Run `f` on the database thread and await its result.
-    ///
-    /// A foreground call looks for its result for up to [`CALLER_SPIN`] before it waits to be
-    /// woken: a runtime thread that sleeps on the result is woken ~30 µs after it is sent, on
-    /// each of the four or so calls a turn makes before its first token (a tenth of the
-    /// deterministic turn at 100k memories, docs/architecture.md §9). It looks between the
-    /// runtime's other tasks, so they run meanwhile. While the vector search thread has work
-    /// it sleeps instead ([`aside::wait_idle`](super::vector_codes::aside::wait_idle)), then
-    /// looks again: the search ends before the call does (its rows are read after it).
+    /// Run `f` on the database thread and await its result. A foreground call looks for it
+    /// first ([`look_for`]).
     pub async fn call<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
     {
         let mut result = self.submit(f)?;
-        if !self.in_background {
-            let mut start = std::time::Instant::now();
-            while start.elapsed() < CALLER_SPIN {
-                match result.try_recv() {
-                    Ok(r) => return r,
-                    Err(oneshot::error::TryRecvError::Closed) => return Err(StoreError::Closed),
-                    Err(oneshot::error::TryRecvError::Empty) if super::vector_codes::aside::busy() => {
-                        super::vector_codes::aside::wait_idle();
-                        start = std::time::Instant::now();
-                    }
-                    Err(oneshot::error::TryRecvError::Empty) => {
-                        std::thread::yield_now();
-                        tokio::task::yield_now().await;
-                    }
-                }
-            }
+        if !self.in_background
+            && let Some(r) = look_for(&mut result).await
+        {
+            return r;
         }
         result.await.map_err(|_| StoreError::Closed)?
     }
@@ -139,6 +120,34 @@ impl Db {
         self.bell.send(()).map_err(|_| StoreError::Closed)?;
         Ok(result)
     }
+}
+
+/// A call's result if it comes within [`CALLER_SPIN`], looked for instead of waited on: a
+/// runtime thread that sleeps on the result is woken ~30 µs after it is sent, on each of the
+/// four or so calls a turn makes before its first token (a tenth of the deterministic turn at
+/// 100k memories, docs/architecture.md §9). It looks between the runtime's other tasks, so they
+/// run meanwhile. While the vector search thread has work it sleeps instead
+/// ([`aside::wait_idle`](super::vector_codes::aside::wait_idle)), then looks again: the search
+/// ends before the call does (its rows are read after it).
+async fn look_for<R>(result: &mut oneshot::Receiver<Result<R, StoreError>>) -> Option<Result<R, StoreError>> {
+    use super::vector_codes::aside;
+    use oneshot::error::TryRecvError;
+    let mut start = std::time::Instant::now();
+    while start.elapsed() < CALLER_SPIN {
+        match result.try_recv() {
+            Ok(r) => return Some(r),
+            Err(TryRecvError::Closed) => return Some(Err(StoreError::Closed)),
+            Err(TryRecvError::Empty) if aside::busy() => {
+                aside::wait_idle();
+                start = std::time::Instant::now();
+            }
+            Err(TryRecvError::Empty) => {
+                std::thread::yield_now();
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+    None
 }
 
 /// Run one piece of work. A panicking call drops its result's sender (its caller sees
@@ -199,6 +208,27 @@ mod tests {
         drop(db);
         let n: i64 = bg.call_blocking(|c| Ok(c.query_row("SELECT 41 + 1", [], |r| r.get(0))?)).unwrap();
         assert_eq!(n, 42);
+    }
+
+    /// The foreground call finds its answer by looking for it, the background one by waiting;
+    /// either way a failed call reports the thread's loss of it, and the next call is served.
+    #[tokio::test]
+    async fn an_awaited_call_returns_its_result_or_its_failure_in_either_lane() {
+        let db = Db::spawn(Connection::open_in_memory().unwrap());
+        for handle in [db.clone(), db.background()] {
+            let n: i64 = handle.call(|c| Ok(c.query_row("SELECT 6 * 7", [], |r| r.get(0))?)).await.unwrap();
+            assert_eq!(n, 42);
+            let failed = handle.call(|_| -> Result<(), StoreError> { panic!("a call that fails") }).await;
+            assert!(matches!(failed, Err(StoreError::Closed)), "{failed:?}");
+            // A call slower than the looking lasts is waited for.
+            let slow = handle
+                .call(|_| {
+                    std::thread::sleep(CALLER_SPIN * 3);
+                    Ok(7)
+                })
+                .await;
+            assert_eq!(slow.unwrap(), 7);
+        }
     }
 
     #[test]

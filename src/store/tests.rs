@@ -43,9 +43,13 @@ const TABLES: &[&str] = &[
     "jobs",
 ];
 
+/// Every row `sql` returns, each read by `row`.
+fn rows<T>(conn: &Connection, sql: &str, row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>) -> Vec<T> {
+    conn.prepare(sql).unwrap().query_map([], row).unwrap().collect::<Result<_, _>>().unwrap()
+}
+
 fn tables(conn: &Connection) -> Vec<String> {
-    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").unwrap();
-    stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+    rows(conn, "SELECT name FROM sqlite_master WHERE type = 'table'", |r| r.get(0))
 }
 
 /// An in-memory database migrated to `version` only, as one written then would be.
@@ -60,8 +64,7 @@ fn at_version(version: u32) -> Connection {
 }
 
 fn columns(conn: &Connection, table: &str) -> Vec<String> {
-    let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})")).unwrap();
-    stmt.query_map([], |r| r.get(1)).unwrap().collect::<Result<_, _>>().unwrap()
+    rows(conn, &format!("PRAGMA table_info({table})"), |r| r.get(1))
 }
 
 #[test]
@@ -427,14 +430,11 @@ fn graph_migration_keeps_edges_signed_and_widens_the_bound() {
     )
     .unwrap();
     assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() - 6);
-    let rows: Vec<(String, f64, bool)> = conn
-        .prepare("SELECT rel_type, weight, bidirectional FROM semantic_relationships ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(rows, [("contradicts".into(), -0.8, true), ("is-a".into(), 0.6, false)]);
+    let read: Vec<(String, f64, bool)> =
+        rows(&conn, "SELECT rel_type, weight, bidirectional FROM semantic_relationships ORDER BY id", |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        });
+    assert_eq!(read, [("contradicts".into(), -0.8, true), ("is-a".into(), 0.6, false)]);
     assert!(!columns(&conn, "semantic_relationships").contains(&"strength".to_string()));
     for c in ["threshold", "probation", "graph_key"] {
         assert!(columns(&conn, "semantic_concepts").contains(&c.to_string()), "semantic_concepts lacks {c}");
@@ -464,14 +464,11 @@ fn the_firing_counts_move_to_their_own_table() {
     )
     .unwrap();
     assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len() - 24);
-    let rows: Vec<(i64, i64, Option<i64>)> = conn
-        .prepare("SELECT id, fired_count, last_fired_at FROM concept_firings ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(rows, [(1, 3, Some(70)), (3, 1, Some(90))]);
+    let read: Vec<(i64, i64, Option<i64>)> =
+        rows(&conn, "SELECT id, fired_count, last_fired_at FROM concept_firings ORDER BY id", |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        });
+    assert_eq!(read, [(1, 3, Some(70)), (3, 1, Some(90))]);
 }
 
 #[test]
